@@ -1,0 +1,84 @@
+"""Turning a stage's signature and a case into a launch: arguments, shape, limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo
+from lab.spec import KernelSpec
+
+
+class LaunchRefused(Exception):
+    """A launch the device cannot run: the message names the limit."""
+
+
+def kernel_args(backend: Backend, kernel: KernelSpec, values: dict[str, int | float],
+                buffers: dict[str, Buffer]) -> list[Any]:
+    args: list[Any] = []
+    for param in kernel.params:
+        if param.is_pointer:
+            if param.name not in buffers:
+                raise KeyError(f"the problem provides no buffer named {param.name!r}")
+            args.append(buffers[param.name])
+        else:
+            if param.name not in values:
+                raise KeyError(f"no value for scalar parameter {param.name!r}")
+            args.append(backend.scalar(param.base_type, values[param.name]))
+    return args
+
+
+def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceInfo) -> None:
+    """Refuse, with the limit named, a launch the device would reject with an error code."""
+    threads = 1
+    for b in block:
+        threads *= b
+    r = kernel.resources
+    if r.max_threads_per_block is not None and threads > r.max_threads_per_block:
+        why = f" (it uses {r.registers} registers per thread)" if r.registers else ""
+        raise LaunchRefused(
+            f"the stage launches {threads} threads per block, but this device runs at most "
+            f"{r.max_threads_per_block} threads per block of this kernel{why}"
+        )
+    shared_limit = device.limits.get("shared_per_block")
+    if r.shared_bytes is not None and shared_limit and r.shared_bytes > shared_limit:
+        raise LaunchRefused(
+            f"the kernel uses {r.shared_bytes} bytes of shared memory per block; "
+            f"this device gives at most {shared_limit}"
+        )
+
+
+class Launch:
+    """One kernel launch of a plan: which entry point, its shape, extra scalar values, and
+    which buffer each pointer parameter gets when it is not the buffer of the same name."""
+
+    __slots__ = ("kernel", "grid", "block", "values", "bind")
+
+    def __init__(self, kernel: str, grid: tuple[int, ...], block: tuple[int, ...],
+                 values: dict[str, int | float] | None = None, bind: dict[str, str] | None = None):
+        self.kernel = kernel
+        self.grid = tuple(grid)
+        self.block = tuple(block)
+        self.values = values or {}
+        self.bind = bind or {}
+
+
+def plan_for(problem: Any, spec: Any, setup: Any) -> list[Launch]:
+    """The launches one run of a case makes: the problem's own plan, or the stage's one kernel."""
+    if hasattr(problem, "plan"):
+        return list(problem.plan(setup))
+    return [Launch(spec.kernel.name, setup.grid, setup.block)]
+
+
+def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[str, KernelSpec],
+             plan: list[Launch], values: dict[str, int | float], buffers: dict[str, Buffer],
+             timed: bool = False) -> float | None:
+    """Launch every step of `plan`; with `timed`, return the summed device time in seconds."""
+    total = 0.0
+    for step in plan:
+        check_limits(kernels[step.kernel], step.block, backend.info)
+        bound = {param: buffers[name] for param, name in step.bind.items()}
+        args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})
+        seconds = backend.launch(kernels[step.kernel], step.grid, step.block, args, timed=timed)
+        if timed and seconds is not None:
+            total += seconds
+    return total if timed else None

@@ -1,0 +1,165 @@
+"""The parent side of grading: start the worker in its own process group, feed it the
+request, read its events under time limits, and turn a crash or a hang into a verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader import GRADER_VERSION
+from grader.report import Report
+from grader.scoring import build_report
+from lab.backends.discovery import Target
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Seconds each phase of the worker may take before it is killed."""
+
+    compile_s: float = 120.0
+    run_s: float = 30.0  # one correctness case (both of its runs)
+    benchmark_s: float = 180.0  # one benchmark phase (a warm-up, the timed rounds)
+
+    def of(self, phase_limit: str) -> float:
+        return {"compile": self.compile_s, "run": self.run_s, "benchmark": self.benchmark_s}[phase_limit]
+
+
+OUTPUT_TAIL = 4000
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _crash_message(returncode: int, phase: str, kind: str) -> str:
+    if returncode < 0:
+        name = _signal_name(returncode)
+        hint = ""
+        if name in ("SIGSEGV", "SIGBUS"):
+            hint = (": on a CPU device this is almost always a read or write out of bounds"
+                    if kind == "cpu" else ": a read or write out of bounds is the usual cause")
+        elif name == "SIGKILL":
+            hint = ": killed from outside, often for running out of memory"
+        return f"crashed ({name}) during {phase}{hint}"
+    return f"the grading process stopped unexpectedly (exit code {returncode}) during {phase}"
+
+
+def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu",
+               sanitize: list[str] | None = None) -> tuple[list[dict[str, Any]], str | None, str]:
+    """Run one worker; return its events, the abort reason (crash or hang) if any, and the
+    tail of what it printed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    command = [sys.executable, "-m", "grader.worker"]
+    if sanitize:
+        command = sanitize + command
+    events: list[dict[str, Any]] = []
+    phase = "startup"
+    abort = None
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(request).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        selector = selectors.DefaultSelector()
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        limit = limits.compile_s
+        deadline = time.monotonic() + limit
+        pending = b""
+        done = False
+        while not done:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                abort = (f"timed out during {phase} (limit {limit:.0f} s): the kernel probably never "
+                         f"finishes: an endless loop, or a barrier that only some threads reach")
+                break
+            if not selector.select(timeout=min(remaining, 1.0)):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                break
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if event.get("event") == "phase":
+                    phase = event["name"]
+                    limit = limits.of(event.get("limit", "run"))
+                    deadline = time.monotonic() + limit
+                elif event.get("event") == "done":
+                    done = True
+                else:
+                    events.append(event)
+        selector.close()
+        if not done:
+            _kill_group(proc)
+            returncode = proc.wait()
+            if abort is None:
+                abort = _crash_message(returncode, phase, device_kind)
+        else:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                proc.wait()
+        proc.stdout.close()
+        errors.seek(0)
+        raw = errors.read()
+    tail = raw[-OUTPUT_TAIL:].decode("utf-8", errors="replace")
+    return events, abort, tail
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
+          seed: int | None = None, timing: bool = True, limits: Limits = Limits()) -> Report:
+    """Grade one submission on `target`, isolated in a child process."""
+    seed = secrets.randbits(31) if seed is None else seed
+    request = {
+        "course_root": str(catalog.root),
+        "stage": spec.id,
+        "source": source,
+        "filename": filename,
+        "backend": target.backend,
+        "device": target.index,
+        "seed": seed,
+        "timing": timing,
+    }
+    started = time.monotonic()
+    events, abort, tail = run_worker(request, limits, target.kind)
+    return build_report(spec, events, file=filename, backend=target.backend, seed=seed,
+                        grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
+                        duration_s=time.monotonic() - started)

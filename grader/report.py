@@ -1,0 +1,76 @@
+"""The typed result of grading one submission. Templates and the JSON writer only display it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
+
+
+@dataclass
+class Check:
+    name: str  # "compiles" | "correct" | "fast"
+    status: str  # passed | failed | skipped | error
+    message: str
+    points: int = 0
+    max_points: int = 0
+    counted: bool = True  # False: shown, not graded here (speed on a CPU device)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Performance:
+    case: dict[str, int | float]
+    time_ms: float
+    baseline_time_ms: float | None
+    reference_time_ms: float | None
+    ceiling_time_ms: float | None
+    speedup: float | None
+    reference_speedup: float | None
+    required_speedup: float | None
+    gbps: float | None
+    gflops: float | None
+    ceiling_name: str | None
+    percent_of_ceiling: float | None
+    spread: dict[str, float]  # relative interquartile range of each kernel's times
+    samples: int
+    graded: bool
+    note: str = ""
+
+
+@dataclass
+class Report:
+    assignment: str
+    title: str
+    concept: str
+    backend: str
+    device: dict[str, Any]
+    file: str
+    status: str
+    score: int
+    max_score: int
+    checks: list[Check]
+    performance: Performance | None
+    resources: dict[str, Any] | None = None
+    occupancy: dict[str, Any] | None = None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # for a human to look at
+    compile_log: str = ""
+    output_tail: str = ""  # what the kernel or driver printed
+    seed: int = 0
+    grader_version: str = ""
+    duration_s: float = 0.0
+
+    def check(self, name: str) -> Check | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["checks"] = [
+            {"name": c.name, "status": c.status, "message": c.message, "points": c.points,
+             "max_points": c.max_points, "counted": c.counted, "details": c.details}
+            for c in self.checks
+        ]
+        return data

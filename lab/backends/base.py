@@ -1,0 +1,117 @@
+"""The small interface every backend implements, and the records it returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class CompileError(Exception):
+    """The kernel source did not compile; `log` is the compiler's output, paths mapped to the
+    student's file name."""
+
+    def __init__(self, log: str):
+        super().__init__(log)
+        self.log = log
+
+
+class LaunchError(Exception):
+    """The device refused a launch or failed while running it."""
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    backend: str  # "cuda" | "opencl"
+    name: str
+    kind: str  # "gpu" | "cpu" | "other"
+    vendor: str = ""
+    platform: str = ""
+    memory_bytes: int = 0
+    compute_units: int = 0
+    l2_bytes: int = 0
+    # What the occupancy calculator needs, where the backend knows it.
+    limits: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "vendor": self.vendor,
+                "platform": self.platform, "backend": self.backend}
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What one compiled kernel uses per thread and per block, where the backend reports it."""
+
+    registers: int | None = None
+    shared_bytes: int | None = None  # static shared / local memory per block
+    spill_bytes: int | None = None  # spill stores + loads (nvcc) or private memory (OpenCL)
+    local_bytes: int | None = None  # per-thread local (stack) memory
+    max_threads_per_block: int | None = None
+    source: str = ""  # where the numbers come from
+
+
+class CompiledKernel(ABC):
+    """An entry point ready to launch."""
+
+    name: str
+    resources: KernelResources
+    build_log: str
+
+
+class Buffer(ABC):
+    """Device memory; `view` makes a buffer that starts `offset` bytes in (for guard bands)."""
+
+    nbytes: int
+
+
+class Backend(ABC):
+    name: str
+    info: DeviceInfo
+
+    @abstractmethod
+    def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
+                filename: str) -> dict[str, CompiledKernel]:
+        """Compile `source`; return its entry points by name. Raise CompileError with the log."""
+
+    @abstractmethod
+    def alloc(self, nbytes: int) -> Buffer: ...
+
+    @abstractmethod
+    def view(self, buffer: Buffer, offset: int, nbytes: int) -> Buffer: ...
+
+    @abstractmethod
+    def upload(self, buffer: Buffer, array: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def download(self, buffer: Buffer, array: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any], timed: bool = False) -> float | None:
+        """Launch and wait. With `timed`, return the device-event time in seconds."""
+
+    @abstractmethod
+    def flush_l2(self) -> None:
+        """Evict the device's caches by writing a buffer larger than them."""
+
+    @abstractmethod
+    def release(self, buffer: Buffer) -> None: ...
+
+    def close(self) -> None:
+        """Free what the backend holds."""
+
+    @staticmethod
+    def scalar(base_type: str, value: int | float) -> Any:
+        if base_type in ("int", "signed int"):
+            return np.int32(value)
+        if base_type in ("unsigned", "unsigned int"):
+            return np.uint32(value)
+        if base_type == "float":
+            return np.float32(value)
+        if base_type == "double":
+            return np.float64(value)
+        if base_type in ("long", "long long"):
+            return np.int64(value)
+        raise ValueError(f"unsupported scalar type {base_type!r}")

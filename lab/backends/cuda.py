@@ -1,0 +1,204 @@
+"""CUDA through PyCUDA: nvcc compiles to a cubin (with its resource report), PyCUDA loads and
+launches it and times it with CUDA events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lab.backends.base import (
+    Backend,
+    Buffer,
+    CompileError,
+    CompiledKernel,
+    DeviceInfo,
+    KernelResources,
+    LaunchError,
+)
+from lab.backends.nvcc import compile_cubin
+
+
+
+
+class CudaBuffer(Buffer):
+    def __init__(self, pointer: int, nbytes: int, allocation: Any = None):
+        self.pointer = pointer
+        self.nbytes = nbytes
+        self.allocation = allocation  # keeps the memory alive; None for views
+
+
+class CudaKernel(CompiledKernel):
+    def __init__(self, name: str, function: Any, resources: KernelResources, build_log: str):
+        self.name = name
+        self.function = function
+        self.resources = resources
+        self.build_log = build_log
+        self.prepared: str | None = None
+
+
+def _attributes(device: Any) -> dict[str, int]:
+    import pycuda.driver as drv
+
+    wanted = {
+        "warp_size": "WARP_SIZE",
+        "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+        "max_threads_per_sm": "MAX_THREADS_PER_MULTIPROCESSOR",
+        "max_blocks_per_sm": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+        "registers_per_sm": "MAX_REGISTERS_PER_MULTIPROCESSOR",
+        "registers_per_block": "MAX_REGISTERS_PER_BLOCK",
+        "shared_per_sm": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+        "shared_per_block": "MAX_SHARED_MEMORY_PER_BLOCK",
+        "shared_per_block_optin": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+        "reserved_shared_per_block": "RESERVED_SHARED_MEMORY_PER_BLOCK",
+        "sm_count": "MULTIPROCESSOR_COUNT",
+        "l2_bytes": "L2_CACHE_SIZE",
+        "cc_major": "COMPUTE_CAPABILITY_MAJOR",
+        "cc_minor": "COMPUTE_CAPABILITY_MINOR",
+    }
+    limits = {}
+    for key, attr in wanted.items():
+        enum = getattr(drv.device_attribute, attr, None)
+        if enum is None:
+            continue
+        try:
+            limits[key] = int(device.get_attribute(enum))
+        except drv.Error:
+            continue
+    limits.setdefault("register_granularity", 256)
+    limits.setdefault("shared_granularity", 128)
+    return limits
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(self, device_index: int = 0):
+        import pycuda.driver as drv
+
+        self._drv = drv
+        drv.init()
+        if device_index >= drv.Device.count():
+            raise LaunchError(f"there is no CUDA device {device_index} ({drv.Device.count()} found)")
+        self.device = drv.Device(device_index)
+        self.context = self.device.retain_primary_context()
+        self.context.push()
+        limits = _attributes(self.device)
+        self.arch = f"sm_{limits.get('cc_major', 9)}{limits.get('cc_minor', 0)}"
+        self.info = DeviceInfo(
+            backend="cuda",
+            name=self.device.name(),
+            kind="gpu",
+            vendor="NVIDIA",
+            platform=f"CUDA {'.'.join(map(str, drv.get_version()))}",
+            memory_bytes=int(self.device.total_memory()),
+            compute_units=limits.get("sm_count", 0),
+            l2_bytes=limits.get("l2_bytes", 0),
+            limits=limits,
+        )
+        self._scratch: CudaBuffer | None = None
+        self._start = drv.Event()
+        self._end = drv.Event()
+
+    def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
+                filename: str) -> dict[str, CudaKernel]:
+        cubin = compile_cubin(source, defines, filename, arch=self.arch)
+        try:
+            module = self._drv.module_from_buffer(cubin.image)
+        except self._drv.Error as error:
+            raise CompileError(f"the CUDA driver could not load the compiled kernel: {error}") from error
+        kernels = {}
+        for entry in entries:
+            try:
+                function = module.get_function(entry)
+            except self._drv.Error as error:
+                raise CompileError(
+                    f'no kernel `{entry}` in the compiled code (is it declared extern "C" __global__?)'
+                ) from error
+            report = cubin.resources.get(entry, KernelResources())
+            resources = KernelResources(
+                registers=int(function.num_regs),
+                shared_bytes=int(function.shared_size_bytes),
+                spill_bytes=report.spill_bytes,
+                local_bytes=int(function.local_size_bytes),
+                max_threads_per_block=int(function.max_threads_per_block),
+                source="nvcc -Xptxas -v and the CUDA driver",
+            )
+            kernels[entry] = CudaKernel(entry, function, resources, cubin.log)
+        self._module = module
+        return kernels
+
+    def alloc(self, nbytes: int) -> CudaBuffer:
+        try:
+            allocation = self._drv.mem_alloc(max(nbytes, 4))
+        except self._drv.MemoryError as error:
+            raise LaunchError(f"cannot allocate {nbytes} bytes on the GPU: {error}") from error
+        return CudaBuffer(int(allocation), nbytes, allocation)
+
+    def view(self, buffer: CudaBuffer, offset: int, nbytes: int) -> CudaBuffer:
+        return CudaBuffer(buffer.pointer + offset, nbytes, buffer.allocation)
+
+    def upload(self, buffer: CudaBuffer, array: np.ndarray) -> None:
+        self._drv.memcpy_htod(buffer.pointer, np.ascontiguousarray(array))
+
+    def download(self, buffer: CudaBuffer, array: np.ndarray) -> None:
+        self._drv.memcpy_dtoh(array, buffer.pointer)
+
+    def release(self, buffer: CudaBuffer) -> None:
+        if buffer.allocation is not None:
+            buffer.allocation.free()
+            buffer.allocation = None
+
+    def launch(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any], timed: bool = False) -> float | None:
+        drv = self._drv
+        types = "".join("P" if isinstance(a, CudaBuffer) else _prepare_code(a) for a in args)
+        if kernel.prepared != types:
+            kernel.function.prepare(types)
+            kernel.prepared = types
+        values = [a.pointer if isinstance(a, CudaBuffer) else a for a in args]
+        grid3 = tuple(grid) + (1,) * (3 - len(grid))
+        block3 = tuple(block) + (1,) * (3 - len(block))
+        try:
+            if timed:
+                self._start.record()
+            kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
+            if timed:
+                self._end.record()
+                self._end.synchronize()
+                return self._start.time_till(self._end) / 1e3
+            self.context.synchronize()
+        except drv.Error as error:
+            raise LaunchError(_describe(error)) from error
+        return None
+
+    def flush_l2(self) -> None:
+        nbytes = max(2 * self.info.l2_bytes, 64 << 20)
+        if self._scratch is None:
+            self._scratch = self.alloc(nbytes)
+        self._drv.memset_d32_async(self._scratch.pointer, 0, nbytes // 4)
+
+    def close(self) -> None:
+        try:
+            self.context.pop()
+            self.context.detach()
+        except self._drv.Error:
+            pass
+
+
+def _prepare_code(value: Any) -> str:
+    dtype = np.asarray(value).dtype
+    return {np.dtype(np.int32): "i", np.dtype(np.uint32): "I", np.dtype(np.float32): "f",
+            np.dtype(np.float64): "d", np.dtype(np.int64): "q"}[dtype]
+
+
+def _describe(error: Exception) -> str:
+    text = str(error)
+    lowered = text.lower()
+    if "illegal address" in lowered or "illegal memory" in lowered:
+        return f"illegal memory access (a read or write out of bounds): {text}"
+    if "launch timeout" in lowered:
+        return f"the kernel ran too long and the driver stopped it: {text}"
+    if "out of resources" in lowered or "too many resources" in lowered:
+        return f"the launch asks for more resources than the GPU has: {text}"
+    return text

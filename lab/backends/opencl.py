@@ -1,0 +1,218 @@
+"""OpenCL through PyOpenCL, on any platform (NVIDIA, PoCL, ...), timed with profiling events."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from lab.backends.base import (
+    Backend,
+    Buffer,
+    CompileError,
+    CompiledKernel,
+    DeviceInfo,
+    KernelResources,
+    LaunchError,
+)
+from lab.backends.nvcc import parse_ptxas_report
+
+
+def all_devices() -> list[tuple[Any, Any]]:
+    """Every (platform, device) pair, in a stable order: the index `--device` refers to."""
+    import pyopencl as cl
+
+    pairs = []
+    for platform in cl.get_platforms():
+        try:
+            devices = platform.get_devices()
+        except cl.Error:
+            continue
+        pairs.extend((platform, device) for device in devices)
+    return pairs
+
+
+def device_kind(device: Any) -> str:
+    import pyopencl as cl
+
+    if device.type & cl.device_type.GPU:
+        return "gpu"
+    if device.type & cl.device_type.CPU:
+        return "cpu"
+    return "other"
+
+
+class OpenCLBuffer(Buffer):
+    def __init__(self, mem: Any, nbytes: int):
+        self.mem = mem
+        self.nbytes = nbytes
+
+
+class OpenCLKernel(CompiledKernel):
+    def __init__(self, name: str, kernel: Any, resources: KernelResources, build_log: str):
+        self.name = name
+        self.kernel = kernel
+        self.resources = resources
+        self.build_log = build_log
+
+
+_LOG_PATHS = re.compile(r"(?:/\S*/)?(?:tempfile_\w+\.cl|<kernel>|<source>|<stdin>|input\.cl)")
+
+
+def _nvidia_limits(device: Any) -> dict[str, int]:
+    """What NVIDIA's OpenCL tells through cl_nv_device_attribute_query."""
+    limits: dict[str, int] = {}
+    if "cl_nv_device_attribute_query" not in device.extensions:
+        return limits
+    for key, attr in {
+        "cc_major": "compute_capability_major_nv",
+        "cc_minor": "compute_capability_minor_nv",
+        "registers_per_block": "registers_per_block_nv",
+        "warp_size": "warp_size_nv",
+    }.items():
+        try:
+            limits[key] = int(getattr(device, attr))
+        except Exception:  # noqa: BLE001 - an attribute this driver lacks is simply absent
+            continue
+    return limits
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+
+    def __init__(self, device_index: int = 0):
+        import pyopencl as cl
+
+        self._cl = cl
+        pairs = all_devices()
+        if device_index >= len(pairs):
+            raise LaunchError(f"there is no OpenCL device {device_index} ({len(pairs)} found)")
+        platform, device = pairs[device_index]
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
+        self.is_nvidia = "NVIDIA" in platform.name
+        limits = {
+            "max_threads_per_block": int(device.max_work_group_size),
+            "shared_per_block": int(device.local_mem_size),
+            "sm_count": int(device.max_compute_units),
+            "base_align_bytes": int(device.mem_base_addr_align) // 8,
+        }
+        limits.update(_nvidia_limits(device))
+        self.info = DeviceInfo(
+            backend="opencl",
+            name=device.name.strip(),
+            kind=device_kind(device),
+            vendor=device.vendor.strip(),
+            platform=platform.name.strip(),
+            memory_bytes=int(device.global_mem_size),
+            compute_units=int(device.max_compute_units),
+            l2_bytes=int(device.global_mem_cache_size),
+            limits=limits,
+        )
+        self._scratch: OpenCLBuffer | None = None
+
+    def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
+                filename: str) -> dict[str, OpenCLKernel]:
+        cl = self._cl
+        options = [f"-D{name}={value}" for name, value in defines.items()]
+        if self.is_nvidia:
+            options.append("-cl-nv-verbose")
+        # The low-level program: no include path of PyOpenCL's own, no cache shared with others.
+        program = cl._cl._Program(self.context, source)
+        try:
+            program._build(options=" ".join(options).encode(), devices=[self.device])
+            failed = False
+        except cl.Error:
+            failed = True
+        try:
+            log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
+        except cl.Error:
+            log = ""
+        log = _LOG_PATHS.sub(filename, log).strip()
+        if failed:
+            raise CompileError(log or "the OpenCL compiler rejected the source without a message")
+        reported = parse_ptxas_report(log) if self.is_nvidia else {}
+        kernels = {}
+        for entry in entries:
+            try:
+                kernel = cl.Kernel(program, entry)
+            except cl.Error as error:
+                raise CompileError(f"no __kernel `{entry}` in the compiled program") from error
+            info = cl.kernel_work_group_info
+            report = reported.get(entry, KernelResources())
+            resources = KernelResources(
+                registers=report.registers,
+                shared_bytes=int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)),
+                spill_bytes=report.spill_bytes,
+                local_bytes=int(kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, self.device)),
+                max_threads_per_block=int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)),
+                source="OpenCL kernel work-group info" + (" and -cl-nv-verbose" if reported else ""),
+            )
+            kernels[entry] = OpenCLKernel(entry, kernel, resources, log)
+        return kernels
+
+    def alloc(self, nbytes: int) -> OpenCLBuffer:
+        cl = self._cl
+        try:
+            mem = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(nbytes, 4))
+        except cl.Error as error:
+            raise LaunchError(f"cannot allocate {nbytes} bytes on the device: {error}") from error
+        return OpenCLBuffer(mem, nbytes)
+
+    def view(self, buffer: OpenCLBuffer, offset: int, nbytes: int) -> OpenCLBuffer:
+        align = self.info.limits.get("base_align_bytes", 128)
+        if offset % align:
+            raise ValueError(f"sub-buffer offset {offset} is not a multiple of {align} bytes")
+        return OpenCLBuffer(buffer.mem.get_sub_region(offset, nbytes), nbytes)
+
+    def upload(self, buffer: OpenCLBuffer, array: np.ndarray) -> None:
+        self._guard(lambda: self._cl.enqueue_copy(self.queue, buffer.mem, np.ascontiguousarray(array)).wait())
+
+    def download(self, buffer: OpenCLBuffer, array: np.ndarray) -> None:
+        self._guard(lambda: self._cl.enqueue_copy(self.queue, array, buffer.mem).wait())
+
+    def release(self, buffer: OpenCLBuffer) -> None:
+        buffer.mem.release()
+
+    def launch(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any], timed: bool = False) -> float | None:
+        values = [a.mem if isinstance(a, OpenCLBuffer) else a for a in args]
+        global_size = tuple(g * b for g, b in zip(grid, block))
+
+        def run() -> float | None:
+            kernel.kernel.set_args(*values)
+            event = self._cl.enqueue_nd_range_kernel(self.queue, kernel.kernel, global_size, tuple(block))
+            event.wait()
+            if timed:
+                return (event.profile.end - event.profile.start) * 1e-9
+            return None
+
+        return self._guard(run)
+
+    def _guard(self, action: Any) -> Any:
+        try:
+            return action()
+        except self._cl.Error as error:
+            raise LaunchError(_describe(error)) from error
+
+    def flush_l2(self) -> None:
+        nbytes = max(2 * self.info.l2_bytes, 64 << 20)
+        if self.info.kind == "cpu":
+            nbytes = 2 * self.info.l2_bytes or (64 << 20)
+        if self._scratch is None:
+            self._scratch = self.alloc(nbytes)
+        self._cl.enqueue_fill_buffer(self.queue, self._scratch.mem, np.uint32(0), 0, nbytes).wait()
+
+
+def _describe(error: Exception) -> str:
+    text = str(error)
+    if "OUT_OF_RESOURCES" in text:
+        return ("CL_OUT_OF_RESOURCES: the kernel failed on the device (often a read or write "
+                f"out of bounds) or asked for more than it has: {text}")
+    if "INVALID_WORK_GROUP_SIZE" in text:
+        return f"the work-group size is not one this device accepts for this kernel: {text}"
+    return text

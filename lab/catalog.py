@@ -1,0 +1,88 @@
+"""Where the course lives on disk, and the stages found there, in course order."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from lab.spec import Spec, SpecError, load_spec
+
+
+class UnknownStageError(LookupError):
+    """No stage of that id exists."""
+
+
+def course_root() -> Path:
+    """The folder holding assignments/ and reference/.
+
+    LAB_COURSE_ROOT wins; otherwise the checkout this package was installed from.
+    """
+    override = os.environ.get("LAB_COURSE_ROOT")
+    if override:
+        return Path(override).resolve()
+    return Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Catalog:
+    root: Path
+
+    @property
+    def assignments(self) -> Path:
+        return self.root / "assignments"
+
+    @property
+    def references(self) -> Path:
+        return self.root / "reference"
+
+    @cached_property
+    def track_order(self) -> list[str]:
+        path = self.assignments / "tracks.toml"
+        if not path.exists():
+            return []
+        return list(tomllib.loads(path.read_text(encoding="utf-8")).get("order", []))
+
+    @cached_property
+    def stages(self) -> list[Spec]:
+        specs = [
+            load_spec(folder)
+            for folder in sorted(self.assignments.iterdir())
+            if (folder / "assignment.toml").exists()
+        ]
+        order = self.track_order
+
+        def key(spec: Spec) -> tuple[int, str, int]:
+            rank = order.index(spec.track) if spec.track in order else len(order)
+            return rank, spec.track, spec.stage
+
+        return sorted(specs, key=key)
+
+    def ids(self) -> list[str]:
+        return [s.id for s in self.stages]
+
+    def get(self, stage_id: str) -> Spec:
+        for spec in self.stages:
+            if spec.id == stage_id:
+                return spec
+        import difflib
+
+        close = difflib.get_close_matches(stage_id, self.ids(), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UnknownStageError(f"unknown stage {stage_id!r}{hint}; `lab list` shows them all")
+
+    def reference_file(self, stage_id: str, suffix: str, name: str = "solution") -> Path:
+        return self.references / stage_id / f"{name}{suffix}"
+
+    def wrong_files(self, stage_id: str) -> list[Path]:
+        folder = self.references / stage_id / "wrong"
+        return sorted(folder.glob("*.c[lu]")) if folder.exists() else []
+
+
+def default_catalog() -> Catalog:
+    return Catalog(course_root())
+
+
+__all__ = ["Catalog", "SpecError", "UnknownStageError", "course_root", "default_catalog"]

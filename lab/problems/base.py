@@ -1,0 +1,104 @@
+"""What every problem module shares: the setup of one case, a verdict, array comparison."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One case of a stage, ready to launch: its values, launch shape and options."""
+
+    values: dict[str, int | float]  # the case's values and the stage's defines
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> int | float:
+        return self.values[name]
+
+    @property
+    def num_blocks(self) -> int:
+        return int(np.prod(self.grid))
+
+    @property
+    def threads_per_block(self) -> int:
+        return int(np.prod(self.block))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A problem's conclusion about one case's outputs."""
+
+    ok: bool
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+MAX_LISTED = 5
+
+
+def _index(flat: int, shape: tuple[int, ...], index_names: tuple[str, ...] | None) -> str:
+    idx = np.unravel_index(flat, shape)
+    if index_names and len(index_names) == len(shape):
+        return "[" + ", ".join(f"{n}={int(i)}" for n, i in zip(index_names, idx)) + "]"
+    return "[" + ", ".join(str(int(i)) for i in idx) + "]"
+
+
+def compare(
+    name: str,
+    expected: np.ndarray,
+    got: np.ndarray,
+    *,
+    rtol: float,
+    atol: float,
+    index_names: tuple[str, ...] | None = None,
+) -> Verdict:
+    """Compare `got` with the float64 `expected` element by element.
+
+    NaN in `got` (the poison the grader fills outputs with) always counts as a mismatch and
+    is reported as "never written".
+    """
+    exp = np.asarray(expected, dtype=np.float64)
+    act = np.asarray(got, dtype=np.float64).reshape(exp.shape)
+    unwritten = np.isnan(act)
+    with np.errstate(invalid="ignore"):
+        bad = unwritten | ~np.isclose(act, exp, rtol=rtol, atol=atol)
+    count = int(bad.sum())
+    if count == 0:
+        return Verdict(True)
+    flat = np.flatnonzero(bad)[:MAX_LISTED]
+    shown = []
+    for f in flat:
+        where = _index(int(f), exp.shape, index_names)
+        value = act.flat[f]
+        got_text = "never written" if np.isnan(value) else f"{value:.6g}"
+        shown.append(f"{name}{where}: expected {exp.flat[f]:.6g}, got {got_text}")
+    unwritten_count = int(unwritten.sum())
+    summary = f"{count} of {exp.size} elements of `{name}` are wrong"
+    if unwritten_count:
+        summary += f" ({unwritten_count} never written)"
+    return Verdict(
+        False,
+        summary + "; first: " + "; ".join(shown),
+        {
+            "buffer": name,
+            "mismatches": count,
+            "unwritten": unwritten_count,
+            "first": [
+                {"index": [int(i) for i in np.unravel_index(int(f), exp.shape)],
+                 "expected": float(exp.flat[f]),
+                 "got": None if np.isnan(act.flat[f]) else float(act.flat[f])}
+                for f in flat
+            ],
+        },
+    )
+
+
+def random_floats(rng: np.random.Generator, shape: tuple[int, ...], low: float = -1.0,
+                  high: float = 1.0) -> np.ndarray:
+    """Fresh uniform float32 values, never all zero (so 'write zeros' cannot pass)."""
+    return rng.uniform(low, high, size=shape).astype(np.float32)

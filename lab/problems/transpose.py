@@ -1,0 +1,23 @@
+"""Matrix transpose: `in` is height x width row-major, `out` is width x height.
+
+out[x * height + y] = in[y * width + x]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lab.problems.base import Setup, Verdict, compare, random_floats
+
+
+def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"in": random_floats(rng, (int(setup["height"]), int(setup["width"])))}
+
+
+def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    return {"out": ((int(setup["width"]), int(setup["height"])), np.dtype(np.float32))}
+
+
+def check(setup: Setup, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> Verdict:
+    expected = inputs["in"].astype(np.float64).T
+    return compare("out", expected, outputs["out"], rtol=0.0, atol=0.0, index_names=("x", "y"))

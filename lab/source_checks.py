@@ -1,0 +1,178 @@
+"""What a submission may be: one UTF-8 text file of kernel code, checked before compiling.
+
+Each problem found gets a one-line reason a student can act on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.spec import KernelSpec, Param, SpecError, parse_params
+
+MAX_BYTES = 256 * 1024
+SUFFIX_BACKEND = {".cu": "cuda", ".cl": "opencl"}
+
+
+class SubmissionError(ValueError):
+    """The file cannot be graded as a kernel submission; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    path: Path
+    source: str
+    backend: str  # "cuda" or "opencl", from the suffix
+
+
+def read_submission(path: Path) -> Submission:
+    """Read a submitted file, refusing what cannot be a kernel source."""
+    if not path.exists():
+        raise SubmissionError(f"{path}: no such file")
+    if path.is_dir():
+        raise SubmissionError(f"{path}: is a folder, not a kernel file")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIX_BACKEND:
+        raise SubmissionError(f"{path}: a submission is a .cu (CUDA) or .cl (OpenCL) file")
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise SubmissionError(f"{path}: {size} bytes is over the {MAX_BYTES // 1024} KiB limit for a kernel file")
+    data = path.read_bytes()
+    source = decode_source(data, str(path))
+    return Submission(path, source, SUFFIX_BACKEND[suffix])
+
+
+def decode_source(data: bytes, name: str) -> str:
+    if not data.strip():
+        raise SubmissionError(f"{name}: the file is empty")
+    if b"\x00" in data:
+        raise SubmissionError(f"{name}: is a binary file, not kernel source text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SubmissionError(
+            f"{name}: is not UTF-8 text (byte {error.start} cannot be decoded)"
+        ) from error
+
+
+def strip_comments(source: str) -> str:
+    """Blank out comments, keeping every newline (so line numbers hold) and string literals."""
+    out = []
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if source.startswith("//", i):
+            j = source.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif source.startswith("/*", i):
+            j = source.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in source[i:j]))
+            i = j
+        elif c == '"':
+            j = i + 1
+            while j < n and source[j] != '"' and source[j] != "\n":
+                j += 2 if source[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(source[i:j])
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*(?P<what>[^\n]*)", re.MULTILINE)
+_MAIN = re.compile(r"\bint\s+main\s*\(")
+_HOST_CALLS = re.compile(
+    r"\b(cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize|clCreate\w+|clEnqueue\w+|"
+    r"malloc|free|fopen|system|printf_host)\s*\("
+)
+_LAUNCH = re.compile(r"<<<")
+_CUDA_KERNEL = re.compile(
+    r"(?P<extern>extern\s+\"C\"\s*)?(?:(?:static|inline|__launch_bounds__\s*\([^)]*\))\s*)*"
+    r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\))\s*)?void\s+"
+    r"(?:(?:__launch_bounds__\s*\([^)]*\))\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
+)
+_CL_KERNEL = re.compile(
+    r"(?:__kernel|\bkernel)\s+(?:__attribute__\s*\(\([^)]*\)\)\s*)*void\s+"
+    r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
+)
+
+
+def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
+                 allowed_headers: tuple[str, ...] = (), name: str = "submission") -> None:
+    """Refuse includes, host code and missing or mis-declared entry points."""
+    code = strip_comments(source)
+    for match in _INCLUDE.finditer(code):
+        header = match.group("what").strip().strip('<>"')
+        if header not in allowed_headers:
+            line = _line_of(code, match.start())
+            raise SubmissionError(
+                f"{name}:{line}: #include is not allowed in a submission "
+                f"(it must be one self-contained kernel file; the grader defines what the stage needs)"
+            )
+    if (m := _MAIN.search(code)) is not None:
+        raise SubmissionError(
+            f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only, not a main function"
+        )
+    if (m := _LAUNCH.search(code)) is not None or (m := _HOST_CALLS.search(code)) is not None:
+        raise SubmissionError(
+            f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only: host code "
+            f"({m.group(0).strip('(').strip()}) is not allowed; the grader allocates and launches"
+        )
+    pattern = _CUDA_KERNEL if backend == "cuda" else _CL_KERNEL
+    found = {m.group("name"): m for m in pattern.finditer(code)}
+    for kernel in kernels:
+        _check_entry(kernel, found, backend, code, name)
+
+
+def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], backend: str, code: str,
+                 name: str) -> None:
+    word = "__global__" if backend == "cuda" else "__kernel"
+    if kernel.name not in found:
+        close = difflib.get_close_matches(kernel.name, list(found), n=1, cutoff=0.5)
+        if close:
+            raise SubmissionError(
+                f"{name}: no kernel named `{kernel.name}` (found `{close[0]}`: the entry point must be "
+                f"named exactly `{kernel.name}`)"
+            )
+        listed = ", ".join(f"`{k}`" for k in found) or "none"
+        raise SubmissionError(
+            f"{name}: no {word} function named `{kernel.name}` (kernels found: {listed})"
+        )
+    match = found[kernel.name]
+    line = _line_of(code, match.start("name"))
+    if backend == "cuda" and not match.group("extern"):
+        raise SubmissionError(
+            f'{name}:{line}: declare the kernel `extern "C" __global__ void {kernel.name}(...)` '
+            f"so the grader can find it by name"
+        )
+    try:
+        params = parse_params(match.group("params"))
+    except SpecError:
+        params = ()
+    if not _same_types(params, kernel.params):
+        expected = kernel.signature if backend == "cuda" else kernel.opencl_signature()
+        got = ", ".join(p.shape_text for p in params) or "no parameters"
+        raise SubmissionError(
+            f"{name}:{line}: `{kernel.name}` takes ({got}) but the stage needs ({expected})"
+        )
+
+
+def _same_types(got: tuple[Param, ...], want: tuple[Param, ...]) -> bool:
+    if len(got) != len(want):
+        return False
+    return all(g.is_pointer == w.is_pointer and _base(g) == _base(w) for g, w in zip(got, want))
+
+
+def _base(p: Param) -> str:
+    return " ".join(p.base_type.replace("signed int", "int").split())
