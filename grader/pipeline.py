@@ -21,6 +21,7 @@ from grader.report import Report
 from grader.scoring import build_report
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
+from lab.source_checks import SubmissionError, check_source
 from lab.spec import Spec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -144,10 +145,24 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
+    """The report of a file refused before compiling (empty, binary, no entry point, ...)."""
+    events = [{"event": "compiled", "ok": False, "log": message}]
+    report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
+                          grader_version=GRADER_VERSION)
+    report.checks[0].message = message
+    report.device = {"name": target.name, "kind": target.kind}
+    return report
+
+
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits()) -> Report:
     """Grade one submission on `target`, isolated in a child process."""
     seed = secrets.randbits(31) if seed is None else seed
+    try:
+        check_source(source, target.backend, spec.kernels, spec.allowed_headers, filename)
+    except SubmissionError as error:
+        return refused_report(spec, str(error), filename, target, seed)
     request = {
         "course_root": str(catalog.root),
         "stage": spec.id,
@@ -163,3 +178,21 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     return build_report(spec, events, file=filename, backend=target.backend, seed=seed,
                         grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
                         duration_s=time.monotonic() - started)
+
+
+def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
+    """Grade a file: a file that cannot be a kernel source gets a failed report with the reason.
+
+    Raises SubmissionError(usage=True) for a path that is missing, a folder, or not .cu/.cl.
+    """
+    from lab.source_checks import read_submission
+
+    seed = options.pop("seed", None)
+    seed = secrets.randbits(31) if seed is None else seed
+    try:
+        submission = read_submission(path)
+    except SubmissionError as error:
+        if error.usage:
+            raise
+        return refused_report(spec, str(error), str(path), target, seed)
+    return grade(catalog, spec, submission.source, str(path), target, seed=seed, **options)

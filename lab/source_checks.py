@@ -17,7 +17,14 @@ SUFFIX_BACKEND = {".cu": "cuda", ".cl": "opencl"}
 
 
 class SubmissionError(ValueError):
-    """The file cannot be graded as a kernel submission; the message says why in one line."""
+    """The file cannot be graded as a kernel submission; the message says why in one line.
+
+    `usage` marks a wrong path or suffix (the command was wrong) rather than a bad submission.
+    """
+
+    def __init__(self, message: str, usage: bool = False):
+        super().__init__(message)
+        self.usage = usage
 
 
 @dataclass(frozen=True)
@@ -30,12 +37,12 @@ class Submission:
 def read_submission(path: Path) -> Submission:
     """Read a submitted file, refusing what cannot be a kernel source."""
     if not path.exists():
-        raise SubmissionError(f"{path}: no such file")
+        raise SubmissionError(f"{path}: no such file", usage=True)
     if path.is_dir():
-        raise SubmissionError(f"{path}: is a folder, not a kernel file")
+        raise SubmissionError(f"{path}: is a folder, not a kernel file", usage=True)
     suffix = path.suffix.lower()
     if suffix not in SUFFIX_BACKEND:
-        raise SubmissionError(f"{path}: a submission is a .cu (CUDA) or .cl (OpenCL) file")
+        raise SubmissionError(f"{path}: a submission is a .cu (CUDA) or .cl (OpenCL) file", usage=True)
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise SubmissionError(f"{path}: {size} bytes is over the {MAX_BYTES // 1024} KiB limit for a kernel file")

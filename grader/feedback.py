@@ -1,0 +1,135 @@
+"""Feedback from a Report: terminal (rich), Markdown and HTML (jinja2 templates), JSON.
+
+Everything shown is computed in the report or here from it; templates only display values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from grader.report import FAILED, PASSED, SKIPPED, Report
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# What to look at when a check fails, by the kind of failure; a stage's README says more.
+GENERIC_HINTS = {
+    "compile": "Read the first error: the line number is in your file.",
+    "wrong": "Compare your index arithmetic with the layout in the stage's README; try the "
+             "smallest shape by hand.",
+    "out_of_bounds": "Some thread computes an index outside the buffer: check the bounds of each "
+                     "loop and which of width/height each index is multiplied by.",
+    "race": "Threads read shared memory before others wrote it (or after they overwrote it): put a "
+            "barrier between the writes and the reads.",
+    "input_modified": "Inputs are read-only: write only to the output buffer.",
+    "refused": "The launch shape is fixed by the stage: make the kernel fit it.",
+    "launch_failed": "The device stopped the kernel: an out-of-bounds access is the usual cause.",
+    "benchmark_wrong": "Results must not depend on the size or on earlier launches: compute every "
+                       "element every time.",
+    "crash_or_hang": "A loop that never ends, or a barrier that only some threads reach, hangs; an "
+                     "access out of bounds crashes.",
+    "too_slow": "Compare your memory access pattern with the stage's idea in its README.",
+}
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    time_ms: float
+    width_pct: float
+    css: str
+
+
+def hint(report: Report) -> str | None:
+    """The one thing to look at first, for the first failed check."""
+    for check in report.checks:
+        if check.status != FAILED:
+            continue
+        if check.name == "compiles":
+            return GENERIC_HINTS["compile"]
+        if check.name == "fast":
+            return GENERIC_HINTS["too_slow"]
+        return GENERIC_HINTS.get(str(check.details.get("kind", "")), GENERIC_HINTS["wrong"])
+    return None
+
+
+def bars(report: Report) -> list[Bar]:
+    """Baseline, yours, reference (and the ceiling kernel) as bars scaled to the slowest."""
+    perf = report.performance
+    if perf is None:
+        return []
+    rows = [("baseline", perf.baseline_time_ms, "baseline"), ("yours", perf.time_ms, "yours"),
+            ("reference", perf.reference_time_ms, "reference"),
+            (perf.ceiling_name or "ceiling", perf.ceiling_time_ms, "ceiling")]
+    rows = [(label, t, css) for label, t, css in rows if t]
+    longest = max(t for _, t, _ in rows)
+    return [Bar(label, t, 100.0 * t / longest, css) for label, t, css in rows]
+
+
+def rate_text(report: Report) -> str:
+    perf = report.performance
+    if perf is None:
+        return ""
+    if perf.gflops is not None:
+        return f"{perf.gflops / 1000:.2f} TFLOP/s" if perf.gflops >= 1000 else f"{perf.gflops:.1f} GFLOP/s"
+    if perf.gbps is not None:
+        return f"{perf.gbps:.1f} GB/s"
+    return ""
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
+                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    env.filters["ms"] = lambda v: "-" if v is None else f"{v:.3f} ms"
+    env.filters["x"] = lambda v: "-" if v is None else f"{v:.2f}x"
+    env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.1f}%"
+    return env
+
+
+def context(report: Report) -> dict[str, Any]:
+    return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
+            "PASSED": PASSED, "FAILED": FAILED, "SKIPPED": SKIPPED}
+
+
+def render_markdown(report: Report) -> str:
+    return _environment().get_template("report.md.j2").render(**context(report))
+
+
+def render_html(report: Report) -> str:
+    return _environment().get_template("report.html.j2").render(**context(report))
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=2, sort_keys=False)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: Report, path: Path) -> None:
+    """Write Markdown or HTML feedback, chosen by the file's suffix."""
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        write_atomic(path, render_html(report))
+    elif suffix in (".md", ".markdown"):
+        write_atomic(path, render_markdown(report))
+    else:
+        raise ValueError(f"{path}: a report is .html or .md")

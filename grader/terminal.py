@@ -1,0 +1,79 @@
+"""A report in the terminal, through rich."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from grader.feedback import bars, hint, rate_text
+from grader.report import Report
+
+STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold yellow", "skipped": "dim"}
+MARK = {"passed": "✔", "failed": "✘", "error": "!", "skipped": "–"}
+
+
+def render(report: Report, console: Console) -> None:
+    status = Text(f" {report.status.upper()} ", style=f"reverse {STYLE.get(report.status, '')}")
+    console.print(Text.assemble(status, f"  {report.assignment}: {report.title}"))
+    console.print(Text(f"{report.backend} on {report.device.get('name')} "
+                       f"({report.device.get('kind')}) · {report.file}", style="dim"))
+
+    checks = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    checks.add_column("check")
+    checks.add_column("points", justify="right")
+    checks.add_column("details", overflow="fold")
+    for c in report.checks:
+        points = f"{c.points}/{c.max_points}" if c.counted else "not graded"
+        checks.add_row(Text(f"{MARK.get(c.status, '?')} {c.name}", style=STYLE.get(c.status, "")),
+                       points, Text(c.message))
+    console.print(checks)
+    console.print(f"[bold]score {report.score} / {report.max_score}[/bold]")
+    where = hint(report)
+    if where:
+        console.print(f"[yellow]Where to look:[/yellow] {escape(where)}")
+
+    perf = report.performance
+    if perf is not None:
+        case = ", ".join(f"{k}={v}" for k, v in perf.case.items())
+        table = Table(title=f"speed ({case})", box=None, header_style="bold", title_justify="left")
+        table.add_column("kernel")
+        table.add_column("median", justify="right")
+        table.add_column("spread", justify="right")
+        table.add_column("")
+        spread_key = {"baseline": "baseline", "yours": "submission", "reference": "reference"}
+        for bar in bars(report):
+            key = spread_key.get(bar.label, "ceiling")
+            spread = perf.spread.get(key)
+            table.add_row(bar.label, f"{bar.time_ms:.3f} ms",
+                          f"{100 * spread:.1f}%" if spread is not None else "",
+                          "█" * max(1, round(bar.width_pct / 4)))
+        console.print(table)
+        line = []
+        if rate_text(report):
+            line.append(f"yours: {rate_text(report)}")
+        if perf.percent_of_ceiling:
+            line.append(f"{perf.percent_of_ceiling:.0f}% of the {perf.ceiling_name} kernel")
+        if perf.speedup:
+            needed = f", needed {perf.required_speedup:.2f}x" if perf.required_speedup else ""
+            line.append(f"speedup {perf.speedup:.2f}x (reference {perf.reference_speedup:.2f}x{needed})")
+        if line:
+            console.print(Text(" · ".join(line)))
+    if report.occupancy:
+        o = report.occupancy
+        console.print(f"occupancy {100 * o['occupancy']:.0f}% ({o['active_warps']}/{o['max_warps']} warps, "
+                      f"{o['blocks_per_sm']} blocks per SM), limited by {o['limited_by']}")
+    if report.resources:
+        for name, r in report.resources.items():
+            console.print(Text(f"{name}: {r.get('registers', '?')} registers, "
+                               f"{r.get('shared_bytes', '?')} B shared, {r.get('spill_bytes', '?')} B spilled",
+                               style="dim"))
+    for flag in report.flags:
+        console.print(f"[bold magenta]flag:[/bold magenta] {escape(flag)}")
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+    compile_check = report.check("compiles")
+    if compile_check and compile_check.status == "failed" and report.compile_log:
+        lines = report.compile_log.splitlines()
+        console.print(Text("\n".join(lines[:20]) + ("\n..." if len(lines) > 20 else ""), style="red"))

@@ -1,0 +1,38 @@
+"""The typer app, its exit codes and the one-line error convention shared by every command."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+# Exit codes: 0 every check passed; 1 graded and something failed; 2 a usage error (unknown
+# stage, missing file, bad option, no device); 3 the grader could not finish.
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR = 0, 1, 2, 3
+
+app = typer.Typer(
+    name="lab",
+    help="The GPU-programming teaching lab: stages, kernels, verdicts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print a one-line reason and exit."""
+    errors.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        sys.exit(130)

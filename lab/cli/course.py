@@ -1,0 +1,81 @@
+"""`lab list`, `lab show STAGE`, `lab init STAGE`: the course as students see it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import typer
+from rich.markdown import Markdown
+from rich.table import Table
+
+from lab.catalog import Catalog, UnknownStageError, default_catalog
+from lab.cli.app import app, console, fail
+from lab.spec import Spec, SpecError
+
+BACKEND_SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+
+
+def load_catalog() -> Catalog:
+    catalog = default_catalog()
+    if not catalog.assignments.is_dir():
+        fail(f"no assignments/ folder under {catalog.root} (set LAB_COURSE_ROOT to the course folder)")
+    try:
+        catalog.stages  # noqa: B018 - load now, so a broken spec is reported here
+    except SpecError as error:
+        fail(f"a stage spec is broken: {error}", 3)
+    return catalog
+
+
+def load_stage(catalog: Catalog, stage: str) -> Spec:
+    try:
+        return catalog.get(stage)
+    except UnknownStageError as error:
+        fail(str(error))
+
+
+@app.command("list")
+def list_stages() -> None:
+    """List the stages in course order."""
+    catalog = load_catalog()
+    table = Table(header_style="bold", box=None)
+    for column in ("track", "stage", "title", "baseline", "points"):
+        table.add_column(column)
+    for spec in catalog.stages:
+        table.add_row(spec.track, spec.id, spec.title, spec.baseline or "-", str(spec.max_score))
+    console.print(table)
+
+
+@app.command()
+def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced")) -> None:
+    """Show a stage's README: the idea, the task, how it is graded."""
+    spec = load_stage(load_catalog(), stage)
+    readme = spec.readme()
+    if not readme.exists():
+        fail(f"stage {stage} has no README.md", 3)
+    console.print(Markdown(readme.read_text(encoding="utf-8")))
+
+
+@app.command()
+def init(
+    stage: str = typer.Argument(..., help="stage id"),
+    backend: str = typer.Option("cuda", "--backend", "-b", help="cuda or opencl: which skeleton"),
+    output: Path = typer.Option(None, "--output", "-o", help="file to write (default: STAGE.cu/.cl)"),
+    force: bool = typer.Option(False, "--force", help="overwrite an existing file"),
+) -> None:
+    """Copy a stage's skeleton to a working file you then edit and grade."""
+    if backend not in BACKEND_SUFFIX:
+        fail(f"--backend must be cuda or opencl, not {backend!r}")
+    spec = load_stage(load_catalog(), stage)
+    suffix = BACKEND_SUFFIX[backend]
+    target = output or Path(f"{spec.id}{suffix}")
+    if target.suffix != suffix:
+        fail(f"{target}: a {backend} file ends in {suffix}")
+    if target.exists() and not force:
+        fail(f"{target} already exists: not overwriting your work (use --force, or -o another file)")
+    skeleton = spec.skeleton(suffix)
+    if not skeleton.exists():
+        fail(f"stage {stage} has no {skeleton.name}", 3)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(skeleton, target)
+    console.print(f"wrote {target}: fill in the TODOs, then `lab grade {spec.id} {target}`")

@@ -1,0 +1,26 @@
+"""`lab devices`: what this machine can grade on, and why the rest is not usable."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Table
+
+from lab.backends.discovery import discover
+from lab.cli.app import app, console
+
+
+@app.command()
+def devices() -> None:
+    """List usable devices (backend, index, kind) and why other backends are not usable."""
+    found = discover()
+    if found.targets:
+        table = Table(header_style="bold", box=None)
+        for column in ("backend", "device", "name", "kind", "platform"):
+            table.add_column(column)
+        for t in found.targets:
+            table.add_row(t.backend, str(t.index), escape(t.name), t.kind, escape(t.platform))
+        console.print(table)
+    else:
+        console.print("no usable device")
+    for backend, why in found.problems.items():
+        console.print(f"[yellow]{backend}[/yellow] not usable: {escape(why)}")

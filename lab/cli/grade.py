@@ -1,0 +1,70 @@
+"""`lab grade STAGE FILE`: one submission, isolated, with feedback and an exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from grader.feedback import render_json, write_atomic, write_report
+from grader.pipeline import Limits, grade_file
+from grader.report import ERROR, PASSED
+from grader.terminal import render
+from lab.backends.discovery import NoDeviceError, Target, choose, discover
+from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
+from lab.cli.course import load_catalog, load_stage
+from lab.source_checks import SUFFIX_BACKEND, SubmissionError
+
+BACKENDS = ("auto", "cuda", "opencl")
+
+
+def pick_target(path: Path, backend: str, device: str | None) -> Target:
+    """A .cu or .cl file picks its own backend; --backend may only agree with it."""
+    if backend not in BACKENDS:
+        fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    wanted = SUFFIX_BACKEND.get(path.suffix.lower(), backend)
+    if backend != "auto" and wanted != backend:
+        fail(f"{path.name} is {wanted} source: it cannot run on the {backend} backend")
+    try:
+        return choose(discover((wanted,) if wanted != "auto" else ("cuda", "opencl")), wanted, device)
+    except NoDeviceError as error:
+        other = "the .cl skeleton (lab init STAGE --backend opencl)" if wanted == "cuda" else "a .cu file"
+        fail(f"{error}; for this machine, try {other}")
+
+
+@app.command()
+def grade(
+    stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced"),
+    file: Path = typer.Argument(..., help="your kernel: a .cu (CUDA) or .cl (OpenCL) file"),
+    backend: str = typer.Option("auto", "--backend", "-b", help="auto, cuda or opencl"),
+    device: str = typer.Option(None, "--device", "-d", help="device index or part of its name"),
+    report: Path = typer.Option(None, "--report", help="write feedback to FILE (.html or .md)"),
+    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE"),
+    seed: int = typer.Option(None, "--seed", help="random seed for the inputs (default: fresh)"),
+    no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
+    run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
+) -> None:
+    """Grade FILE as a submission for STAGE: compile, check, time, score."""
+    if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+        fail(f"--report {report}: the file must end in .html or .md")
+    if run_limit <= 0:
+        fail("--time-limit must be positive")
+    catalog = load_catalog()
+    spec = load_stage(catalog, stage)
+    if not file.exists():
+        fail(f"{file}: no such file")
+    target = pick_target(file, backend, device)
+    try:
+        result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing,
+                            limits=Limits(run_s=run_limit))
+    except SubmissionError as error:
+        fail(str(error))
+    render(result, console)
+    if report is not None:
+        write_report(result, report)
+        console.print(f"[dim]feedback written to {report}[/dim]")
+    if json_file is not None:
+        write_atomic(json_file, render_json(result))
+    if result.status == PASSED:
+        raise typer.Exit(EXIT_PASSED)
+    raise typer.Exit(EXIT_GRADER_ERROR if result.status == ERROR else EXIT_FAILED)

@@ -1,0 +1,1 @@
+"""`lab occupancy` (placeholder module; filled in by the occupancy feature)."""
