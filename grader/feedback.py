@@ -85,7 +85,7 @@ def rate_text(report: Report) -> str:
 
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["ms"] = lambda v: "-" if v is None else f"{v:.3f} ms"
     env.filters["x"] = lambda v: "-" if v is None else f"{v:.2f}x"
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.1f}%"

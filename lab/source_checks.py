@@ -165,11 +165,12 @@ def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], backend: str, c
         )
     try:
         params = parse_params(match.group("params"))
+        got = ", ".join(p.shape_text for p in params) or "no parameters"
     except SpecError:
         params = ()
+        got = " ".join(match.group("params").split())
     if not _same_types(params, kernel.params):
         expected = kernel.signature if backend == "cuda" else kernel.opencl_signature()
-        got = ", ".join(p.shape_text for p in params) or "no parameters"
         raise SubmissionError(
             f"{name}:{line}: `{kernel.name}` takes ({got}) but the stage needs ({expected})"
         )

@@ -1,0 +1,47 @@
+"""Shared fixtures: the course catalog and the devices present, as parameters.
+
+The same test bodies run on PoCL in CI and on CUDA and NVIDIA OpenCL on a GPU machine:
+every usable device found by `lab.backends.discovery` becomes one parameter, with a stable
+id like `opencl:0-cpu`. With none, the tests that need a device are skipped visibly.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import pytest
+
+from lab.backends.discovery import Target, discover
+from lab.catalog import Catalog, default_catalog
+
+
+@lru_cache(maxsize=1)
+def catalog() -> Catalog:
+    return default_catalog()
+
+
+@lru_cache(maxsize=1)
+def targets() -> tuple[Target, ...]:
+    """Usable devices; LAB_TEST_BACKENDS=cuda,opencl narrows them."""
+    wanted = tuple(os.environ.get("LAB_TEST_BACKENDS", "cuda,opencl").split(","))
+    return tuple(discover(wanted).targets)
+
+
+def target_id(target: Target) -> str:
+    return f"{target.backend}:{target.index}-{target.kind}"
+
+
+def target_params() -> list:
+    found = targets()
+    if not found:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="no usable device"), id="no-device")]
+    return [pytest.param(t, id=target_id(t)) for t in found]
+
+
+SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+
+
+@pytest.fixture(scope="session")
+def course() -> Catalog:
+    return catalog()

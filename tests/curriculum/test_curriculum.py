@@ -1,0 +1,75 @@
+"""The curriculum as data, on every device present: every reference passes its stage, every
+known-wrong kernel fails for its stated reason, every skeleton compiles."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.pipeline import grade_file
+from grader.report import PASSED, SKIPPED
+from tests.conftest import SUFFIX, catalog, target_id, targets
+
+EXPECT = re.compile(r"^\s*//\s*expect:\s*(?P<check>\w+)\s*(?P<words>.*?)\s*$")
+
+
+def stage_target_params() -> list:
+    params = []
+    for spec in catalog().stages:
+        for t in targets():
+            params.append(pytest.param(spec.id, t, id=f"{spec.id}-{target_id(t)}"))
+    return params or [pytest.param(None, None, marks=pytest.mark.skip(reason="no usable device"))]
+
+
+def wrong_params() -> list:
+    params = []
+    for spec in catalog().stages:
+        for path in catalog().wrong_files(spec.id):
+            for t in targets():
+                if path.suffix == SUFFIX[t.backend]:
+                    params.append(pytest.param(spec.id, path, t, id=f"{spec.id}-{path.name}-{target_id(t)}"))
+    return params or [pytest.param(None, None, None, marks=pytest.mark.skip(reason="no usable device"))]
+
+
+def expectation(path: Path) -> tuple[str, str]:
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    match = EXPECT.match(first)
+    assert match, f"{path}: the first line must be `// expect: <check> <words>`"
+    return match.group("check"), match.group("words")
+
+
+@pytest.mark.parametrize(("stage", "target"), stage_target_params())
+def test_reference_passes(stage: str, target) -> None:
+    spec = catalog().get(stage)
+    path = catalog().reference_file(stage, SUFFIX[target.backend])
+    report = grade_file(catalog(), spec, path, target)
+    failed = [(c.name, c.message) for c in report.checks if c.status not in (PASSED, SKIPPED)]
+    assert report.status == PASSED, failed or report.notes
+    assert report.performance is not None, "the reference was not timed"
+    if target.kind == "gpu" and spec.graded_for_speed:
+        assert report.check("fast").status == PASSED
+
+
+@pytest.mark.parametrize(("stage", "path", "target"), wrong_params())
+def test_wrong_kernel_fails_for_its_reason(stage: str, path: Path, target) -> None:
+    check, words = expectation(path)
+    if check == "fast" and target.kind != "gpu":
+        pytest.skip("speed is graded on a GPU only")
+    spec = catalog().get(stage)
+    report = grade_file(catalog(), spec, path, target, timing=(check == "fast"))
+    result = report.check(check)
+    assert result is not None, f"no check named {check!r}"
+    assert result.status == "failed", f"{check} {result.status}: {result.message}"
+    assert words.lower() in result.message.lower(), result.message
+    if check == "fast":
+        assert report.check("correct").status == PASSED, "a too-slow kernel must still be correct"
+
+
+@pytest.mark.parametrize(("stage", "target"), stage_target_params())
+def test_skeleton_compiles(stage: str, target) -> None:
+    spec = catalog().get(stage)
+    path = spec.skeleton(SUFFIX[target.backend])
+    report = grade_file(catalog(), spec, path, target, timing=False)
+    assert report.check("compiles").status == PASSED, report.check("compiles").message

@@ -1,0 +1,44 @@
+"""Every .cu file of the course compiles with nvcc, GPU or not (CI has nvcc, no GPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.backends.base import CompileError
+from lab.backends.nvcc import compile_cubin, nvcc_path
+from lab.source_checks import check_source
+from tests.conftest import catalog
+from tests.curriculum.test_curriculum import expectation
+
+
+def cu_files() -> list:
+    params = []
+    for spec in catalog().stages:
+        files = [spec.skeleton(".cu"), catalog().reference_file(spec.id, ".cu")]
+        files += [p for p in catalog().wrong_files(spec.id) if p.suffix == ".cu"]
+        ceiling = catalog().reference_file(spec.id, ".cu", spec.ceiling) if spec.ceiling else None
+        files += [ceiling] if ceiling else []
+        for path in files:
+            params.append(pytest.param(spec.id, path, id=str(path.relative_to(catalog().root))))
+    return params
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+@pytest.mark.parametrize(("stage", "path"), cu_files())
+def test_cuda_source_compiles(stage: str, path: Path) -> None:
+    assert path.exists(), f"{path} is missing"
+    spec = catalog().get(stage)
+    source = path.read_text(encoding="utf-8")
+    expect_compile_error = "wrong" in path.parts and expectation(path)[0] == "compiles"
+    try:
+        check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name)
+        cubin = compile_cubin(source, spec.defines, path.name)
+    except (CompileError, ValueError) as error:
+        if expect_compile_error:
+            return
+        raise AssertionError(f"{path.name} does not compile: {error}") from error
+    assert not expect_compile_error, f"{path.name} was expected not to compile"
+    for kernel in spec.kernels:
+        assert kernel.name in cubin.resources, f"no entry point {kernel.name} in {path.name}"

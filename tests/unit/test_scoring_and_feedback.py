@@ -1,0 +1,118 @@
+"""Scoring and rendering from recorded worker events: no device involved (the events stand in
+for a device only here, and claim nothing about any kernel)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.feedback import render_html, render_json, render_markdown, write_report
+from grader.scoring import build_report
+from lab.spec import load_spec
+from tests.unit.test_spec import GOOD, write
+
+GPU = {"event": "device", "info": {"name": "Test GPU", "kind": "gpu", "limits": {
+    "warp_size": 32, "max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm": 233472}}}
+CPU = {"event": "device", "info": {"name": "Test CPU", "kind": "cpu", "limits": {}}}
+COMPILED = {"event": "compiled", "ok": True, "log": "",
+            "resources": {"transpose": {"registers": 32, "shared_bytes": 4224, "spill_bytes": 0}}}
+
+
+def timing(base: float, sub: float, ref: float) -> dict:
+    stat = lambda ms: {"median_ms": ms, "min_ms": ms, "max_ms": ms, "relative_iqr": 0.01,  # noqa: E731
+                       "relative_std": 0.01, "samples": 20}
+    return {"event": "timing", "case": {"width": 8192, "height": 8192},
+            "stats": {"baseline": stat(base), "submission": stat(sub), "reference": stat(ref)},
+            "bytes": 2 * 4 * 8192 * 8192, "flops": None}
+
+
+@pytest.fixture
+def spec(tmp_path):
+    text = GOOD.format(id="st").replace(
+        "points = { compiles = 10, correct = 90 }",
+        'baseline = "other"\nthreshold = 0.8\npoints = { compiles = 10, correct = 60, fast = 30 }')
+    return load_spec(write(tmp_path, "st", text))
+
+
+def report(spec, events, **kw):
+    return build_report(spec, events, file="t.cu", backend="cuda", seed=1, grader_version="1", **kw)
+
+
+def ok_case(label="width=32, height=64"):
+    return {"event": "case", "label": label, "ok": True, "message": ""}
+
+
+def test_fast_kernel_passes_with_all_points(spec):
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)])
+    assert (r.status, r.score, r.max_score) == ("passed", 100, 100)
+    assert r.performance.speedup == pytest.approx(1 / 0.33)
+    assert r.performance.required_speedup == pytest.approx(0.8 / 0.32)
+    assert r.occupancy["limited_by"] in ("threads", "registers", "shared memory", "blocks per SM")
+
+
+def test_slow_kernel_fails_the_speed_check_only(spec):
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.9, 0.32)])
+    assert r.status == "failed" and r.score == 70
+    assert r.check("fast").message.startswith("too slow")
+    assert r.check("correct").status == "passed"
+
+
+def test_cpu_device_shows_speed_but_does_not_grade_it(spec):
+    r = report(spec, [CPU, COMPILED, ok_case(), timing(1.0, 5.0, 0.5)])
+    assert r.status == "passed" and (r.score, r.max_score) == (70, 70)
+    assert r.check("fast").counted is False
+    assert "CPU" in r.performance.note
+
+
+def test_wrong_result_names_case_and_mismatch(spec):
+    bad = {"event": "case", "label": "width=96, height=64", "ok": False, "kind": "wrong",
+           "message": "3 of 6144 elements of `out` are wrong; first: out[x=0, y=1]: expected 1, got 2"}
+    r = report(spec, [GPU, COMPILED, ok_case(), bad])
+    assert r.status == "failed" and r.score == 10
+    assert "width=96, height=64" in r.check("correct").message
+    assert r.check("fast").status == "skipped"
+
+
+def test_compile_error_and_crash_and_hang(spec):
+    r = report(spec, [GPU, {"event": "compiled", "ok": False, "log": "k.cu(3): error: expected a \";\""}])
+    assert r.check("compiles").status == "failed" and "k.cu(3)" in r.check("compiles").message
+    crashed = report(spec, [GPU, COMPILED], abort="crashed (SIGSEGV) during correctness case 1")
+    assert crashed.status == "failed" and "SIGSEGV" in crashed.check("correct").message
+    hung = report(spec, [GPU, COMPILED, ok_case()], abort="timed out during correctness case 2")
+    assert "timed out" in hung.check("correct").message
+
+
+def test_implausible_speedup_is_flagged(spec):
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.01, 0.3)])
+    assert r.flags and "implausible" in r.flags[0]
+
+
+def test_json_has_the_contract_keys(spec):
+    data = json.loads(render_json(report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)])))
+    for key in ("assignment", "backend", "device", "status", "score", "max_score", "checks", "performance"):
+        assert key in data
+    assert set(data["device"]) >= {"name", "kind"}
+    assert set(data["checks"][0]) >= {"name", "status", "message"}
+    for key in ("time_ms", "baseline_time_ms", "reference_time_ms", "speedup", "reference_speedup",
+                "required_speedup", "gbps", "gflops", "spread"):
+        assert key in data["performance"]
+    failed = json.loads(render_json(report(spec, [GPU, {"event": "compiled", "ok": False, "log": "e"}])))
+    assert failed["performance"] is None
+
+
+def test_markdown_and_html(spec, tmp_path: Path):
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.9, 0.32)])
+    md = render_markdown(r)
+    assert "too slow" in md and "| fast | failed |" in md and "Speedup over the baseline" in md
+    html = render_html(r)
+    assert "<html" in html and 'class="bar yours"' in html and "too slow" in html
+    write_report(r, tmp_path / "f.html")
+    write_report(r, tmp_path / "f.md")
+    assert (tmp_path / "f.html").read_text().startswith("<!doctype html>")
+    with pytest.raises(ValueError):
+        write_report(r, tmp_path / "f.txt")
+
+
+def test_html_escapes_student_text(spec):
+    bad = {"event": "compiled", "ok": False, "log": "<script>alert(1)</script> error"}
+    assert "<script>alert" not in render_html(report(spec, [GPU, bad]))

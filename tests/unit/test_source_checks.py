@@ -1,0 +1,56 @@
+import re
+
+import pytest
+
+from lab.source_checks import SubmissionError, check_source, decode_source, read_submission
+from lab.spec import KernelSpec, parse_params
+
+SIG = "float *out, const float *in, int width, int height"
+KERNELS = (KernelSpec("transpose", SIG, parse_params(SIG)),)
+GOOD_CU = 'extern "C" __global__ void transpose(float *out, const float *in, int width, int height) {}'
+GOOD_CL = "__kernel void transpose(__global float *out, __global const float *in, int width, int height) {}"
+
+
+def test_good_sources_pass():
+    check_source(GOOD_CU, "cuda", KERNELS)
+    check_source(GOOD_CL, "opencl", KERNELS)
+    check_source("// #include <stdio.h> in a comment\n" + GOOD_CU, "cuda", KERNELS)
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ('#include "../reference/transpose_naive/solution.cu"\n' + GOOD_CU, "#include is not allowed"),
+        ("#  include <stdio.h>\n" + GOOD_CU, "#include is not allowed"),
+        (GOOD_CU.replace("transpose(", "transpose_kernel("), "no kernel named `transpose`"),
+        (GOOD_CU.replace(", int height", ""), "takes (float *, float *, int)"),
+        (GOOD_CU.replace('extern "C" ', ""), 'extern "C"'),
+        (GOOD_CU + "\nint main() { return 0; }", "not a main function"),
+        (GOOD_CU + "\nvoid host() { transpose<<<1, 1>>>(0, 0, 1, 1); }", "host code"),
+        ("__device__ float f(float x) { return x; }", "no __global__ function named `transpose`"),
+    ],
+)
+def test_bad_sources_say_why_in_one_line(source, words):
+    with pytest.raises(SubmissionError) as info:
+        check_source(source, "cuda", KERNELS, name="sub.cu")
+    assert words in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_files_that_are_not_kernel_text(tmp_path):
+    (tmp_path / "empty.cu").write_text("  \n")
+    (tmp_path / "bin.cu").write_bytes(b"\x7fELF\x00\x01")
+    (tmp_path / "latin.cl").write_bytes(b"// caf\xe9\n")
+    (tmp_path / "big.cu").write_text("//" + "x" * 300_000)
+    (tmp_path / "notes.txt").write_text("hi")
+    cases = {"empty.cu": "empty", "bin.cu": "binary", "latin.cl": "not UTF-8", "big.cu": "limit",
+             "notes.txt": ".cu (CUDA) or .cl", "missing.cu": "no such file"}
+    for name, words in cases.items():
+        with pytest.raises(SubmissionError, match=re.escape(words)):
+            read_submission(tmp_path / name)
+    with pytest.raises(SubmissionError, match="folder"):
+        read_submission(tmp_path)
+
+
+def test_decode_keeps_text():
+    assert decode_source("é".encode(), "x") == "é"
