@@ -66,9 +66,9 @@ def render(report: Report, console: Console) -> None:
                       f"{o['blocks_per_sm']} blocks per SM), limited by {o['limited_by']}")
     if report.resources:
         for name, r in report.resources.items():
-            console.print(Text(f"{name}: {r.get('registers', '?')} registers, "
-                               f"{r.get('shared_bytes', '?')} B shared, {r.get('spill_bytes', '?')} B spilled",
-                               style="dim"))
+            shown = {k: "?" if r.get(k) is None else r[k] for k in ("registers", "shared_bytes", "spill_bytes")}
+            console.print(Text(f"{name}: {shown['registers']} registers, {shown['shared_bytes']} B shared, "
+                               f"{shown['spill_bytes']} B spilled", style="dim"))
     for flag in report.flags:
         console.print(f"[bold magenta]flag:[/bold magenta] {escape(flag)}")
     for note in report.notes:
