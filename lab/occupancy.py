@@ -116,3 +116,16 @@ def device_limits(limits: dict[str, int]) -> dict[str, int]:
         return limits
     base = {**HOPPER_SM90, **BY_COMPUTE_CAPABILITY[cc]}  # type: ignore[index]
     return {**base, **limits}
+
+
+def next_register_cliff(threads_per_block: int, registers_per_thread: int, shared_per_block: int,
+                        device: dict[str, int]) -> int | None:
+    """The smallest register count above the current one at which fewer blocks fit."""
+    now = occupancy(threads_per_block, registers_per_thread, shared_per_block, device)
+    if now is None:
+        return None
+    for regs in range(registers_per_thread + 1, device.get("max_registers_per_thread", 255) + 1):
+        found = occupancy(threads_per_block, regs, shared_per_block, device)
+        if found is not None and found.blocks_per_sm < now.blocks_per_sm:
+            return regs
+    return None

@@ -39,8 +39,11 @@ def list_stages() -> None:
     """List the stages in course order."""
     catalog = load_catalog()
     table = Table(header_style="bold", box=None)
-    for column in ("track", "stage", "title", "baseline", "points"):
-        table.add_column(column)
+    table.add_column("track", no_wrap=True)
+    table.add_column("stage", no_wrap=True)
+    table.add_column("title")
+    table.add_column("baseline", no_wrap=True)
+    table.add_column("points", justify="right", no_wrap=True)
     for spec in catalog.stages:
         table.add_row(spec.track, spec.id, spec.title, spec.baseline or "-", str(spec.max_score))
     console.print(table)

@@ -1,0 +1,148 @@
+"""The `lab` command line as a student uses it: outputs, files written, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lab.backends.nvcc import nvcc_path
+from lab.cli import app
+from tests.conftest import targets
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "transpose_coalesced.cl"
+runner = CliRunner()
+has_opencl = any(t.backend == "opencl" for t in targets())
+needs_opencl = pytest.mark.skipif(not has_opencl, reason="no OpenCL device")
+
+
+def lab(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_list_shows_stages_in_course_order():
+    result = lab("list")
+    assert result.exit_code == 0
+    out = result.output
+    assert out.index("transpose_naive") < out.index("transpose_coalesced") < out.index("transpose_padded")
+
+
+def test_show_prints_the_readme():
+    result = lab("show", "transpose_padded")
+    assert result.exit_code == 0 and "bank" in result.output.lower()
+
+
+def test_init_copies_the_skeleton_and_never_overwrites(tmp_path):
+    target = tmp_path / "mine.cl"
+    assert lab("init", "transpose_naive", "--backend", "opencl", "-o", target).exit_code == 0
+    assert target.read_text() == (ROOT / "assignments/transpose_naive/skeleton.cl").read_text()
+    target.write_text("my work")
+    result = lab("init", "transpose_naive", "--backend", "opencl", "-o", target)
+    assert result.exit_code == 2 and "already exists" in result.output
+    assert target.read_text() == "my work"
+    assert lab("init", "transpose_naive", "--backend", "metal").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("grade", "no_such_stage", EXAMPLE), "unknown stage"),
+        (("grade", "transpose_coalesced", "missing.cl"), "no such file"),
+        (("grade", "transpose_coalesced", EXAMPLE, "--report", "x.pdf"), ".html or .md"),
+        (("grade", "transpose_coalesced", EXAMPLE, "--backend", "cuda"), "cannot run on the cuda backend"),
+        (("show", "transpose_coalesced_x"), "did you mean"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, words):
+    result = lab(*args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_text_file_is_a_usage_error(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = lab("grade", "transpose_coalesced", notes)
+    assert result.exit_code == 2 and ".cu (CUDA) or .cl" in result.output
+
+
+@needs_opencl
+def test_example_passes_and_writes_json_and_reports(tmp_path):
+    out = tmp_path / "r.json"
+    result = lab("grade", "transpose_coalesced", EXAMPLE, "--json", out, "--report", tmp_path / "f.html",
+                 "--backend", "opencl")
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["status"] == "passed" and data["assignment"] == "transpose_coalesced"
+    assert data["device"]["kind"] in ("cpu", "gpu") and data["performance"]["time_ms"] > 0
+    assert "<html" in (tmp_path / "f.html").read_text()
+    assert lab("grade", "transpose_coalesced", EXAMPLE, "--report", tmp_path / "f.md", "--no-timing").exit_code == 0
+    assert (tmp_path / "f.md").read_text().startswith("# transpose_coalesced")
+
+
+BAD_SUBMISSIONS = {
+    "empty.cl": (b"", "empty"),
+    "binary.cl": (b"\x00\x01\x02kernel", "binary"),
+    "include.cl": (b'#include "../reference/transpose_coalesced/solution.cl"\n', "#include is not allowed"),
+    "misspelled.cl": (b"__kernel void transpos(__global float *out, __global const float *in, int width, int height) {}",
+                      "no kernel named `transpose`"),
+    "syntax.cl": (b"__kernel void transpose(__global float *out, __global const float *in, int width, int height)\n{\n  int x = 1\n}\n",
+                  "syntax.cl:3"),
+}
+
+
+@needs_opencl
+@pytest.mark.parametrize("name", list(BAD_SUBMISSIONS))
+def test_bad_submissions_fail_with_a_reason(tmp_path, name):
+    data, words = BAD_SUBMISSIONS[name]
+    path = tmp_path / name
+    path.write_bytes(data)
+    out = tmp_path / "r.json"
+    result = lab("grade", "transpose_coalesced", path, "--json", out, "--no-timing")
+    assert result.exit_code == 1, result.output
+    check = json.loads(out.read_text())["checks"][0]
+    assert check["name"] == "compiles" and check["status"] == "failed"
+    assert words in check["message"], check["message"]
+    assert "Traceback" not in result.output
+
+
+@needs_opencl
+def test_wrong_result_exits_1_with_mismatch_details(tmp_path):
+    wrong = tmp_path / "w.cl"
+    wrong.write_text(EXAMPLE.read_text().replace("= tile[get_local_id(0)][get_local_id(1) + j]",
+                                                 "= tile[get_local_id(1) + j][get_local_id(0)]"))
+    out = tmp_path / "r.json"
+    result = lab("grade", "transpose_coalesced", wrong, "--json", out, "--no-timing")
+    assert result.exit_code == 1
+    correct = json.loads(out.read_text())["checks"][1]
+    assert correct["status"] == "failed" and "expected" in correct["message"]
+    assert "elements of `out` are wrong" in correct["message"]
+
+
+@needs_opencl
+def test_out_of_bounds_write_is_named(tmp_path):
+    wrong = tmp_path / "w.cl"
+    wrong.write_text(EXAMPLE.read_text().replace("out[(y + j) * height + x]", "out[(y + j) * width + x]"))
+    out = tmp_path / "r.json"
+    assert lab("grade", "transpose_coalesced", wrong, "--json", out, "--no-timing").exit_code == 1
+    correct = json.loads(out.read_text())["checks"][1]
+    assert "out of bounds of `out`" in correct["message"] and "past its end" in correct["message"]
+
+
+def test_devices_lists_or_explains():
+    result = lab("devices")
+    assert result.exit_code == 0
+    assert "opencl" in result.output or "not usable" in result.output
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+def test_occupancy_of_a_cuda_kernel_without_a_gpu():
+    result = lab("occupancy", ROOT / "examples" / "transpose_coalesced.cu", "--stage", "transpose_coalesced",
+                 "--extra-registers", "9")
+    assert result.exit_code == 0, result.output
+    assert "registers per thread" in result.output and "theoretical occupancy" in result.output
+    assert "more register" in result.output
