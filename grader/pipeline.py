@@ -62,10 +62,19 @@ def _crash_message(returncode: int, phase: str, kind: str) -> str:
     return f"the grading process stopped unexpectedly (exit code {returncode}) during {phase}"
 
 
+CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (CPU_MEMORY_LIMIT, CPU_MEMORY_LIMIT))
+
+
 def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu",
                sanitize: list[str] | None = None) -> tuple[list[dict[str, Any]], str | None, str]:
     """Run one worker; return its events, the abort reason (crash or hang) if any, and the
-    tail of what it printed."""
+    tail of what it printed. `sanitize` is a command the worker runs under."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("PYTHONUNBUFFERED", "1")
@@ -77,7 +86,8 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
     abort = None
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT),
+                                preexec_fn=_limit_memory if device_kind == "cpu" else None)
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(request).encode())
@@ -156,8 +166,10 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
 
 
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
-          seed: int | None = None, timing: bool = True, limits: Limits = Limits()) -> Report:
-    """Grade one submission on `target`, isolated in a child process."""
+          seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
+          sanitize: bool = False) -> Report:
+    """Grade one submission on `target`, isolated in a child process; with `sanitize` (CUDA),
+    run its correctness cases again under compute-sanitizer memcheck and racecheck."""
     seed = secrets.randbits(31) if seed is None else seed
     try:
         check_source(source, target.backend, spec.kernels, spec.allowed_headers, filename)
@@ -175,9 +187,63 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     }
     started = time.monotonic()
     events, abort, tail = run_worker(request, limits, target.kind)
-    return build_report(spec, events, file=filename, backend=target.backend, seed=seed,
-                        grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
-                        duration_s=time.monotonic() - started)
+    report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
+                          grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
+                          duration_s=time.monotonic() - started)
+    if sanitize and report.check("compiles") and report.check("compiles").status == "passed":
+        apply_sanitizer(report, run_sanitizers(request, limits, target.kind))
+        report.duration_s = time.monotonic() - started
+    return report
+
+
+SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower
+
+
+def run_sanitizers(request: dict[str, Any], limits: Limits, kind: str) -> dict[str, Any]:
+    """Run the correctness cases under memcheck and racecheck; return findings per tool."""
+    from grader import sanitizer
+
+    slow = Limits(limits.compile_s * 2, limits.run_s * SANITIZER_SLOWDOWN, limits.benchmark_s)
+    results: dict[str, Any] = {}
+    for tool in sanitizer.TOOLS:
+        with tempfile.TemporaryDirectory(prefix="lab-sanitizer-") as tmp:
+            log_file = Path(tmp) / "log.txt"
+            try:
+                wrapper = sanitizer.command(tool, log_file)
+            except FileNotFoundError as error:
+                return {"error": str(error)}
+            _, abort, _ = run_worker({**request, "timing": False}, slow, kind, sanitize=wrapper)
+            log = log_file.read_text(errors="replace") if log_file.exists() else ""
+        found, summary = sanitizer.findings(log)
+        results[tool] = {"findings": found, "summary": summary, "abort": abort}
+    return results
+
+
+def apply_sanitizer(report: Report, results: dict[str, Any]) -> None:
+    """Put the sanitizer's first findings in the report; any finding fails correctness."""
+    from grader.report import FAILED
+
+    report.sanitizer = results
+    if "error" in results:
+        report.notes.append(f"--sanitize: {results['error']}")
+        return
+    found = [(tool, f) for tool, r in results.items() for f in r["findings"]]
+    if not found:
+        report.notes.append("compute-sanitizer memcheck and racecheck found nothing")
+        return
+    correct = report.check("correct")
+    if correct is not None and correct.status != FAILED:
+        tool, first = found[0]
+        correct.status = FAILED
+        correct.message = f"compute-sanitizer {tool}: {first}"
+        correct.details = {"kind": "sanitizer"}
+        correct.points = 0
+        fast = report.check("fast")
+        if fast is not None and fast.status != FAILED:
+            fast.status, fast.points = "skipped", 0
+            fast.message = "not counted: the kernel is not correct"
+        report.score = sum(c.points for c in report.checks if c.counted)
+        report.status = FAILED
 
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:

@@ -69,6 +69,12 @@ def render(report: Report, console: Console) -> None:
             shown = {k: "?" if r.get(k) is None else r[k] for k in ("registers", "shared_bytes", "spill_bytes")}
             console.print(Text(f"{name}: {shown['registers']} registers, {shown['shared_bytes']} B shared, "
                                f"{shown['spill_bytes']} B spilled", style="dim"))
+    for tool, result in (report.sanitizer or {}).items():
+        if isinstance(result, dict):
+            for finding in result.get("findings", []):
+                console.print(Text(f"compute-sanitizer {tool}: {finding}", style="red"))
+            if result.get("summary"):
+                console.print(Text(f"compute-sanitizer {tool}: {result['summary']}", style="dim"))
     for flag in report.flags:
         console.print(f"[bold magenta]flag:[/bold magenta] {escape(flag)}")
     for note in report.notes:

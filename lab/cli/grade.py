@@ -43,6 +43,8 @@ def grade(
     seed: int = typer.Option(None, "--seed", help="random seed for the inputs (default: fresh)"),
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
+    sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
+                                  "memcheck and racecheck"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
@@ -54,9 +56,16 @@ def grade(
     if not file.exists():
         fail(f"{file}: no such file")
     target = pick_target(file, backend, device)
+    if sanitize:
+        from grader.sanitizer import sanitizer_path
+
+        if target.backend != "cuda":
+            fail("--sanitize runs compute-sanitizer, which needs the CUDA backend (a .cu file)")
+        if sanitizer_path() is None:
+            fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     try:
         result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing,
-                            limits=Limits(run_s=run_limit))
+                            limits=Limits(run_s=run_limit), sanitize=sanitize)
     except SubmissionError as error:
         fail(str(error))
     render(result, console)

@@ -116,3 +116,24 @@ def test_markdown_and_html(spec, tmp_path: Path):
 def test_html_escapes_student_text(spec):
     bad = {"event": "compiled", "ok": False, "log": "<script>alert(1)</script> error"}
     assert "<script>alert" not in render_html(report(spec, [GPU, bad]))
+
+
+def test_sanitizer_findings_fail_correctness_and_are_shown(spec):
+    from grader.pipeline import apply_sanitizer
+    from grader.sanitizer import findings
+
+    log = """========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at transpose+0x1b0 in /tmp/x/mine.cu:14
+=========     by thread (3,0,0) in block (0,0,0)
+========= ERROR SUMMARY: 1 error
+"""
+    found, summary = findings(log)
+    assert found == ["Invalid __global__ write of size 4 bytes (at transpose+0x1b0 in /tmp/x/mine.cu:14)"]
+    assert summary == "ERROR SUMMARY: 1 error"
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)])
+    apply_sanitizer(r, {"memcheck": {"findings": found, "summary": summary, "abort": None},
+                        "racecheck": {"findings": [], "summary": "", "abort": None}})
+    assert r.status == "failed" and "memcheck" in r.check("correct").message
+    assert r.check("fast").status == "skipped" and r.score == 10
+    assert "Invalid __global__ write" in render_markdown(r) and "Invalid __global__ write" in render_html(r)
