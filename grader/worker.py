@@ -93,7 +93,9 @@ def grade(request: dict[str, Any], channel: Channel) -> None:
     roles: dict[str, dict[str, CompiledKernel]] = {}
     try:
         if spec.baseline:
-            roles["baseline"] = compile_reference(backend, catalog, spec, spec.baseline)
+            # "stage" is that stage's reference; "stage:name" is reference/<stage>/<name>.cu|.cl
+            stage_id, _, name = spec.baseline.partition(":")
+            roles["baseline"] = compile_reference(backend, catalog, spec, stage_id, name or "solution")
         roles["submission"] = kernels
         roles["reference"] = compile_reference(backend, catalog, spec, spec.id)
         if spec.ceiling:

@@ -40,7 +40,11 @@ def test_every_shipped_spec_loads_and_names_real_stages():
     assert stages, "the course has no stages"
     ids = {s.id for s in stages}
     for spec in stages:
-        assert spec.baseline is None or spec.baseline in ids, f"{spec.id}: unknown baseline"
+        if spec.baseline:
+            stage_id, _, name = spec.baseline.partition(":")
+            assert stage_id in ids, f"{spec.id}: unknown baseline"
+            for suffix in (".cu", ".cl"):
+                assert catalog().reference_file(stage_id, suffix, name or "solution").exists()
         assert spec.readme().exists(), f"{spec.id}: no README.md"
         for suffix in (".cu", ".cl"):
             assert spec.skeleton(suffix).exists(), f"{spec.id}: no skeleton{suffix}"
