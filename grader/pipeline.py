@@ -34,9 +34,11 @@ class Limits:
     compile_s: float = 120.0
     run_s: float = 30.0  # one correctness case (both of its runs)
     benchmark_s: float = 180.0  # one benchmark phase (a warm-up, the timed rounds)
+    jit_s: float = 30.0  # added to the first case: a device may compile at first launch (PoCL)
 
     def of(self, phase_limit: str) -> float:
-        return {"compile": self.compile_s, "run": self.run_s, "benchmark": self.benchmark_s}[phase_limit]
+        return {"compile": self.compile_s, "run": self.run_s, "first_run": self.jit_s + self.run_s,
+                "benchmark": self.benchmark_s}[phase_limit]
 
 
 OUTPUT_TAIL = 4000
@@ -203,7 +205,7 @@ def run_sanitizers(request: dict[str, Any], limits: Limits, kind: str) -> dict[s
     """Run the correctness cases under memcheck and racecheck; return findings per tool."""
     from grader import sanitizer
 
-    slow = Limits(limits.compile_s * 2, limits.run_s * SANITIZER_SLOWDOWN, limits.benchmark_s)
+    slow = Limits(limits.compile_s * 2, limits.run_s * SANITIZER_SLOWDOWN, limits.benchmark_s, limits.jit_s)
     results: dict[str, Any] = {}
     for tool in sanitizer.TOOLS:
         with tempfile.TemporaryDirectory(prefix="lab-sanitizer-") as tmp:
