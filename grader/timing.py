@@ -44,25 +44,44 @@ def summarize(samples: list[float]) -> dict[str, float]:
     }
 
 
-def benchmark(backend: Backend, spec: Spec, problem: Any,
-              roles: dict[str, dict[str, CompiledKernel]], case: dict[str, int | float],
+@dataclass
+class TimedRole:
+    """One kernel of the benchmark, launched as its own stage launches it."""
+
+    kernels: dict[str, CompiledKernel]
+    specs: dict[str, Any]
+    plan: list[Any]
+    values: dict[str, int | float]
+    buffers: CaseBuffers
+
+    def run(self, backend: Backend, timed: bool = False) -> float | None:
+        return run_plan(backend, self.kernels, self.specs, self.plan, self.values, self.buffers.bound(),
+                        timed=timed)
+
+
+def benchmark(backend: Backend, problem: Any,
+              roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]], case: dict[str, int | float],
               rng: np.random.Generator, policy: TimingPolicy,
               phase: Callable[[str], None]) -> dict[str, Any]:
     """Time every role ("baseline", "submission", "reference", "ceiling") on `case`.
 
-    Each role gets its own outputs; the inputs are shared. Returns the summaries by role.
+    Each role is launched with its own stage's shape and gets its own outputs; all roles read
+    the same inputs. Returns the summaries by role.
     """
-    setup = make_setup(spec, case)
-    inputs = problem.inputs(setup, rng)
-    specs = {k.name: k for k in spec.kernels}
-    plan = plan_for(problem, spec, setup)
-    buffers = {role: CaseBuffers(backend, problem, setup, inputs) for role in roles}
+    own_spec = roles["submission"][0]
+    inputs = problem.inputs(make_setup(own_spec, case), rng)
+    timed: dict[str, TimedRole] = {}
     try:
-        for role, kernels in roles.items():
+        for role, (spec, kernels) in roles.items():
+            setup = make_setup(spec, case)
+            timed[role] = TimedRole(kernels, {k.name: k for k in spec.kernels},
+                                    plan_for(problem, spec, setup), setup.values,
+                                    CaseBuffers(backend, problem, setup, inputs))
+        for role, entry in timed.items():
             phase(f"warm-up of the {role} kernel")
-            buffers[role].reset_outputs()
+            entry.buffers.reset_outputs()
             for _ in range(policy.warmup):
-                run_plan(backend, kernels, specs, plan, setup.values, buffers[role].bound())
+                entry.run(backend)
         phase("timed rounds")
         samples: dict[str, list[float]] = {role: [] for role in roles}
         order = list(roles)
@@ -72,9 +91,7 @@ def benchmark(backend: Backend, spec: Spec, problem: Any,
         while rounds < policy.max_rounds:
             for role in order:
                 backend.flush_l2()
-                seconds = run_plan(backend, roles[role], specs, plan, setup.values,
-                                   buffers[role].bound(), timed=True)
-                samples[role].append(float(seconds or 0.0))
+                samples[role].append(float(timed[role].run(backend, timed=True) or 0.0))
             order = order[1:] + order[:1]  # rotate: no kernel always goes first
             rounds += 1
             if rounds == 1:  # slow kernels: fewer rounds, so the budget holds (never under 3)
@@ -86,8 +103,8 @@ def benchmark(backend: Backend, spec: Spec, problem: Any,
                     break
         return {role: summarize(s) for role, s in samples.items()}
     finally:
-        for b in buffers.values():
-            b.release()
+        for entry in timed.values():
+            entry.buffers.release()
 
 
 def verify_benchmark_output(backend: Backend, spec: Spec, problem: Any,

@@ -39,6 +39,7 @@ def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
 
 def compile_reference(backend: Backend, catalog: Catalog, spec: Spec, stage_id: str,
                       name: str = "solution") -> dict[str, CompiledKernel]:
+    """Compile reference/<stage_id>/<name> with `spec`'s defines (the spec it is launched by)."""
     suffix = SUFFIX[backend.name]
     path = catalog.reference_file(stage_id, suffix, name)
     if not path.exists():
@@ -92,16 +93,19 @@ def grade(request: dict[str, Any], channel: Channel) -> None:
 
     case = benchmark_case(spec, backend.info.kind)
     channel.send("phase", name="compiling the baseline and reference kernels", limit="compile")
-    roles: dict[str, dict[str, CompiledKernel]] = {}
+    # Each role runs as its own stage launches it: the baseline with its stage's grid and defines.
+    roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = {}
     try:
         if spec.baseline:
             # "stage" is that stage's reference; "stage:name" is reference/<stage>/<name>.cu|.cl
             stage_id, _, name = spec.baseline.partition(":")
-            roles["baseline"] = compile_reference(backend, catalog, spec, stage_id, name or "solution")
-        roles["submission"] = kernels
-        roles["reference"] = compile_reference(backend, catalog, spec, spec.id)
+            base_spec = catalog.get(stage_id)
+            roles["baseline"] = (base_spec, compile_reference(backend, catalog, base_spec, stage_id,
+                                                              name or "solution"))
+        roles["submission"] = (spec, kernels)
+        roles["reference"] = (spec, compile_reference(backend, catalog, spec, spec.id))
         if spec.ceiling:
-            roles["ceiling"] = compile_reference(backend, catalog, spec, spec.id, spec.ceiling)
+            roles["ceiling"] = (spec, compile_reference(backend, catalog, spec, spec.id, spec.ceiling))
     except (FileNotFoundError, RuntimeError) as error:
         channel.send("error", message=f"cannot time this stage: {error}")
         return
@@ -110,7 +114,7 @@ def grade(request: dict[str, Any], channel: Channel) -> None:
         channel.send("phase", name=f"benchmark ({case_label(case)}): {name}", limit="benchmark")
 
     try:
-        stats = benchmark(backend, spec, problem, roles, case, rng,
+        stats = benchmark(backend, problem, roles, case, rng,
                           TimingPolicy.for_kind(backend.info.kind), phase)
         phase("checking your output at this size")
         ok, message = verify_benchmark_output(backend, spec, problem, kernels, case, rng)
