@@ -80,6 +80,9 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # NVIDIA's OpenCL reuses cached binaries silently, and then its build log lacks the
+    # register report the feedback shows: compile afresh.
+    env["CUDA_CACHE_DISABLE"] = "1"
     command = [sys.executable, "-m", "grader.worker"]
     if sanitize:
         command = sanitize + command

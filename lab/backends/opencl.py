@@ -149,11 +149,21 @@ class OpenCLBackend(Backend):
                 shared_bytes=int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.device)),
                 spill_bytes=report.spill_bytes,
                 local_bytes=int(kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, self.device)),
-                max_threads_per_block=int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.device)),
+                max_threads_per_block=self._max_threads(kernel),
                 source="OpenCL kernel work-group info" + (" and -cl-nv-verbose" if reported else ""),
             )
             kernels[entry] = OpenCLKernel(entry, kernel, resources, log)
         return kernels
+
+    def _max_threads(self, kernel: Any) -> int:
+        """The largest work-group this kernel can be launched with. NVIDIA's driver answers the
+        kernel query with 256 even where 1024 launches and runs (seen on an H200), so there
+        the device's own limit is the one that holds; a too-large launch still fails clearly."""
+        device_max = int(self.device.max_work_group_size)
+        if self.is_nvidia:
+            return device_max
+        query = self._cl.kernel_work_group_info.WORK_GROUP_SIZE
+        return min(device_max, int(kernel.get_work_group_info(query, self.device)))
 
     def alloc(self, nbytes: int) -> OpenCLBuffer:
         cl = self._cl
