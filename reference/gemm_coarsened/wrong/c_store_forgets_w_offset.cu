@@ -1,0 +1,45 @@
+// expect: correct never written
+// Bug: the final store forgets the w * RTS column offset: all WPT results of a thread go to
+// the same element C[globalCol * M + globalRow], the last one winning. Only RTS = 4 of the
+// 32 columns of each tile are written (with the wrong value), the other 28 are never written.
+
+extern "C" __global__ void gemm(const int M, const int N, const int K,
+                                const float *A, const float *B, float *C)
+{
+    const int row = threadIdx.x;                  // local row, 0..TS-1
+    const int col = threadIdx.y;                  // local column of the first element, 0..RTS-1
+    const int globalRow = TS * blockIdx.x + row;
+    const int globalCol = TS * blockIdx.y + col;  // columns globalCol + w*RTS, w = 0..WPT-1
+
+    __shared__ float Asub[TS][TS];
+    __shared__ float Bsub[TS][TS];
+
+    // WPT accumulators: the compiler keeps them in registers (constant-bound loops unroll).
+    float acc[WPT];
+    for (int w = 0; w < WPT; w++)
+        acc[w] = 0.0f;
+
+    const int numTiles = K / TS;
+    for (int t = 0; t < numTiles; t++) {
+        // A block of TS x RTS threads loads the two TS x TS tiles in WPT rounds.
+        for (int w = 0; w < WPT; w++) {
+            const int tiledRow = TS * t + row;
+            const int tiledCol = TS * t + col;
+            Asub[col + w * RTS][row] = A[(tiledCol + w * RTS) * M + globalRow];
+            Bsub[col + w * RTS][row] = B[(globalCol + w * RTS) * K + tiledRow];
+        }
+        __syncthreads();
+
+        // One value of Asub serves WPT multiply-adds: WPT + 1 shared loads per WPT FMAs
+        // instead of 2 per FMA.
+        for (int k = 0; k < TS; k++) {
+            const float a = Asub[k][row];
+            for (int w = 0; w < WPT; w++)
+                acc[w] += a * Bsub[col + w * RTS][k];
+        }
+        __syncthreads();
+    }
+
+    for (int w = 0; w < WPT; w++)
+        C[globalCol * M + globalRow] = acc[w];
+}
