@@ -47,15 +47,18 @@ class Bar:
 
 
 def hint(report: Report) -> str | None:
-    """The one thing to look at first, for the first failed check."""
+    """The one thing to look at first, for the first failed check: the stage's own hint for
+    that kind of failure where its spec gives one ([feedback] in assignment.toml)."""
     for check in report.checks:
         if check.status != FAILED:
             continue
         if check.name == "compiles":
-            return GENERIC_HINTS["compile"]
-        if check.name == "fast":
-            return GENERIC_HINTS["too_slow"]
-        return GENERIC_HINTS.get(str(check.details.get("kind", "")), GENERIC_HINTS["wrong"])
+            kind = "compile"
+        elif check.name == "fast":
+            kind = "too_slow"
+        else:
+            kind = str(check.details.get("kind", "")) or "wrong"
+        return report.hints.get(kind) or GENERIC_HINTS.get(kind, GENERIC_HINTS["wrong"])
     return None
 
 

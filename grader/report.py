@@ -57,6 +57,7 @@ class Report:
     cases: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # for a human to look at
+    hints: dict[str, str] = field(default_factory=dict)  # the stage's own, by failure kind
     sanitizer: dict[str, Any] | None = None  # compute-sanitizer findings per tool (--sanitize)
     compile_log: str = ""
     output_tail: str = ""  # what the kernel or driver printed

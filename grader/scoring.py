@@ -202,6 +202,7 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         cases=[{"label": c["label"], "ok": c["ok"], "message": c.get("message", "")} for c in cases],
         notes=notes,
         flags=flags,
+        hints=dict(spec.hints),
         compile_log=compiled["log"] if compiled else "",
         output_tail=output_tail,
         seed=seed,

@@ -98,6 +98,7 @@ class Spec:
     min_speedup: float | None
     points: dict[str, int]
     allowed_headers: tuple[str, ...]
+    hints: dict[str, str]  # [feedback]: what to look at, by failure kind (wrong, too_slow, ...)
     folder: Path = field(compare=False)
 
     @property
@@ -200,6 +201,7 @@ def load_spec(folder: Path) -> Spec:
             min_speedup=grading.get("min_speedup"),
             points={k: int(v) for k, v in grading.get("points", {}).items()},
             allowed_headers=tuple(a.get("headers", ())),
+            hints={k: str(v) for k, v in _table(data, "feedback", path).items()},
             folder=folder,
         )
     except KeyError as error:

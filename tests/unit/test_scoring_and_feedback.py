@@ -137,3 +137,13 @@ def test_sanitizer_findings_fail_correctness_and_are_shown(spec):
     assert r.status == "failed" and "memcheck" in r.check("correct").message
     assert r.check("fast").status == "skipped" and r.score == 10
     assert "Invalid __global__ write" in render_markdown(r) and "Invalid __global__ write" in render_html(r)
+
+
+def test_stage_hint_wins_over_the_generic_one(tmp_path):
+    text = GOOD.format(id="hinted") + '\n[feedback]\nwrong = "Swap blockIdx.x and blockIdx.y for the write."\n'
+    hinted = load_spec(write(tmp_path, "hinted", text))
+    bad = {"event": "case", "label": "w", "ok": False, "kind": "wrong", "message": "1 of 4 elements are wrong"}
+    r = report(hinted, [GPU, COMPILED, bad])
+    assert "Swap blockIdx.x" in render_markdown(r)
+    oob = {"event": "case", "label": "w", "ok": False, "kind": "out_of_bounds", "message": "wrote out of bounds"}
+    assert "outside the buffer" in render_markdown(report(hinted, [GPU, COMPILED, oob]))
