@@ -64,11 +64,19 @@ def layers(setup: Setup) -> int:
     return len(widths(setup)) - 1
 
 
-def _a(l: int, step: int | None) -> str:
-    """Buffer of the activations of layer l (A0 is the input X) in a step (None: final pass)."""
-    if l == 0:
+# Buffer names. `step` None is the final forward pass; the activations of layer 0 are X.
+def act(n: int, step: int | None) -> str:
+    if n == 0:
         return "X"
-    return f"A{l}_final" if step is None else f"A{l}_step{step}"
+    return f"A{n}_final" if step is None else f"A{n}_step{step}"
+
+
+def delta(n: int, step: int) -> str:
+    return f"D{n}_step{step}"
+
+
+def grad(n: int, step: int) -> str:
+    return f"dW{n}_step{step}"
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -82,33 +90,33 @@ def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:
     # Teacher: same shape, larger weights, hidden units centred on 0 so the targets spread
     # over about (0.1, 0.9) and differ from what the initial weights give.
     h = x.astype(np.float64)
-    for l in range(1, len(w)):
-        t = rng.normal(0.0, 2.0 / np.sqrt(w[l - 1]), size=(w[l - 1], w[l]))
-        h = _sigmoid(h @ t) - (0.5 if l < len(w) - 1 else 0.0)
+    for n in range(1, len(w)):
+        t = rng.normal(0.0, 2.0 / np.sqrt(w[n - 1]), size=(w[n - 1], w[n]))
+        h = _sigmoid(h @ t) - (0.5 if n < len(w) - 1 else 0.0)
     data = {"X": x, "Y": h.astype(np.float32)}
-    for l in range(1, len(w)):
-        data[f"W{l}_init"] = rng.normal(0.0, 1.0 / np.sqrt(w[l - 1]),
-                                        size=(w[l - 1], w[l])).astype(np.float32)
+    for n in range(1, len(w)):
+        std = 1.0 / np.sqrt(w[n - 1])
+        data[f"W{n}_init"] = rng.normal(0.0, std, size=(w[n - 1], w[n])).astype(np.float32)
     return data
 
 
 def initial(setup: Setup, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The weights start from the given initial weights on every run; the rest is NaN."""
-    return {f"W{l}": inputs[f"W{l}_init"] for l in range(1, layers(setup) + 1)}
+    return {f"W{n}": inputs[f"W{n}_init"] for n in range(1, layers(setup) + 1)}
 
 
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     batch, w, f32 = int(setup["batch"]), widths(setup), np.dtype(np.float32)
     out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
-    for l in range(1, len(w)):
-        out[f"W{l}"] = ((w[l - 1], w[l]), f32)
+    for n in range(1, len(w)):
+        out[f"W{n}"] = ((w[n - 1], w[n]), f32)
     for s in range(1, int(setup["steps"]) + 1):
-        for l in range(1, len(w)):
-            out[_a(l, s)] = ((batch, w[l]), f32)
-            out[f"D{l}_step{s}"] = ((batch, w[l]), f32)
-            out[f"dW{l}_step{s}"] = ((w[l - 1], w[l]), f32)
-    for l in range(1, len(w)):
-        out[_a(l, None)] = ((batch, w[l]), f32)
+        for n in range(1, len(w)):
+            out[act(n, s)] = ((batch, w[n]), f32)
+            out[delta(n, s)] = ((batch, w[n]), f32)
+            out[grad(n, s)] = ((w[n - 1], w[n]), f32)
+    for n in range(1, len(w)):
+        out[act(n, None)] = ((batch, w[n]), f32)
     return out
 
 
@@ -127,35 +135,39 @@ class Node:
 
 
 def schedule(setup: Setup) -> list[Node]:
-    """Every launch of one run, in order: `steps` SGD steps, then a last forward pass."""
+    """Every launch of one run, in order: `steps` SGD steps, then a last forward pass.
+
+    A kernel always works on one layer n, with weights Wn of n_in x n_out = w[n-1] x w[n].
+    """
     t, batch, w = int(setup["TILE"]), int(setup["batch"]), widths(setup)
-    big_l = len(w) - 1
+    last = len(w) - 1
     nodes: list[Node] = []
 
+    def node(kernel: str, n: int, rows: int, cols: int, bind: dict[str, str], writes: str,
+             step: int | None) -> None:
+        """A launch over the rows x cols matrix it writes, for layer n."""
+        dims = {"n_in": w[n - 1], "n_out": w[n]}
+        nodes.append(Node(kernel, (cols // t, rows // t), dims, bind, writes, step))
+
     def forward(s: int | None) -> None:
-        for l in range(1, big_l + 1):
-            nodes.append(Node("kf", (w[l] // t, batch // t), {"n_in": w[l - 1], "n_out": w[l]},
-                              {"A_out": _a(l, s), "A_in": _a(l - 1, s), "W": f"W{l}"}, _a(l, s), s))
+        for n in range(1, last + 1):
+            node("kf", n, batch, w[n], {"A_out": act(n, s), "A_in": act(n - 1, s), "W": f"W{n}"},
+                 act(n, s), s)
 
     for s in range(1, int(setup["steps"]) + 1):
         forward(s)
-        nodes.append(Node("output_delta", (w[big_l] // t, batch // t), {"n_out": w[big_l]},
-                          {"D": f"D{big_l}_step{s}", "O": _a(big_l, s), "Y": "Y"},
-                          f"D{big_l}_step{s}", s))
-        for l in range(big_l, 0, -1):
-            dims = {"n_in": w[l - 1], "n_out": w[l]}
-            nodes.append(Node("kb2", (w[l] // t, w[l - 1] // t), dims,
-                              {"dW": f"dW{l}_step{s}", "A_in": _a(l - 1, s), "D_out": f"D{l}_step{s}"},
-                              f"dW{l}_step{s}", s))
-            if l > 1:
-                nodes.append(Node("kb1", (w[l - 1] // t, batch // t), dims,
-                                  {"D_in": f"D{l - 1}_step{s}", "D_out": f"D{l}_step{s}",
-                                   "W": f"W{l}", "A_in": _a(l - 1, s)},
-                                  f"D{l - 1}_step{s}", s))
-        # Only now the weights change: kb1 above still needed the old Wl.
-        for l in range(big_l, 0, -1):
-            nodes.append(Node("update", (w[l] // t, w[l - 1] // t), {"n_in": w[l - 1], "n_out": w[l]},
-                              {"W": f"W{l}", "dW": f"dW{l}_step{s}"}, f"W{l}", s))
+        node("output_delta", last, batch, w[last],
+             {"D": delta(last, s), "O": act(last, s), "Y": "Y"}, delta(last, s), s)
+        for n in range(last, 0, -1):
+            node("kb2", n, w[n - 1], w[n],
+                 {"dW": grad(n, s), "A_in": act(n - 1, s), "D_out": delta(n, s)}, grad(n, s), s)
+            if n > 1:
+                node("kb1", n, batch, w[n - 1],
+                     {"D_in": delta(n - 1, s), "D_out": delta(n, s), "W": f"W{n}", "A_in": act(n - 1, s)},
+                     delta(n - 1, s), s)
+        # Only now the weights change: kb1 above still needed the old Wn.
+        for n in range(last, 0, -1):
+            node("update", n, w[n - 1], w[n], {"W": f"W{n}", "dW": grad(n, s)}, f"W{n}", s)
     forward(None)
     return nodes
 
@@ -170,7 +182,7 @@ def plan(setup: Setup) -> list[Any]:
 # --------------------------------------------------------------------------- the oracle
 
 def _g(k: int) -> float:
-    """Error of a float32 dot product of length k, in units of u |P| |Q| (see matmul.py)."""
+    """Error of a float32 dot product of length k, in units of |P| |Q| (see matmul.py)."""
     return UNIT_ROUNDOFF * (4.0 * np.sqrt(k) + 8.0)
 
 
@@ -184,13 +196,14 @@ def _product(p: np.ndarray, ep: np.ndarray, q: np.ndarray, eq: np.ndarray) -> tu
     return p @ q, bound + SPREAD * np.sqrt(carried)
 
 
-def _forward(x: np.ndarray, weights: list[np.ndarray], eweights: list[np.ndarray]):
+def _forward(x: np.ndarray, w: list[np.ndarray], ew: list[np.ndarray]):
+    """Activations of every layer (a[0] = x) and their error bounds."""
     a, ea = [x], [np.zeros_like(x)]
-    for wl, ewl in zip(weights, eweights):
-        z, ez = _product(a[-1], ea[-1], wl, ewl)
-        al = _sigmoid(z)
-        a.append(al)
-        ea.append(0.25 * ez + SIGMOID_ULPS * UNIT_ROUNDOFF * al)
+    for wn, ewn in zip(w, ew, strict=True):
+        z, ez = _product(a[-1], ea[-1], wn, ewn)
+        an = _sigmoid(z)
+        a.append(an)
+        ea.append(0.25 * ez + SIGMOID_ULPS * UNIT_ROUNDOFF * an)
     return a, ea
 
 
@@ -211,48 +224,46 @@ class Run:
 def train(setup: Setup, inputs: dict[str, np.ndarray]) -> Run:
     """The float64 run of the same steps from the same initial weights."""
     u = UNIT_ROUNDOFF
-    big_l, batch = layers(setup), int(setup["batch"])
-    lr = float(np.float32(setup["lr"]))  # the value the kernel receives
+    last, batch = layers(setup), int(setup["batch"])
+    rate = float(np.float32(setup["lr"])) / batch  # lr as the kernel receives it
     x = np.asarray(inputs["X"], dtype=np.float64)
     y = np.asarray(inputs["Y"], dtype=np.float64)
-    w = [np.asarray(inputs[f"W{l}_init"], dtype=np.float64) for l in range(1, big_l + 1)]
-    ew = [np.zeros_like(wl) for wl in w]
+    # w[n - 1] is Wn.
+    w = [np.asarray(inputs[f"W{n}_init"], dtype=np.float64) for n in range(1, last + 1)]
+    ew = [np.zeros_like(wn) for wn in w]
     expected: dict[str, np.ndarray] = {}
     bound: dict[str, np.ndarray] = {}
     losses = []
     for s in range(1, int(setup["steps"]) + 1):
         a, ea = _forward(x, w, ew)
-        o, eo = a[big_l], ea[big_l]
+        o, eo = a[last], ea[last]
         losses.append(loss(y, o))
-        d: list[np.ndarray] = [np.empty(0)] * (big_l + 1)
-        ed: list[np.ndarray] = [np.empty(0)] * (big_l + 1)
+        d = [np.empty(0)] * (last + 1)
+        ed = [np.empty(0)] * (last + 1)
         # d/dO of (Y - O) O (1 - O) is at most 1.25 in size for O, Y in [0, 1].
-        d[big_l] = (y - o) * o * (1 - o)
-        ed[big_l] = 1.25 * eo + 4 * u * (np.abs(y) + np.abs(o))
-        for l in range(big_l, 1, -1):
-            g, eg = _product(d[l], ed[l], w[l - 1].T, ew[l - 1].T)
-            fp, prev = a[l - 1] * (1 - a[l - 1]), a[l - 1]
-            efp = ea[l - 1] * np.abs(1 - 2 * prev) + 2 * u * fp
-            d[l - 1] = g * fp
-            ed[l - 1] = eg * fp + np.abs(g) * efp + 2 * u * np.abs(d[l - 1])
-        dw, edw = [], []
-        for l in range(1, big_l + 1):
-            gl, egl = _product(a[l - 1].T, ea[l - 1].T, d[l], ed[l])
-            dw.append(gl)
-            edw.append(egl)
-        for l in range(1, big_l + 1):
-            expected[_a(l, s)], bound[_a(l, s)] = a[l], ea[l]
-            expected[f"D{l}_step{s}"], bound[f"D{l}_step{s}"] = d[l], ed[l]
-            expected[f"dW{l}_step{s}"], bound[f"dW{l}_step{s}"] = dw[l - 1], edw[l - 1]
-        for l in range(big_l):
-            w[l] = w[l] + lr / batch * dw[l]
-            ew[l] = ew[l] + lr / batch * edw[l] + 3 * u * (np.abs(w[l]) + lr / batch * np.abs(dw[l]))
+        d[last] = (y - o) * o * (1 - o)
+        ed[last] = 1.25 * eo + 4 * u * (np.abs(y) + np.abs(o))
+        for n in range(last, 1, -1):
+            g, eg = _product(d[n], ed[n], w[n - 1].T, ew[n - 1].T)
+            fp = a[n - 1] * (1 - a[n - 1])
+            efp = ea[n - 1] * np.abs(1 - 2 * a[n - 1]) + 2 * u * fp
+            d[n - 1] = g * fp
+            ed[n - 1] = eg * fp + np.abs(g) * efp + 2 * u * np.abs(d[n - 1])
+        for n in range(1, last + 1):
+            dw, edw = _product(a[n - 1].T, ea[n - 1].T, d[n], ed[n])
+            expected[act(n, s)], bound[act(n, s)] = a[n], ea[n]
+            expected[delta(n, s)], bound[delta(n, s)] = d[n], ed[n]
+            expected[grad(n, s)], bound[grad(n, s)] = dw, edw
+        for n in range(1, last + 1):
+            step = rate * expected[grad(n, s)]
+            w[n - 1] = w[n - 1] + step
+            ew[n - 1] = ew[n - 1] + rate * bound[grad(n, s)] + 3 * u * (np.abs(w[n - 1]) + np.abs(step))
     a, ea = _forward(x, w, ew)
-    for l in range(1, big_l + 1):
-        expected[f"W{l}"], bound[f"W{l}"] = w[l - 1], ew[l - 1]
-        expected[_a(l, None)], bound[_a(l, None)] = a[l], ea[l]
-    losses.append(loss(y, a[big_l]))
-    loss_bound = float(np.sum(np.abs(y - a[big_l]) * ea[big_l] + ea[big_l] ** 2) / batch) + 1e-12
+    for n in range(1, last + 1):
+        expected[f"W{n}"], bound[f"W{n}"] = w[n - 1], ew[n - 1]
+        expected[act(n, None)], bound[act(n, None)] = a[n], ea[n]
+    losses.append(loss(y, a[last]))
+    loss_bound = float(np.sum(np.abs(y - a[last]) * ea[last] + ea[last] ** 2) / batch) + 1e-12
     return Run(expected, bound, losses, loss_bound)
 
 
@@ -260,10 +271,11 @@ def train(setup: Setup, inputs: dict[str, np.ndarray]) -> Run:
 
 ROLE = {"kf": "activations", "output_delta": "output error terms", "kb1": "error terms",
         "kb2": "weight gradient", "update": "weights"}
+INDEX = {"A": ("b", "j"), "D": ("b", "j"), "W": ("i", "j"), "d": ("i", "j")}
 
 
-def _where(node: Node, name: str, steps: int) -> str:
-    base = name.split("_")[0]
+def _where(node: Node, steps: int) -> str:
+    base = node.writes.split("_")[0]
     if node.kernel == "update":
         return f"{base} after {steps} step{'s' if steps != 1 else ''} (written in place by `update`)"
     when = "the final forward pass" if node.step is None else f"step {node.step} of {steps}"
@@ -272,34 +284,31 @@ def _where(node: Node, name: str, steps: int) -> str:
 
 def check(setup: Setup, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> Verdict:
     run = train(setup, inputs)
-    steps = int(setup["steps"])
+    steps, last = int(setup["steps"]), layers(setup)
     nodes = schedule(setup)
-    # In the order the task graph writes them; the weights, updated in place, only once all
-    # the steps are done; then the last forward pass.
+    # In the order the task graph writes them; the weights, updated in place, once all the
+    # steps are done; then the last forward pass.
     last_update = {n.writes: n for n in nodes if n.kernel == "update"}
     order = [n for n in nodes if n.kernel != "update" and n.step is not None]
-    order += [last_update[f"W{l}"] for l in range(1, layers(setup) + 1)]
+    order += [last_update[f"W{n}"] for n in range(1, last + 1)]
     order += [n for n in nodes if n.step is None]
 
-    index = {"A": ("b", "j"), "D": ("b", "j"), "W": ("i", "j"), "d": ("i", "j")}
     for node in order:
         name = node.writes
-        got = outputs[name]
-        verdict = compare(name, run.expected[name], got, rtol=0.0, atol=run.bound[name],
-                          index_names=index[name[0]])
+        verdict = compare(name, run.expected[name], outputs[name], rtol=0.0, atol=run.bound[name],
+                          index_names=INDEX[name[0]])
         if verdict.ok:
             continue
-        message = f"{_where(node, name, steps)}: {verdict.message}"
+        message = f"{_where(node, steps)}: {verdict.message}"
         if node.kernel == "kf" and node.bind["A_in"] == "X" and node.step is not None and node.step > 1:
             # Everything of the steps before checked out, kf included.
             message += (f". Everything up to step {node.step - 1} was right, `kf` included, so the "
                         f"weights step {node.step} starts from are off: look at `update` (every "
                         f"element of W gets W += lr / batch * dW, once per step)")
-        message += _loss_note(run, inputs["Y"], outputs[_a(layers(setup), None)], steps)
+        message += _loss_note(run, inputs["Y"], outputs[act(last, None)], steps)
         return Verdict(False, message, {**verdict.details, "step": node.step, "kernel": node.kernel})
 
-    big_l = layers(setup)
-    final = loss(inputs["Y"], outputs[_a(big_l, None)])
+    final = loss(inputs["Y"], outputs[act(last, None)])
     if not abs(final - run.losses[-1]) <= run.loss_bound + 1e-6 * run.losses[-1]:
         return Verdict(False, f"the loss after {steps} steps is wrong: expected {run.losses[-1]:.6g} "
                               f"(float64 run), got {final:.6g}",
