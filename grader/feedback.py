@@ -25,6 +25,9 @@ GENERIC_HINTS = {
              "smallest shape by hand.",
     "out_of_bounds": "Some thread computes an index outside the buffer: check the bounds of each "
                      "loop and which of width/height each index is multiplied by.",
+    "read_out_of_bounds": "Some thread reads outside an input: check the bounds of each loop and "
+                          "the index arithmetic of every load.",
+    "memory": "The kernel or its launch needed far more memory than the buffers the stage gives it.",
     "race": "Threads read shared memory before others wrote it (or after they overwrote it): put a "
             "barrier between the writes and the reads.",
     "input_modified": "Inputs are read-only: write only to the output buffer.",
@@ -117,6 +120,9 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # as an ordinary file would be, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

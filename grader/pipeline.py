@@ -67,12 +67,6 @@ def _crash_message(returncode: int, phase: str, kind: str) -> str:
 CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
 
 
-def _limit_memory() -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (CPU_MEMORY_LIMIT, CPU_MEMORY_LIMIT))
-
-
 def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu",
                sanitize: list[str] | None = None) -> tuple[list[dict[str, Any]], str | None, str]:
     """Run one worker; return its events, the abort reason (crash or hang) if any, and the
@@ -91,8 +85,7 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
     abort = None
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT),
-                                preexec_fn=_limit_memory if device_kind == "cpu" else None)
+                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(request).encode())
@@ -189,6 +182,9 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
         "device": target.index,
         "seed": seed,
         "timing": timing,
+        # On a CPU device the kernel runs in the worker's own memory: cap it (the CUDA driver
+        # reserves far more address space than it uses, so a GPU worker gets no cap).
+        "memory_limit": CPU_MEMORY_LIMIT if target.kind == "cpu" else None,
     }
     started = time.monotonic()
     events, abort, tail = run_worker(request, limits, target.kind)

@@ -138,11 +138,11 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
     # fast
     if "fast" in points:
         full = points["fast"]
-        if correct.status != PASSED:
-            fast = Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
-        elif device["kind"] != "gpu":
+        if device["kind"] != "gpu":
             fast = Check("fast", SKIPPED, "speed is graded on a GPU only; timings on this CPU device "
                          "are shown, not graded", 0, full, counted=False)
+        elif correct.status != PASSED:
+            fast = Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
         elif perf is None or perf.speedup is None or perf.required_speedup is None:
             fast = Check("fast", ERROR, errors[0] if errors else (abort or "not timed"), 0, full)
         else:

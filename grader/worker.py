@@ -129,11 +129,37 @@ def grade(request: dict[str, Any], channel: Channel) -> None:
     channel.send("timing", case=case, stats=stats, bytes=nbytes, flops=flops)
 
 
+def die_with_parent() -> None:
+    """Linux: be killed when the grading process dies (even by kill -9), never orphaned."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def limit_memory(nbytes: int | None) -> None:
+    if nbytes:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+
+
 def main() -> int:
+    die_with_parent()
     channel = private_channel()
+    request: dict[str, Any] = {}
     try:
         request = json.loads(sys.stdin.read())
+        limit_memory(request.get("memory_limit"))
         grade(request, channel)
+    except MemoryError:
+        channel.send("case", label="memory", ok=False, kind="memory",
+                     message="ran out of memory (the worker's limit on a CPU device is "
+                             f"{(request.get('memory_limit') or 0) >> 30} GiB)")
     except Exception as error:  # noqa: BLE001 - the parent turns this into an "error" verdict
         channel.send("error", message=f"{type(error).__name__}: {error}",
                      traceback=traceback.format_exc())
