@@ -1,0 +1,26 @@
+"""Grading a whole class: find the submissions in a folder of student folders, grade each one
+through the same isolated path as `lab grade`, keep every result on disk keyed by what it was
+graded from (so a rerun grades only what changed), and write the class outputs: per-student
+feedback, Gradescope results, a gradebook and a class summary.
+
+One concept per module:
+    layout      SUBMISSIONS/<student>/<stage>.{cu,cl}: what is graded, what is not and why
+    devices     which devices grade which backend, and how many workers each gets
+    keys        the cache key of a result: what it was graded from
+    store       RESULTS/<student>/<stage>/: atomic writes, result.json last, resume, lock
+    failures    a failed result's reason, grouped for the class and free of names
+    outcome     one submission's result, as the class outputs need it
+    plan        what to grade now, what is up to date, what cannot be graded here
+    errors      the report of a submission the batch could not grade
+    runner      the worker threads, one per GPU or --jobs on a CPU device
+    processes   stopping the grading children of an interrupted batch
+    gradescope  results.json in Gradescope's autograder format
+    gradebook   gradebook.csv: one row per student, one column per stage
+    not_graded  not_graded.csv and not_graded.json
+    summary     the class summary: pass rates, speedups, failure reasons, batch timing
+    charts      the inline SVG speedup histogram of the summary
+    html        summary.html from templates/batch_summary.html.j2
+    outputs     the class files at the top of RESULTS
+"""
+
+from __future__ import annotations

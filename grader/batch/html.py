@@ -1,0 +1,49 @@
+"""summary.html from a ClassSummary, through templates/batch_summary.html.j2."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from grader.batch.charts import speedup_histogram, speedup_text
+from grader.batch.summary import ClassSummary
+from grader.feedback import TEMPLATES
+
+TEMPLATE = "batch_summary.html.j2"
+
+
+def duration_text(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 90:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["x"] = lambda v: "-" if v is None else speedup_text(v)
+    env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.0f}%"
+    env.filters["rate"] = lambda v: "-" if v is None else (f"{v:.1f}" if v < 100 else f"{v:.0f}")
+    env.filters["duration"] = duration_text
+    env.filters["median"] = _median
+    return env
+
+
+def render_summary_html(summary: ClassSummary) -> str:
+    charts = {
+        st.stage: speedup_histogram(st.speedups, st.reference_speedup, st.required_speedup,
+                                    title=f"{st.stage}: speedups of {len(st.speedups)} submissions")
+        for st in summary.stages
+    }
+    return environment().get_template(TEMPLATE).render(s=summary, charts=charts)

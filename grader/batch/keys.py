@@ -1,0 +1,68 @@
+"""The cache key of a result: a hash of everything the verdict depends on.
+
+The submission's bytes; the stage's assignment.toml and the reference kernels the grader runs
+beside it (the stage's solution, the baseline stage's solution, the ceiling kernel); the
+grader's version; the backend and the device's name; and the grading options (timing on or
+off, the time limit). A result whose key differs from the one computed now is regraded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import GRADER_VERSION
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+NO_DEVICE = "(no device)"
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    """The options of `grade_file` that change a verdict."""
+
+    timing: bool = True
+    run_limit_s: float = 30.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {"timing": self.timing, "run_limit_s": self.run_limit_s}
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes, read in pieces. Raises OSError."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _digest_or_missing(path: Path) -> str:
+    try:
+        return file_digest(path)
+    except FileNotFoundError:
+        return "missing"
+
+
+def stage_digest(catalog: Catalog, spec: Spec, backend: str) -> str:
+    """sha256 over the stage's spec and the reference kernels timed beside a submission."""
+    suffix = SUFFIX[backend]
+    parts = {"assignment.toml": _digest_or_missing(spec.folder / "assignment.toml"),
+             "solution": _digest_or_missing(catalog.reference_file(spec.id, suffix))}
+    if spec.baseline:
+        parts["baseline"] = _digest_or_missing(catalog.reference_file(spec.baseline, suffix))
+    if spec.ceiling:
+        parts["ceiling"] = _digest_or_missing(catalog.reference_file(spec.id, suffix, spec.ceiling))
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def result_key(submission_digest: str, stage_fingerprint: str, backend: str, device_name: str,
+               options: GradingOptions) -> str:
+    """The key a result graded from these inputs carries (`stage_fingerprint`: stage_digest)."""
+    material = {"submission": submission_digest, "stage": stage_fingerprint, "grader": GRADER_VERSION,
+                "backend": backend, "device": device_name, "options": options.as_dict()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

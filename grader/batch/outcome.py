@@ -1,0 +1,62 @@
+"""One submission's result as the class outputs need it, read from its result.json content
+(the `lab grade --json` report plus the batch's own fields), whether graded now or earlier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grader.batch.failures import Failure, classify
+from grader.batch.layout import Submission
+
+
+@dataclass(frozen=True)
+class Outcome:
+    student: str
+    stage: str
+    file: str  # inside SUBMISSIONS, e.g. "alice/transpose_naive.cl"
+    status: str  # passed | failed | error
+    score: int | None  # None: no grade exists (no device for it here, or the batch failed on it)
+    max_score: int
+    failure: Failure | None
+    speedup: float | None
+    reference_speedup: float | None
+    required_speedup: float | None
+    speed_graded: bool  # False on a CPU device: speed shown, not graded
+    device: str
+    device_kind: str  # "gpu" | "cpu" | ... ; "none" when not graded
+    duration_s: float
+    graded_now: bool  # False: up to date from an earlier run
+
+    @property
+    def graded(self) -> bool:
+        return self.score is not None
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now: bool) -> Outcome:
+    """`data`: the content of a result.json (see grader.batch.store)."""
+    batch = data.get("batch") or {}
+    perf = data.get("performance") or {}
+    graded = bool(batch.get("graded", True))
+    checks = data.get("checks") or []
+    return Outcome(
+        student=submission.student,
+        stage=submission.stage,
+        file=submission.relative,
+        status=str(data.get("status", "error")),
+        score=int(data.get("score", 0)) if graded else None,
+        max_score=int(data.get("max_score", 0)),
+        failure=classify(checks, str(data.get("file", ""))),
+        speedup=_float(perf.get("speedup")),
+        reference_speedup=_float(perf.get("reference_speedup")),
+        required_speedup=_float(perf.get("required_speedup")),
+        speed_graded=bool(perf.get("graded", False)),
+        device=str((data.get("device") or {}).get("name", "")),
+        device_kind=str((data.get("device") or {}).get("kind", "")),
+        duration_s=_float(data.get("duration_s")) or 0.0,
+        graded_now=graded_now,
+    )

@@ -1,0 +1,216 @@
+"""The run loop: worker threads, each pinned to one device, take submissions from a queue and
+grade each one through grader.pipeline.grade_file, which runs it in a child process of its
+own (that is where the isolation is: a crash or a hang there becomes a verdict).
+
+A GPU has one worker, a CPU device --jobs of them (grader.batch.devices). The backends are
+graded one after the other, so a CUDA and an OpenCL kernel never share one GPU at once.
+Whatever goes wrong with one submission becomes its error result; the batch goes on. On an
+interrupt the workers stop taking submissions, the gradings in flight are killed and their
+results dropped, and everything finished so far stays on disk for the next run.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from grader.batch.devices import BACKEND_ORDER, Pool
+from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
+from grader.batch.keys import GradingOptions, result_key
+from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.plan import Job, Plan, Unavailable, submission_digest
+from grader.batch.processes import kill_child_workers
+from grader.batch.store import ResultStore
+from grader.pipeline import Limits, grade_file
+from grader.report import Report
+from lab.backends.discovery import Target
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+try:  # grader.pipeline's preexec_fn imports `resource` in the forked child of a CPU grading;
+    import resource  # noqa: F401 - loaded here first, that import takes no lock in the child
+except ImportError:  # not POSIX
+    pass
+
+GradeFunction = Callable[[Spec, Path, Target], Report]
+
+
+@dataclass(frozen=True)
+class Started:
+    job: Job
+    device: str  # the target's label, e.g. "cuda:1"
+
+
+@dataclass(frozen=True)
+class Finished:
+    outcome: Outcome
+    problem: str = ""  # set when its files could not be written
+
+
+BatchEvent = Started | Finished
+
+
+@dataclass(frozen=True)
+class RunResult:
+    outcomes: tuple[Outcome, ...]  # graded (or recorded as not gradable) by this run
+    interrupted: bool
+    elapsed_s: float
+    problems: tuple[str, ...]  # results that could not be written
+
+
+def pipeline_grader(catalog: Catalog, options: GradingOptions) -> GradeFunction:
+    """grade_file with the batch's options: the same isolated path as `lab grade`."""
+    limits = Limits(run_s=options.run_limit_s)
+
+    def grade(spec: Spec, path: Path, target: Target) -> Report:
+        return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits)
+
+    return grade
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Runner:
+    def __init__(self, store: ResultStore, options: GradingOptions, grade: GradeFunction,
+                 on_event: Callable[[BatchEvent], None] | None = None):
+        self.store = store
+        self.options = options
+        self.grade = grade
+        self.on_event = on_event or (lambda event: None)
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self._outcomes: list[Outcome] = []
+        self._problems: list[str] = []
+
+    # -- one submission ------------------------------------------------------------------
+    def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> dict[str, Any]:
+        sub = job.submission
+        return {"student": sub.student, "stage": sub.stage, "submission": sub.relative,
+                "submission_sha256": digest, "graded": graded, "graded_at": _now(), "device": device,
+                "options": self.options.as_dict()}
+
+    def _record(self, job: Job, report: Report, key: str | None, graded: bool,
+                device: str | None, digest: str | None) -> None:
+        sub = job.submission
+        problem = ""
+        meta = self._meta(job, graded, device, digest)
+        try:
+            data = self.store.save(sub, report, key, meta)
+        except OSError as error:
+            problem = f"{sub.relative}: its result could not be written ({error.strerror or error})"
+            data = report.to_json()
+            data["batch"] = meta
+        outcome = outcome_from_result(sub, data, graded_now=True)
+        with self._lock:
+            self._outcomes.append(outcome)
+            if problem:
+                self._problems.append(problem)
+        self._emit(Finished(outcome, problem))
+
+    def _emit(self, event: BatchEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:  # noqa: BLE001 - a display problem must not stop the grading
+            pass
+
+    def record_unavailable(self, item: Unavailable) -> None:
+        job = item.job
+        sub = job.submission
+        report = error_report(job.spec, str(sub.path), sub.backend, f"not graded: {item.why}", NO_DEVICE,
+                              note="Grade it on a machine with a device for this backend.")
+        digest = submission_digest(sub)
+        key = (result_key(digest, job.stage_fingerprint, sub.backend, item.device_name, self.options)
+               if digest else None)
+        self._record(job, report, key, graded=False, device=None, digest=digest)
+
+    def grade_one(self, job: Job, target: Target) -> None:
+        sub = job.submission
+        self._emit(Started(job, target.label))
+        before = submission_digest(sub)
+        try:
+            report = self.grade(job.spec, sub.path, target)
+            graded = True
+        except Exception as error:  # noqa: BLE001 - one submission's failure is its own result
+            report = error_report(job.spec, str(sub.path), sub.backend,
+                                  f"the batch could not grade this file: {type(error).__name__}: {error}",
+                                  GRADER_ERROR, note="The next run of the batch grades it again.")
+            graded = False
+        if self.stop.is_set():
+            return  # interrupted: the grading was killed, its verdict means nothing
+        after = submission_digest(sub)
+        key = None
+        if graded and before is not None and before == after:
+            key = result_key(before, job.stage_fingerprint, sub.backend, target.name, self.options)
+        self._record(job, report, key, graded=graded, device=target.label,
+                     digest=before if before == after else None)
+
+    # -- the loop ------------------------------------------------------------------------
+    def _work(self, target: Target, jobs: queue.Queue[Job]) -> None:
+        while not self.stop.is_set():
+            try:
+                job = jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self.grade_one(job, target)
+            except Exception as error:  # noqa: BLE001 - never lose a worker thread
+                with self._lock:
+                    self._problems.append(f"{job.submission.relative}: {type(error).__name__}: {error}")
+
+    def run(self, plan: Plan, pool: Pool) -> RunResult:
+        started = time.monotonic()
+        interrupted = False
+        try:
+            for item in plan.unavailable:
+                if self.stop.is_set():
+                    break
+                self.record_unavailable(item)
+            for backend in BACKEND_ORDER:
+                jobs = [job for job in plan.to_grade if job.submission.backend == backend]
+                if not jobs or self.stop.is_set():
+                    continue
+                waiting: queue.Queue[Job] = queue.Queue()
+                for job in jobs:
+                    waiting.put(job)
+                threads = [threading.Thread(target=self._work, args=(lane.target, waiting),
+                                            name=f"grade-{lane.target.label}-{n}", daemon=True)
+                           for lane in pool.lanes_of(backend) for n in range(lane.workers)]
+                for thread in threads:
+                    thread.start()
+                self._join(threads)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.stop.set()
+        if self.stop.is_set():
+            interrupted = True
+            self._stop_workers()
+        with self._lock:
+            outcomes, problems = tuple(self._outcomes), tuple(self._problems)
+        return RunResult(outcomes, interrupted, time.monotonic() - started, problems)
+
+    def _join(self, threads: list[threading.Thread]) -> None:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
+
+    def _stop_workers(self) -> None:
+        """Kill the gradings in flight and wait for their threads, however long Ctrl-C is held."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                kill_child_workers()
+                alive = [t for t in threading.enumerate() if t.name.startswith("grade-") and t.is_alive()]
+                if not alive:
+                    return
+                for thread in alive:
+                    thread.join(0.2)
+            except KeyboardInterrupt:
+                continue

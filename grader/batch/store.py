@@ -1,0 +1,147 @@
+"""Results on disk, one folder per submission: RESULTS/<student>/<stage>/.
+
+Each file is written atomically (a temporary file, then os.replace). result.json is removed
+first and written last, after feedback.md, feedback.html and results.json: a folder whose
+result.json is missing, unreadable or carries another key is graded again, so a batch killed
+at any moment (even with SIGKILL) loses at most the submissions it was grading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from grader.batch.gradescope import gradescope_results
+from grader.batch.layout import Submission
+from grader.feedback import render_html, render_markdown, write_atomic
+from grader.report import Report
+
+RESULT = "result.json"
+FEEDBACK_MD = "feedback.md"
+FEEDBACK_HTML = "feedback.html"
+GRADESCOPE = "results.json"
+SIBLINGS = (FEEDBACK_MD, FEEDBACK_HTML, GRADESCOPE)  # written before RESULT, in this order
+CLASS_FILES = ("gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json")
+LOCK = ".lab-batch.lock"
+
+# grader.feedback.write_atomic's temporary files: ".<name>.<random>" beside <name>.
+_TEMP = re.compile(r"^\.(?:{})\.[A-Za-z0-9_]+$".format("|".join(
+    re.escape(n) for n in (RESULT, *SIBLINGS, *CLASS_FILES))))
+
+
+class StoreBusy(RuntimeError):
+    """Another batch holds RESULTS."""
+
+
+def is_temp_file(name: str) -> bool:
+    return bool(_TEMP.match(name))
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+class ResultStore:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def folder(self, submission: Submission) -> Path:
+        return self.root / submission.student / submission.stage
+
+    def load(self, submission: Submission) -> dict[str, Any] | None:
+        """The content of a submission's result.json, or None when it is missing or unreadable."""
+        try:
+            data = json.loads((self.folder(submission) / RESULT).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def fresh(self, submission: Submission, keys: Collection[str]) -> dict[str, Any] | None:
+        """The stored result if it was graded from the same inputs (its key is one of `keys`)
+        and its other files are all there; otherwise None."""
+        data = self.load(submission)
+        if data is None or not data.get("cache_key") or data.get("cache_key") not in keys:
+            return None
+        folder = self.folder(submission)
+        if not all((folder / name).is_file() for name in SIBLINGS):
+            return None
+        return data
+
+    def save(self, submission: Submission, report: Report, key: str | None,
+             batch: dict[str, Any]) -> dict[str, Any]:
+        """Write the four files of one result, result.json last; return result.json's content.
+
+        `key` None: the result is shown but graded again by the next run."""
+        folder = self.folder(submission)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / RESULT).unlink(missing_ok=True)
+        write_atomic(folder / FEEDBACK_MD, render_markdown(report))
+        write_atomic(folder / FEEDBACK_HTML, render_html(report))
+        write_atomic(folder / GRADESCOPE, dumps(gradescope_results(report)))
+        data = report.to_json()
+        data["cache_key"] = key
+        data["batch"] = batch
+        write_atomic(folder / RESULT, dumps(data))
+        return data
+
+    def write_class_file(self, name: str, text: str) -> Path:
+        path = self.root / name
+        write_atomic(path, text)
+        return path
+
+    def sweep_temp_files(self) -> int:
+        """Remove temporary files a killed batch left behind (call while holding the lock)."""
+        removed = 0
+        for folder in self._result_folders():
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                if is_temp_file(name):
+                    try:
+                        (folder / name).unlink()
+                        removed += 1
+                    except OSError:
+                        pass
+        return removed
+
+    def _result_folders(self) -> Iterator[Path]:
+        yield self.root
+        for student in _subfolders(self.root):
+            yield from _subfolders(student)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold RESULTS for this batch; StoreBusy when another batch holds it. The lock goes
+        with the process, however it ends."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            yield
+            return
+        handle = open(self.root / LOCK, "a+")
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as error:
+                raise StoreBusy(f"another `lab batch` is writing to {self.root} right now") from error
+            yield
+        finally:
+            handle.close()
+
+
+def _subfolders(folder: Path) -> Iterator[Path]:
+    try:
+        with os.scandir(folder) as it:
+            entries = [e for e in it if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+    except OSError:
+        return
+    for entry in entries:
+        yield Path(entry.path)

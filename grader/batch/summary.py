@@ -1,0 +1,156 @@
+"""The class summary: per stage the pass rate, the speedups and the most common failure
+reasons; the files not graded, by reason; how fast the batch went. No student is named:
+every text taken from a result has the students' folder names removed."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from grader import GRADER_VERSION
+from grader.batch.keys import GradingOptions
+from grader.batch.layout import NotGraded
+from grader.batch.outcome import Outcome
+from grader.report import PASSED
+from lab.spec import Spec
+
+TOP_REASONS = 6
+
+
+class Redactor:
+    """Removes every student's name (their folder's name) from a text."""
+
+    def __init__(self, students: Iterable[str]):
+        names = sorted({s for s in students if s.strip()}, key=len, reverse=True)
+        self._pattern = (re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in names))
+                         if names else None)
+
+    def __call__(self, text: str) -> str:
+        return self._pattern.sub("[student]", text) if self._pattern else text
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    check: str
+    kind: str
+    label: str
+    count: int
+    example: str  # one message of the group, names removed
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    stage: str
+    title: str
+    max_score: int
+    submitted: int
+    passed: int
+    failed: int
+    not_graded: int  # no grade: no device for it here, or the batch failed on it
+    mean_fraction: float | None  # mean of score / max_score: maxima differ where speed is not graded
+    speedups: tuple[float, ...]
+    reference_speedup: float | None  # median over the class's results
+    required_speedup: float | None
+    speed_graded: bool
+    has_baseline: bool  # a stage with no baseline has no speedup
+    reasons: tuple[ReasonCount, ...]
+    other_reasons: int  # failures in groups past the TOP_REASONS shown
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.submitted if self.submitted else None
+
+
+@dataclass(frozen=True)
+class BatchStats:
+    submissions: int
+    graded_now: int
+    up_to_date: int
+    could_not_grade: int
+    elapsed_s: float
+    grading_s: float  # the gradings' own durations, added up
+    workers: tuple[str, ...]
+    options: GradingOptions
+    interrupted: bool = False
+
+    @property
+    def per_minute(self) -> float | None:
+        return 60.0 * self.graded_now / self.elapsed_s if self.graded_now and self.elapsed_s > 0 else None
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    students: int
+    stages: tuple[StageSummary, ...]
+    not_graded: tuple[tuple[str, int], ...]  # (reason, number of paths)
+    not_graded_paths: int
+    stats: BatchStats
+    cpu_only: bool  # every result came from a CPU device: speed shown, not graded
+    generated_at: str
+    grader_version: str
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _mean_fraction(outcomes: Sequence[Outcome]) -> float | None:
+    fractions = [o.score / o.max_score for o in outcomes if o.score is not None and o.max_score > 0]
+    return statistics.fmean(fractions) if fractions else None
+
+
+def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor) -> StageSummary:
+    graded = [o for o in outcomes if o.graded]
+    groups: Counter[tuple[str, str, str]] = Counter()
+    examples: dict[tuple[str, str, str], str] = {}
+    for o in outcomes:
+        if o.status == PASSED or o.failure is None:
+            continue
+        key = (o.failure.check, o.failure.kind, redact(o.failure.label))
+        groups[key] += 1
+        examples.setdefault(key, redact(o.failure.message))
+    ranked = sorted(groups.items(), key=lambda item: (-item[1], item[0]))
+    reasons = tuple(ReasonCount(c, k, label, n, examples[(c, k, label)])
+                    for (c, k, label), n in ranked[:TOP_REASONS])
+    return StageSummary(
+        stage=spec.id,
+        title=spec.title,
+        max_score=spec.max_score,
+        submitted=len(outcomes),
+        passed=sum(o.status == PASSED for o in outcomes),
+        failed=sum(o.graded and o.status != PASSED for o in outcomes),
+        not_graded=len(outcomes) - len(graded),
+        mean_fraction=_mean_fraction(graded),
+        speedups=tuple(sorted(o.speedup for o in graded if o.speedup is not None)),
+        reference_speedup=_median([o.reference_speedup for o in graded if o.reference_speedup is not None]),
+        required_speedup=_median([o.required_speedup for o in graded if o.required_speedup is not None]),
+        speed_graded=any(o.speed_graded for o in graded),
+        has_baseline=spec.baseline is not None,
+        reasons=reasons,
+        other_reasons=sum(n for _, n in ranked[TOP_REASONS:]),
+    )
+
+
+def summarize(stages: Sequence[Spec], students: Sequence[str], outcomes: Sequence[Outcome],
+              not_graded: Sequence[NotGraded], stats: BatchStats) -> ClassSummary:
+    """`stages` in course order; a stage with no submission is left out."""
+    redact = Redactor(students)
+    by_stage: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_stage.setdefault(o.stage, []).append(o)
+    reasons = Counter(n.reason for n in not_graded)
+    kinds = {o.device_kind for o in outcomes if o.graded}
+    return ClassSummary(
+        students=len(students),
+        stages=tuple(_stage(spec, by_stage[spec.id], redact) for spec in stages if spec.id in by_stage),
+        not_graded=tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
+        not_graded_paths=len(not_graded),
+        stats=stats,
+        cpu_only=bool(kinds) and "gpu" not in kinds,
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        grader_version=GRADER_VERSION,
+    )
