@@ -11,7 +11,7 @@ import numpy as np
 from grader import memory
 from grader.launching import plan_for, run_plan
 from lab.backends.base import Backend, Buffer, CompiledKernel
-from lab.problems.base import Setup
+from lab.problems.base import Setup, Verdict
 from lab.spec import Spec
 
 
@@ -20,7 +20,7 @@ class CaseResult:
     label: str
     ok: bool
     message: str = ""
-    kind: str = ""  # "", "wrong", "out_of_bounds", "race", "input_modified"
+    kind: str = ""  # "", "wrong", "out_of_bounds", "read_out_of_bounds", "race", "input_modified"
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -34,7 +34,7 @@ def make_setup(spec: Spec, case: dict[str, int | float]) -> Setup:
 
 
 class CaseBuffers:
-    """Device buffers for one case: inputs uploaded once, outputs guarded."""
+    """Device buffers for one case: inputs uploaded once, inputs and outputs guarded."""
 
     def __init__(self, backend: Backend, problem: Any, setup: Setup, inputs: dict[str, np.ndarray]):
         self.backend = backend
@@ -42,10 +42,20 @@ class CaseBuffers:
         self.setup = setup
         self.inputs = inputs
         self.input_buffers: dict[str, Buffer] = {}
-        for name, array in inputs.items():
-            buf = backend.alloc(array.nbytes)
-            backend.upload(buf, array)
-            self.input_buffers[name] = buf
+        self.guarded_inputs: dict[str, tuple[int, memory.GuardedBuffer]] = {}  # name -> (number, buffer)
+        self._plain_inputs: list[Buffer] = []
+        for number, (name, array) in enumerate(inputs.items()):
+            if array.dtype.itemsize == 4:
+                guarded = memory.allocate(backend, name, array.shape, array.dtype,
+                                          memory.input_guard_bits(number))
+                memory.fill(backend, guarded, array)
+                self.guarded_inputs[name] = (number, guarded)
+                self.input_buffers[name] = guarded.inner
+            else:
+                buf = backend.alloc(array.nbytes)
+                backend.upload(buf, array)
+                self._plain_inputs.append(buf)
+                self.input_buffers[name] = buf
         self.outputs = {
             name: memory.allocate(backend, name, shape, dtype)
             for name, (shape, dtype) in problem.outputs(setup).items()
@@ -87,11 +97,40 @@ class CaseBuffers:
                 changed.append(name)
         return changed
 
+    def inputs_out_of_bounds(self) -> list[str]:
+        """One line for each input whose guard bands the kernel wrote into."""
+        found = []
+        for _, guarded in self.guarded_inputs.values():
+            back = memory.read(self.backend, guarded)
+            if back.out_of_bounds:
+                found.append(back.out_of_bounds)
+        return found
+
+    def read_out_of_bounds(self, outputs: dict[str, np.ndarray]) -> str | None:
+        """A kernel that reads past an input carries that input's guard NaN into its outputs."""
+        for name, (number, _) in self.guarded_inputs.items():
+            for out_name, values in outputs.items():
+                if values.dtype.itemsize != 4 or values.dtype.kind != "f":
+                    continue
+                hits = memory.carried_input_guard(values, number)
+                if hits.size:
+                    where = ", ".join(str(int(i)) for i in np.unravel_index(int(hits[0]), values.shape))
+                    return (f"read out of bounds of `{name}`: {hits.size} element(s) of `{out_name}` hold "
+                            f"the marked NaN the grader puts around `{name}` (the first at "
+                            f"{out_name}[{where}]), so some thread reads past the end or before the "
+                            f"start of `{name}`")
+        return None
+
     def release(self) -> None:
-        for buf in self.input_buffers.values():
-            self.backend.release(buf)
-        for out in self.outputs.values():
-            self.backend.release(out.whole)
+        """Free everything; never raise (this runs in `finally`, often after a failed launch, and
+        must not replace the launch's error with a failure to free a dead context's memory)."""
+        buffers = [*self._plain_inputs, *(g.whole for _, g in self.guarded_inputs.values()),
+                   *(out.whole for out in self.outputs.values())]
+        for buf in buffers:
+            try:
+                self.backend.release(buf)
+            except Exception:  # noqa: BLE001 - see above
+                pass
 
 
 def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, CompiledKernel],
@@ -108,11 +147,19 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         first, out_of_bounds = buffers.read_outputs()
         if out_of_bounds:
             return CaseResult(label, False, "; ".join(out_of_bounds), "out_of_bounds")
+        out_of_bounds = buffers.inputs_out_of_bounds()
+        if out_of_bounds:
+            return CaseResult(label, False, "; ".join(out_of_bounds), "out_of_bounds")
         changed = [n for n in buffers.modified_inputs() if n not in first]
         if changed:
             return CaseResult(label, False, f"the kernel wrote into its input `{changed[0]}`",
                               "input_modified")
+        read_past = buffers.read_out_of_bounds(first)
+        if read_past:
+            return CaseResult(label, False, read_past, "read_out_of_bounds")
         verdict = problem.check(setup, buffers.inputs, first)
+        if not verdict.ok:
+            verdict = explain_nans(verdict, first)
         race = None
         if repeat:
             buffers.reset_outputs()
@@ -124,6 +171,11 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         if race:
             message = (f"outputs differ between two runs with the same inputs ({race}): a likely "
                        f"missing barrier (__syncthreads() / barrier()) or a race between threads")
+            skipped = _left_unwritten(first, second)
+            if skipped:
+                message = (f"outputs differ between two runs with the same inputs: the second run left "
+                           f"{skipped} never written that the first run wrote; a kernel must do all "
+                           f"its work on every launch (no state kept from one launch to the next)")
             if not verdict.ok:
                 message = verdict.message + "; " + message
             return CaseResult(label, False, message, "race", verdict.details)
@@ -132,6 +184,27 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         return CaseResult(label, True)
     finally:
         buffers.release()
+
+
+def explain_nans(verdict: Verdict, outputs: dict[str, np.ndarray]) -> Verdict:
+    """Say so when some NaNs in the outputs are not the grader's poison: the kernel wrote them."""
+    computed = sum(memory.computed_nans(values) for values in outputs.values())
+    if not computed:
+        return verdict
+    note = (f"; {computed} of the wrong elements hold a NaN the kernel wrote (not the grader's "
+            f"poison): reading out of bounds or uninitialized memory is the usual cause")
+    return Verdict(verdict.ok, verdict.message + note, verdict.details)
+
+
+def _left_unwritten(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> str | None:
+    for name, a in first.items():
+        if a.dtype.itemsize != 4 or a.dtype.kind != "f":
+            continue
+        poison = second[name].view(np.uint32) == memory.POISON_BITS
+        skipped = poison & (a.view(np.uint32) != memory.POISON_BITS)
+        if skipped.any():
+            return f"{int(skipped.sum())} element(s) of `{name}`"
+    return None
 
 
 def _differences(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> str | None:

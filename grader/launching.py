@@ -33,17 +33,22 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
     for b in block:
         threads *= b
     r = kernel.resources
+    # In the words of the student's API: OpenCL has work-items, work-groups and local memory.
+    opencl = device.backend == "opencl"
+    items, group = ("work-items", "work-group") if opencl else ("threads", "block")
+    memory = "local memory" if opencl else "shared memory"
     if r.max_threads_per_block is not None and threads > r.max_threads_per_block:
         why = f" (it uses {r.registers} registers per thread)" if r.registers else ""
         raise LaunchRefused(
-            f"the stage launches {threads} threads per block, but this device runs at most "
-            f"{r.max_threads_per_block} threads per block of this kernel{why}"
+            f"the stage launches {threads} {items} per {group}, but this device runs at most "
+            f"{r.max_threads_per_block} {items} per {group} of this kernel{why}"
         )
     shared_limit = device.limits.get("shared_per_block")
     if r.shared_bytes is not None and shared_limit and r.shared_bytes > shared_limit:
         raise LaunchRefused(
-            f"the kernel uses {r.shared_bytes} bytes of shared memory per block; "
-            f"this device gives at most {shared_limit}"
+            f"the kernel uses {r.shared_bytes} bytes of {memory} per {group} "
+            f"({r.shared_bytes / 1024:.0f} KiB); this device gives at most {shared_limit} "
+            f"({shared_limit / 1024:.0f} KiB)"
         )
 
 

@@ -2,6 +2,7 @@
 
 A write past either end of an output lands in a guard band and is reported with the buffer
 and the offset; an element the kernel never writes stays NaN and is reported as such.
+Inputs get guard bands too (a marked NaN): a read past an input shows in the results.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from lab.backends.base import Backend, Buffer
 
 CANARY_BITS = np.uint32(0x7FA5A5A5)  # a NaN with a payload no kernel computes by chance
 POISON = np.float32(np.nan)
+POISON_BITS = POISON.view(np.uint32)
 GUARD_BYTES_MIN = 16 * 1024
+# Inputs get guard bands too, filled with a signalling NaN whose payload names the input (its
+# number in the low byte): a read past either end of an input carries that NaN into the
+# results, where it is recognised even after arithmetic (which may set the quiet bit or flip
+# the sign, and on x86 keeps the payload; a GPU may replace it with its own NaN).
+INPUT_GUARD_BASE = 0x7FB1D100
+_PAYLOAD_MASK = np.uint32(0x7FBFFFFF)  # all but the sign and the quiet bit
 
 
 def guard_elements(count: int, itemsize: int) -> int:
@@ -34,16 +42,17 @@ class GuardedBuffer:
     guard: int
     whole: Buffer
     inner: Buffer
+    guard_bits: np.uint32 = CANARY_BITS  # what the guard bands hold
 
     @property
     def count(self) -> int:
         return int(np.prod(self.shape))
 
     def host_image(self, interior: np.ndarray | None = None) -> np.ndarray:
-        """Guards set to the canary; interior poisoned (or the given values)."""
+        """Guards set to the guard value; interior poisoned (or the given values)."""
         image = np.empty(self.count + 2 * self.guard, dtype=self.dtype)
-        image.view(np.uint32)[: self.guard] = CANARY_BITS
-        image.view(np.uint32)[self.guard + self.count :] = CANARY_BITS
+        image.view(np.uint32)[: self.guard] = self.guard_bits
+        image.view(np.uint32)[self.guard + self.count :] = self.guard_bits
         if interior is None:
             image[self.guard : self.guard + self.count] = POISON
         else:
@@ -51,7 +60,28 @@ class GuardedBuffer:
         return image
 
 
-def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtype) -> GuardedBuffer:
+def input_guard_bits(number: int) -> np.uint32:
+    """The guard value of the `number`-th input (0-based)."""
+    return np.uint32(INPUT_GUARD_BASE | (number & 0xFF))
+
+
+def carried_input_guard(values: np.ndarray, number: int) -> np.ndarray:
+    """Flat indices of `values` (4-byte floats) that hold the guard NaN of input `number`."""
+    bits = np.ascontiguousarray(values).view(np.uint32).ravel()
+    want = input_guard_bits(number) & _PAYLOAD_MASK
+    return np.flatnonzero(np.isnan(values.ravel()) & ((bits & _PAYLOAD_MASK) == want))
+
+
+def computed_nans(values: np.ndarray) -> int:
+    """How many elements are a NaN other than the grader's poison: written by the kernel."""
+    if values.dtype.itemsize != 4 or values.dtype.kind != "f":
+        return 0
+    bits = np.ascontiguousarray(values).view(np.uint32)
+    return int((np.isnan(values) & (bits != POISON_BITS)).sum())
+
+
+def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtype,
+             guard_bits: np.uint32 = CANARY_BITS) -> GuardedBuffer:
     dtype = np.dtype(dtype)
     if dtype.itemsize != 4:
         raise ValueError("guarded buffers hold 4-byte elements")
@@ -59,12 +89,23 @@ def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtyp
     guard = guard_elements(count, dtype.itemsize)
     whole = backend.alloc((count + 2 * guard) * dtype.itemsize)
     inner = backend.view(whole, guard * dtype.itemsize, count * dtype.itemsize)
-    return GuardedBuffer(name, shape, dtype, guard, whole, inner)
+    return GuardedBuffer(name, shape, dtype, guard, whole, inner, np.uint32(guard_bits))
+
+
+_POISONED: dict[tuple, np.ndarray] = {}  # the last poisoned image, reused (timing resets often)
 
 
 def fill(backend: Backend, buf: GuardedBuffer, interior: np.ndarray | None = None) -> None:
     """Reset the canaries and poison the interior (or load `interior`)."""
-    backend.upload(buf.whole, buf.host_image(interior))
+    if interior is not None:
+        backend.upload(buf.whole, buf.host_image(interior))
+        return
+    key = (buf.count, buf.guard, buf.dtype.str, int(buf.guard_bits))
+    image = _POISONED.get(key)
+    if image is None:
+        _POISONED.clear()
+        image = _POISONED[key] = buf.host_image()  # never written to after this
+    backend.upload(buf.whole, image)
 
 
 @dataclass(frozen=True)
@@ -77,8 +118,8 @@ def read(backend: Backend, buf: GuardedBuffer) -> Readback:
     image = np.empty(buf.count + 2 * buf.guard, dtype=buf.dtype)
     backend.download(buf.whole, image)
     bits = image.view(np.uint32)
-    before = np.flatnonzero(bits[: buf.guard] != CANARY_BITS)
-    after = np.flatnonzero(bits[buf.guard + buf.count :] != CANARY_BITS)
+    before = np.flatnonzero(bits[: buf.guard] != buf.guard_bits)
+    after = np.flatnonzero(bits[buf.guard + buf.count :] != buf.guard_bits)
     message = None
     if before.size or after.size:
         parts = []

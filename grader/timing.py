@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grader.correctness import CaseBuffers, make_setup
+from grader.correctness import CaseBuffers, explain_nans, make_setup
 from grader.launching import plan_for, run_plan
 from lab.backends.base import Backend, CompiledKernel
 from lab.spec import Spec
@@ -90,6 +90,10 @@ def benchmark(backend: Backend, problem: Any,
         min_rounds = policy.min_rounds
         while rounds < policy.max_rounds:
             for role in order:
+                # Poison the outputs before every timed launch, as before every correctness run:
+                # a kernel that returns early when it finds its answer already in place (left
+                # by the previous launch) would otherwise be timed doing nothing.
+                timed[role].buffers.reset_outputs()
                 backend.flush_l2()
                 samples[role].append(float(timed[role].run(backend, timed=True) or 0.0))
             order = order[1:] + order[:1]  # rotate: no kernel always goes first
@@ -110,23 +114,29 @@ def benchmark(backend: Backend, problem: Any,
 def verify_benchmark_output(backend: Backend, spec: Spec, problem: Any,
                             kernels: dict[str, CompiledKernel], case: dict[str, int | float],
                             rng: np.random.Generator) -> tuple[bool, str]:
-    """Run the submission once more at the benchmark size, on fresh inputs with poisoned
-    outputs, and check the result: a kernel that caches results between launches, skips work
-    when launched again, or special-cases the test sizes fails here."""
+    """Run the submission twice more at the benchmark size, each time on fresh inputs with
+    poisoned outputs, and check both results: a kernel that caches results between launches,
+    skips work when launched again (even every other time), or special-cases the test sizes
+    fails here."""
     setup = make_setup(spec, case)
     buffers = CaseBuffers(backend, problem, setup, problem.inputs(setup, rng))
     specs = {k.name: k for k in spec.kernels}
     try:
         plan = plan_for(problem, spec, setup)
-        buffers.reset_outputs()
-        run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
-        buffers.load_inputs(problem.inputs(setup, rng))  # fresh values, same buffers
-        buffers.reset_outputs()
-        run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
-        outputs, out_of_bounds = buffers.read_outputs()
-        if out_of_bounds:
-            return False, "; ".join(out_of_bounds)
-        verdict = problem.check(setup, buffers.inputs, outputs)
-        return verdict.ok, verdict.message
+        for launch in range(2):
+            if launch:
+                buffers.load_inputs(problem.inputs(setup, rng))  # fresh values, same buffers
+            buffers.reset_outputs()
+            run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
+            outputs, out_of_bounds = buffers.read_outputs()
+            if out_of_bounds:
+                return False, "; ".join(out_of_bounds)
+            read_past = buffers.read_out_of_bounds(outputs)
+            if read_past:
+                return False, read_past
+            verdict = problem.check(setup, buffers.inputs, outputs)
+            if not verdict.ok:
+                return False, explain_nans(verdict, outputs).message
+        return True, ""
     finally:
         buffers.release()

@@ -52,16 +52,21 @@ def read_submission(path: Path) -> Submission:
 
 
 def decode_source(data: bytes, name: str) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark, as some Windows editors write
+        data = data[3:]
     if not data.strip():
         raise SubmissionError(f"{name}: the file is empty")
     if b"\x00" in data:
         raise SubmissionError(f"{name}: is a binary file, not kernel source text")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise SubmissionError(
             f"{name}: is not UTF-8 text (byte {error.start} cannot be decoded)"
         ) from error
+    # Line ends as the compilers read them: CRLF (Windows) and a lone CR (old Mac editors) are
+    # both a newline, so the checks here see the lines the compiler sees (a `//` comment ends).
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def strip_comments(source: str) -> str:
@@ -93,24 +98,57 @@ def strip_comments(source: str) -> str:
     return "".join(out)
 
 
+def splice_lines(source: str) -> tuple[str, list[int]]:
+    """Join each line that ends in a backslash to the next, as the preprocessor does before
+    anything else (so `#\\` + newline + `include` is still an include). Returns the joined
+    text and, for each of its lines, the number of the physical line it starts on."""
+    lines: list[str] = []
+    starts: list[int] = []
+    pending: list[str] = []
+    start = 1
+    for number, text in enumerate(source.replace("\r\n", "\n").split("\n"), start=1):
+        if not pending:
+            start = number
+        stripped = text.rstrip(" \t")
+        if stripped.endswith("\\"):
+            pending.append(stripped[:-1])
+            continue
+        lines.append("".join(pending) + text)
+        starts.append(start)
+        pending = []
+    if pending:
+        lines.append("".join(pending))
+        starts.append(start)
+    return "\n".join(lines), starts
+
+
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*(?P<what>[^\n]*)", re.MULTILINE)
+# A directive that reads another file, however it is spelled: `#`, the digraph `%:` or the
+# trigraph `??=`, then include, include_next, import (clang and gcc accept it in C) or embed.
+_INCLUDE = re.compile(
+    r"^[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*(?P<directive>include_next|include|import|embed)\b"
+    r"[ \t\f\v]*(?P<what>[^\n]*)",
+    re.MULTILINE,
+)
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 _HOST_CALLS = re.compile(
     r"\b(cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize|clCreate\w+|clEnqueue\w+|"
     r"malloc|free|fopen|system|printf_host)\s*\("
 )
 _LAUNCH = re.compile(r"<<<")
+_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
+_BOUNDS = rf"__launch_bounds__\s*{_NESTED}"
+_ATTRIBUTE = rf"__attribute__\s*{_NESTED}"  # e.g. __attribute__((reqd_work_group_size(16, 16, 1)))
 _CUDA_KERNEL = re.compile(
-    r"(?P<extern>extern\s+\"C\"\s*)?(?:(?:static|inline|__launch_bounds__\s*\([^)]*\))\s*)*"
-    r"__global__\s+(?:(?:__launch_bounds__\s*\([^)]*\))\s*)?void\s+"
-    r"(?:(?:__launch_bounds__\s*\([^)]*\))\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
+    rf"(?P<extern>extern\s+\"C\"\s*)?(?:(?:static|inline|{_BOUNDS})\s*)*"
+    rf"__global__\s+(?:{_BOUNDS}\s*)?void\s+"
+    rf"(?:{_BOUNDS}\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
 )
 _CL_KERNEL = re.compile(
-    r"(?:__kernel|\bkernel)\s+(?:__attribute__\s*\(\([^)]*\)\)\s*)*void\s+"
+    rf"(?:__kernel|\bkernel)\s+(?:{_ATTRIBUTE}\s*)*void\s+(?:{_ATTRIBUTE}\s*)*"
     r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
 )
 
@@ -119,19 +157,23 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
                  allowed_headers: tuple[str, ...] = (), name: str = "submission") -> None:
     """Refuse includes, host code and missing or mis-declared entry points."""
     code = strip_comments(source)
-    for match in _INCLUDE.finditer(code):
+    logical, starts = splice_lines(source)
+    directives = strip_comments(logical)
+    for match in _INCLUDE.finditer(directives):
         header = match.group("what").strip().strip('<>"')
-        if header not in allowed_headers:
-            line = _line_of(code, match.start())
+        if match.group("directive") != "include" or header not in allowed_headers:
+            line = starts[directives.count("\n", 0, match.start())]
             raise SubmissionError(
-                f"{name}:{line}: #include is not allowed in a submission "
+                f"{name}:{line}: #{match.group('directive')} is not allowed in a submission "
                 f"(it must be one self-contained kernel file; the grader defines what the stage needs)"
             )
     if (m := _MAIN.search(code)) is not None:
         raise SubmissionError(
             f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only, not a main function"
         )
-    if (m := _LAUNCH.search(code)) is not None or (m := _HOST_CALLS.search(code)) is not None:
+    host = [m for m in (_LAUNCH.search(code), _HOST_CALLS.search(code)) if m is not None]
+    if host:
+        m = min(host, key=lambda found: found.start())  # the first host code in the file
         raise SubmissionError(
             f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only: host code "
             f"({m.group(0).strip('(').strip()}) is not allowed; the grader allocates and launches"

@@ -1,0 +1,16 @@
+// verdict: correct failed wrote out of bounds of `out` ... before its start (the farthest at index -
+// A negative index: the stores start one tile-row (TILE_DIM rows of `out`) too early, so the
+// first tile-row lands before the start of `out`, in the guard band in front of it.
+extern "C" __global__ void transpose(float *out, const float *in, int width, int height)
+{
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+    __syncthreads();
+    x = blockIdx.y * TILE_DIM + threadIdx.x;
+    y = (int)(blockIdx.x * TILE_DIM + threadIdx.y) - TILE_DIM;   /* the bug: - TILE_DIM */
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}

@@ -1,0 +1,6 @@
+// verdict: correct failed never written
+// An empty body: the grader fills `out` with NaN before every launch, so nothing can pass by
+// leaving memory as it was (a zeroed buffer, or a previous run's results).
+__kernel void transpose(__global float *out, __global const float *in, int width, int height)
+{
+}
