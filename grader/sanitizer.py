@@ -1,5 +1,5 @@
-"""compute-sanitizer (CUDA only): run the worker under memcheck and racecheck, and read the
-first findings out of its log."""
+"""compute-sanitizer (CUDA only): run the worker under memcheck, racecheck and synccheck, and
+read the first findings out of its log."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-TOOLS = ("memcheck", "racecheck")
+TOOLS = ("memcheck", "racecheck", "synccheck")
 MAX_FINDINGS = 5
 
 

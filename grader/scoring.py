@@ -98,10 +98,12 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
     if compiled is None:
         status, message = (FAILED, abort) if abort else (ERROR, errors[0] if errors else "not compiled")
         if abort:
-            message = f"{abort} while compiling"
+            message = abort
         checks.append(Check("compiles", status, message, 0, points.get("compiles", 0)))
     elif not compiled["ok"]:
-        checks.append(Check("compiles", FAILED, "compile error: " + first_error_line(compiled["log"]),
+        line = first_error_line(compiled["log"])
+        line = line[len("error: "):] if line.startswith("error: ") else line
+        checks.append(Check("compiles", FAILED, "compile error: " + line,
                             0, points.get("compiles", 0), details={"log": compiled["log"]}))
     else:
         checks.append(Check("compiles", PASSED, "compiles", points.get("compiles", 0),

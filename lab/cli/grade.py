@@ -44,7 +44,7 @@ def grade(
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
     sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
-                                  "memcheck and racecheck"),
+                                  "memcheck, racecheck and synccheck"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):

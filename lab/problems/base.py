@@ -39,6 +39,14 @@ class Verdict:
 
 
 MAX_LISTED = 5
+POISON_BITS = np.uint32(0x7FC00000)  # the NaN the grader fills outputs with (grader.memory.POISON)
+
+
+def is_poison(values: np.ndarray) -> np.ndarray:
+    """Where `values` still hold the grader's poison, bit for bit."""
+    if values.dtype == np.float32:
+        return np.ascontiguousarray(values).view(np.uint32) == POISON_BITS
+    return np.isnan(values)
 
 
 def _index(flat: int, shape: tuple[int, ...], index_names: tuple[str, ...] | None) -> str:
@@ -59,14 +67,15 @@ def compare(
 ) -> Verdict:
     """Compare `got` with the float64 `expected` element by element.
 
-    NaN in `got` (the poison the grader fills outputs with) always counts as a mismatch and
-    is reported as "never written".
+    The grader's poison (one NaN bit pattern) left in `got` is reported as "never written";
+    any other NaN was computed by the kernel and is shown as nan.
     """
     exp = np.asarray(expected, dtype=np.float64)
-    act = np.asarray(got, dtype=np.float64).reshape(exp.shape)
-    unwritten = np.isnan(act)
+    raw = np.asarray(got)
+    act = raw.astype(np.float64).reshape(exp.shape)
+    unwritten = is_poison(raw).reshape(exp.shape)
     with np.errstate(invalid="ignore"):
-        bad = unwritten | ~np.isclose(act, exp, rtol=rtol, atol=atol)
+        bad = unwritten | np.isnan(act) | ~np.isclose(act, exp, rtol=rtol, atol=atol)
     count = int(bad.sum())
     if count == 0:
         return Verdict(True)
@@ -75,7 +84,7 @@ def compare(
     for f in flat:
         where = _index(int(f), exp.shape, index_names)
         value = act.flat[f]
-        got_text = "never written" if np.isnan(value) else f"{value:.6g}"
+        got_text = "never written" if unwritten.flat[f] else f"{value:.6g}"
         shown.append(f"{name}{where}: expected {exp.flat[f]:.6g}, got {got_text}")
     unwritten_count = int(unwritten.sum())
     summary = f"{count} of {exp.size} elements of `{name}` are wrong"
