@@ -4,8 +4,9 @@ the kernels of one run interleaved in rotating order, the median of repeats, the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ class TimingPolicy:
     target_spread: float  # stop early once every kernel's relative IQR is under this
 
     @staticmethod
-    def for_kind(kind: str) -> "TimingPolicy":
+    def for_kind(kind: str) -> TimingPolicy:
         if kind == "gpu":
             return TimingPolicy(warmup=3, min_rounds=15, max_rounds=100, budget_s=8.0, target_spread=0.02)
         return TimingPolicy(warmup=1, min_rounds=3, max_rounds=5, budget_s=10.0, target_spread=0.05)

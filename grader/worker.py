@@ -19,7 +19,7 @@ from grader.events import Channel, private_channel
 from grader.launching import LaunchRefused
 from grader.timing import TimingPolicy, benchmark, verify_benchmark_output
 from lab.backends import open_backend
-from lab.backends.base import Backend, CompileError, CompiledKernel, LaunchError
+from lab.backends.base import Backend, CompiledKernel, CompileError, LaunchError
 from lab.catalog import Catalog
 from lab.problems import load_problem
 from lab.spec import Spec

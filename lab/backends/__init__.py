@@ -3,7 +3,7 @@
 Nothing here imports pycuda or pyopencl until a backend is opened.
 """
 
-from lab.backends.base import Backend, CompileError, CompiledKernel, DeviceInfo, KernelResources
+from lab.backends.base import Backend, CompiledKernel, CompileError, DeviceInfo, KernelResources
 
 __all__ = ["Backend", "CompileError", "CompiledKernel", "DeviceInfo", "KernelResources", "open_backend"]
 

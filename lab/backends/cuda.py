@@ -10,15 +10,13 @@ import numpy as np
 from lab.backends.base import (
     Backend,
     Buffer,
-    CompileError,
     CompiledKernel,
+    CompileError,
     DeviceInfo,
     KernelResources,
     LaunchError,
 )
 from lab.backends.nvcc import compile_cubin
-
-
 
 
 class CudaBuffer(Buffer):

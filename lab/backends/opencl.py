@@ -10,8 +10,8 @@ import numpy as np
 from lab.backends.base import (
     Backend,
     Buffer,
-    CompileError,
     CompiledKernel,
+    CompileError,
     DeviceInfo,
     KernelResources,
     LaunchError,
