@@ -4,21 +4,16 @@ read the first findings out of its log."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
+
+from lab.backends.nvcc import cuda_tool
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 MAX_FINDINGS = 5
 
 
 def sanitizer_path() -> str | None:
-    found = shutil.which("compute-sanitizer")
-    if found:
-        return found
-    for candidate in ("/usr/local/cuda/bin/compute-sanitizer", "/opt/cuda/bin/compute-sanitizer"):
-        if Path(candidate).exists():
-            return candidate
-    return None
+    return cuda_tool("compute-sanitizer")
 
 
 def command(tool: str, log_file: Path) -> list[str]:

@@ -25,14 +25,19 @@ class Cubin:
     log: str
 
 
-def nvcc_path() -> str | None:
-    found = shutil.which("nvcc")
+def cuda_tool(name: str) -> str | None:
+    """A CUDA toolkit program: on PATH, or in the toolkit's usual folders."""
+    found = shutil.which(name)
     if found:
         return found
-    for candidate in ("/usr/local/cuda/bin/nvcc", "/opt/cuda/bin/nvcc"):
-        if Path(candidate).exists():
-            return candidate
+    for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
+        if (Path(folder) / name).exists():
+            return str(Path(folder) / name)
     return None
+
+
+def nvcc_path() -> str | None:
+    return cuda_tool("nvcc")
 
 
 def define_flags(defines: dict[str, int | float]) -> list[str]:
