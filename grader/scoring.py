@@ -42,7 +42,7 @@ def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Perform
     gflops = timing["flops"] / seconds / 1e9 if timing.get("flops") and seconds else None
     graded = device_kind == "gpu" and spec.graded_for_speed
     note = "" if device_kind == "gpu" else (
-        "timed on a CPU device: these numbers say nothing about a GPU, and speed is not graded here")
+        "Timed on a CPU device: these numbers say nothing about a GPU, and speed is not graded here")
     return Performance(
         case=dict(timing["case"]),
         time_ms=t_sub or 0.0,
