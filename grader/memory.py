@@ -92,20 +92,15 @@ def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtyp
     return GuardedBuffer(name, shape, dtype, guard, whole, inner, np.uint32(guard_bits))
 
 
-_POISONED: dict[tuple, np.ndarray] = {}  # the last poisoned image, reused (timing resets often)
-
-
 def fill(backend: Backend, buf: GuardedBuffer, interior: np.ndarray | None = None) -> None:
-    """Reset the canaries and poison the interior (or load `interior`)."""
+    """Reset the canaries and poison the interior (or load `interior`). Poisoning is a fill
+    on the device: timing poisons before every launch, and a host upload there would leave
+    the GPU idle (and its clocks lower) just before the timed kernel."""
     if interior is not None:
         backend.upload(buf.whole, buf.host_image(interior))
         return
-    key = (buf.count, buf.guard, buf.dtype.str, int(buf.guard_bits))
-    image = _POISONED.get(key)
-    if image is None:
-        _POISONED.clear()
-        image = _POISONED[key] = buf.host_image()  # never written to after this
-    backend.upload(buf.whole, image)
+    backend.fill32(buf.whole, int(buf.guard_bits))
+    backend.fill32(buf.inner, int(POISON_BITS))
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,11 @@ class Backend(ABC):
     @abstractmethod
     def download(self, buffer: Buffer, array: np.ndarray) -> None: ...
 
+    def fill32(self, buffer: Buffer, bits: int) -> None:
+        """Set every 4-byte word of `buffer` to `bits` (a device-side fill where the backend
+        has one: it keeps the GPU busy, where a host upload would leave it idle)."""
+        self.upload(buffer, np.full(buffer.nbytes // 4, bits, dtype=np.uint32))
+
     @abstractmethod
     def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
                args: list[Any], timed: bool = False) -> float | None:

@@ -142,6 +142,9 @@ class CudaBackend(Backend):
     def download(self, buffer: CudaBuffer, array: np.ndarray) -> None:
         self._drv.memcpy_dtoh(array, buffer.pointer)
 
+    def fill32(self, buffer: CudaBuffer, bits: int) -> None:
+        self._drv.memset_d32(buffer.pointer, int(bits), buffer.nbytes // 4)
+
     def release(self, buffer: CudaBuffer) -> None:
         if buffer.allocation is not None:
             buffer.allocation.free()

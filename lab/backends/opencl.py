@@ -185,6 +185,11 @@ class OpenCLBackend(Backend):
     def download(self, buffer: OpenCLBuffer, array: np.ndarray) -> None:
         self._guard(lambda: self._cl.enqueue_copy(self.queue, array, buffer.mem).wait())
 
+    def fill32(self, buffer: OpenCLBuffer, bits: int) -> None:
+        pattern = np.uint32(bits)
+        self._guard(lambda: self._cl.enqueue_fill_buffer(
+            self.queue, buffer.mem, pattern, 0, buffer.nbytes // 4 * 4).wait())
+
     def release(self, buffer: OpenCLBuffer) -> None:
         buffer.mem.release()
 

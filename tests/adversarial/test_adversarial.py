@@ -17,6 +17,8 @@ absolute path are made at run time in tmp_path.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +99,20 @@ def case_params() -> list:
     return params or [pytest.param(None, None, marks=pytest.mark.skip(reason="no usable device"))]
 
 
+def log_verdict(case: Case, target: Target, report) -> None:
+    """With LAB_VERDICT_LOG set, append the verdict each case got (one JSON line): the list of
+    verdicts per backend that a GPU run of the corpus reports."""
+    path = os.environ.get("LAB_VERDICT_LOG")
+    if not path:
+        return
+    failing = next((c for c in report.checks if c.status != PASSED), None)
+    record = {"case": case.path.name, "device": target_id(target), "status": report.status,
+              "check": failing.name if failing else "", "check_status": failing.status if failing else "",
+              "message": failing.message if failing else "", "expected": f"{case.check} {case.status} {case.words}"}
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(json.dumps(record) + "\n")
+
+
 def assert_words(words: str, message: str, where: str = "") -> None:
     """Each piece of `words` (split at " ... ") appears in `message`, in that order."""
     at = 0
@@ -117,6 +133,7 @@ def test_adversarial_kernel_gets_its_verdict(case: Case, target: Target) -> None
     options = {"sanitize": True} if case.sanitize and target.backend == "cuda" else {}
     report = grade_file(catalog(), spec, case.path, target, timing=True, limits=LIMITS, **options)
     assert report is not None, "the grader did not survive"
+    log_verdict(case, target, report)
     where = f"(seed {report.seed}; {[(c.name, c.status, c.message) for c in report.checks]})"
     assert report.status != PASSED, f"{case.path.name} passed {where}"
     result = report.check(case.check)
