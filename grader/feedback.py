@@ -37,6 +37,9 @@ GENERIC_HINTS = {
                        "element every time.",
     "crash_or_hang": "A loop that never ends, or a barrier that only some threads reach, hangs; an "
                      "access out of bounds crashes.",
+    "divergent_barrier": "Keep barriers where every thread gets to them: put the `if` inside the "
+                         "barrier-separated phases, not the barrier inside the `if`.",
+    "sanitizer": "compute-sanitizer names the line of its first finding: start there.",
     "too_slow": "Compare your memory access pattern with the stage's idea in its README.",
 }
 

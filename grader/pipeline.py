@@ -18,9 +18,10 @@ from typing import Any
 
 from grader import GRADER_VERSION
 from grader.report import Report
-from grader.scoring import build_report
+from grader.scoring import build_report, fail_correctness
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
+from lab.divergent_barriers import find_divergent_barriers
 from lab.source_checks import SubmissionError, check_source
 from lab.spec import Spec
 
@@ -196,8 +197,12 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     events, abort, tail = run_worker(request, limits, target.kind)
     report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
                           grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
-                          duration_s=time.monotonic() - started)
-    if sanitize and report.check("compiles") and report.check("compiles").status == "passed":
+                          duration_s=time.monotonic() - started, timing=timing)
+    compiled = report.check("compiles") is not None and report.check("compiles").status == "passed"
+    divergent = find_divergent_barriers(source) if compiled else []
+    if divergent:  # whatever the device made of it: it hangs, crashes or is right by luck
+        fail_correctness(report, divergent[0].message(), "divergent_barrier")
+    if sanitize and compiled:
         apply_sanitizer(report, run_sanitizers(request, limits, target.kind))
         report.duration_s = time.monotonic() - started
     return report
@@ -241,16 +246,7 @@ def apply_sanitizer(report: Report, results: dict[str, Any]) -> None:
     correct = report.check("correct")
     if correct is not None and correct.status != FAILED:
         tool, first = found[0]
-        correct.status = FAILED
-        correct.message = f"compute-sanitizer {tool}: {first}"
-        correct.details = {"kind": "sanitizer"}
-        correct.points = 0
-        fast = report.check("fast")
-        if fast is not None and fast.status != FAILED:
-            fast.status, fast.points = "skipped", 0
-            fast.message = "not counted: the kernel is not correct"
-        report.score = sum(c.points for c in report.checks if c.counted)
-        report.status = FAILED
+        fail_correctness(report, f"compute-sanitizer {tool}: {first}", "sanitizer")
 
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:

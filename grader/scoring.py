@@ -65,8 +65,9 @@ def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Perform
 
 def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend: str,
                  seed: int, grader_version: str, abort: str | None = None,
-                 output_tail: str = "", duration_s: float = 0.0) -> Report:
-    """`abort` is the parent's account of a crash or a hang, if the worker did not finish."""
+                 output_tail: str = "", duration_s: float = 0.0, timing: bool = True) -> Report:
+    """`abort` is the parent's account of a crash or a hang, if the worker did not finish;
+    `timing` False: speed was not asked for (--no-timing), so it is neither graded nor counted."""
     device: dict[str, Any] = {"name": "unknown", "kind": "unknown"}
     limits: dict[str, int] = {}
     compiled: dict[str, Any] | None = None
@@ -143,6 +144,9 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         if device["kind"] != "gpu":
             fast = Check("fast", SKIPPED, "speed is graded on a GPU only; timings on this CPU device "
                          "are shown, not graded", 0, full, counted=False)
+        elif not timing:
+            fast = Check("fast", SKIPPED, "not timed (--no-timing): speed is neither graded nor counted",
+                         0, full, counted=False)
         elif correct.status != PASSED:
             fast = Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
         elif perf is None or perf.speedup is None or perf.required_speedup is None:
@@ -211,3 +215,21 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         grader_version=grader_version,
         duration_s=duration_s,
     )
+
+
+def fail_correctness(report: Report, message: str, kind: str) -> None:
+    """Fail a built report's correctness for a reason found outside the worker's runs (the
+    source, compute-sanitizer); the run's own verdict stays in the details."""
+    correct = report.check("correct")
+    if correct is None:
+        return
+    if correct.status == FAILED:
+        correct.details = {**(correct.details or {}), "run": correct.message}
+    correct.status, correct.message, correct.points = FAILED, message, 0
+    correct.details = {**(correct.details or {}), "kind": kind}
+    fast = report.check("fast")
+    if fast is not None and fast.status != SKIPPED:
+        fast.status, fast.points = SKIPPED, 0
+        fast.message = "not counted: the kernel is not correct"
+    report.score = sum(c.points for c in report.checks if c.counted)
+    report.status = FAILED

@@ -198,6 +198,8 @@ def _describe(error: Exception) -> str:
     lowered = text.lower()
     if "illegal address" in lowered or "illegal memory" in lowered:
         return f"illegal memory access (a read or write out of bounds): {text}"
+    if "address space" in lowered:  # seen on an H200 for an address gigabytes past a buffer
+        return f"illegal memory access (an address outside any buffer): {text}"
     if "launch timeout" in lowered:
         return f"the kernel ran too long and the driver stopped it: {text}"
     if "out of resources" in lowered or "too many resources" in lowered:

@@ -57,6 +57,12 @@ def test_slow_kernel_fails_the_speed_check_only(spec):
     assert r.check("correct").status == "passed"
 
 
+def test_no_timing_on_a_gpu_grades_correctness_only(spec):
+    r = report(spec, [GPU, COMPILED, ok_case()], timing=False)
+    assert (r.status, r.score, r.max_score) == ("passed", 70, 70)
+    assert r.check("fast").status == "skipped" and "--no-timing" in r.check("fast").message
+
+
 def test_cpu_device_shows_speed_but_does_not_grade_it(spec):
     r = report(spec, [CPU, COMPILED, ok_case(), timing(1.0, 5.0, 0.5)])
     assert r.status == "passed" and (r.score, r.max_score) == (70, 70)

@@ -1,8 +1,8 @@
-// verdict: correct failed
+// verdict: correct failed line 14: barrier(CLK_LOCAL_MEM_FENCE) is inside ... every thread must reach every barrier
 // A barrier only half of each work-group reaches: it sits inside `if (local id < 16)`.
-// OpenCL leaves this undefined. On PoCL the grading process dies of SIGSEGV (the grader
-// says "crashed"); a GPU may hang (the time limit) or run on with the tile half loaded.
-// Every outcome is a failure, so only the status is checked.
+// OpenCL leaves this undefined, and devices differ: PoCL's process dies of SIGSEGV, NVIDIA's
+// OpenCL on an H200 runs on past it with the right results. The grader finds it in the
+// source, so the verdict is the same on every device.
 __kernel void transpose(__global float *out, __global const float *in, int width, int height)
 {
     __local float tile[TILE_DIM][TILE_DIM];

@@ -1,8 +1,8 @@
-// verdict: correct failed
+// verdict: correct failed line 14: __syncthreads() is inside `if (threadIdx.x < 16)` ... every thread must reach every barrier
 // A __syncthreads() only half of each block reaches: it sits inside `if (threadIdx.x < 16)`.
-// CUDA leaves this undefined: the block may hang (the grader's time limit) or run on with
-// the tile half loaded (wrong results); only the status is checked. (Should a GPU ever
-// bring it out right, only compute-sanitizer's synccheck would catch it.)
+// CUDA leaves this undefined, and devices differ: an H200 runs on past it (finished threads
+// count as arrived) and got the right results. The grader finds it in the source, so the
+// verdict is the same on every device (compute-sanitizer's synccheck finds it too).
 extern "C" __global__ void transpose(float *out, const float *in, int width, int height)
 {
     __shared__ float tile[TILE_DIM][TILE_DIM];
