@@ -66,6 +66,14 @@ def _crash_message(returncode: int, phase: str, kind: str) -> str:
     return f"the grading process stopped unexpectedly (exit code {returncode}) during {phase}"
 
 
+def phase_kind(phase: str) -> str:
+    """startup | compiling | correctness | benchmark: what a worker phase's name is about."""
+    for kind in ("compiling", "correctness", "benchmark"):
+        if phase.startswith(kind):
+            return kind
+    return "startup"
+
+
 CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
 
 
@@ -85,6 +93,8 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
     events: list[dict[str, Any]] = []
     phase = "startup"
     abort = None
+    seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
+    phase_started = time.monotonic()
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
@@ -123,7 +133,10 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
                 except json.JSONDecodeError:
                     continue
                 if event.get("event") == "phase":
-                    phase = event["name"]
+                    now = time.monotonic()
+                    kind = phase_kind(phase)
+                    seconds[kind] = seconds.get(kind, 0.0) + now - phase_started
+                    phase, phase_started = event["name"], now
                     limit = limits.of(event.get("limit", "run"))
                     deadline = time.monotonic() + limit
                 elif event.get("event") == "done":
@@ -131,6 +144,9 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
                 else:
                     events.append(event)
         selector.close()
+        kind = phase_kind(phase)
+        seconds[kind] = seconds.get(kind, 0.0) + time.monotonic() - phase_started
+        events.append({"event": "phases", "seconds": seconds})
         if not done:
             _kill_group(proc)
             returncode = proc.wait()
@@ -197,7 +213,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     events, abort, tail = run_worker(request, limits, target.kind)
     report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
                           grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
-                          duration_s=time.monotonic() - started, timing=timing)
+                          duration_s=time.monotonic() - started, timed=timing)
     compiled = report.check("compiles") is not None and report.check("compiles").status == "passed"
     divergent = find_divergent_barriers(source) if compiled else []
     if divergent:  # whatever the device made of it: it hangs, crashes or is right by luck

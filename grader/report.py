@@ -64,6 +64,9 @@ class Report:
     seed: int = 0
     grader_version: str = ""
     duration_s: float = 0.0
+    # Wall seconds by kind of phase (startup, compiling, correctness, benchmark), and the
+    # device time of the timed launches themselves (timed_kernels, part of benchmark).
+    phases: dict[str, float] = field(default_factory=dict)
 
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)

@@ -65,15 +65,16 @@ def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Perform
 
 def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend: str,
                  seed: int, grader_version: str, abort: str | None = None,
-                 output_tail: str = "", duration_s: float = 0.0, timing: bool = True) -> Report:
+                 output_tail: str = "", duration_s: float = 0.0, timed: bool = True) -> Report:
     """`abort` is the parent's account of a crash or a hang, if the worker did not finish;
-    `timing` False: speed was not asked for (--no-timing), so it is neither graded nor counted."""
+    `timed` False: speed was not asked for (--no-timing), so it is neither graded nor counted."""
     device: dict[str, Any] = {"name": "unknown", "kind": "unknown"}
     limits: dict[str, int] = {}
     compiled: dict[str, Any] | None = None
     cases: list[dict[str, Any]] = []
     timing: dict[str, Any] | None = None
     errors: list[str] = []
+    phases: dict[str, float] = {}
     for event in events:
         kind = event["event"]
         if kind == "device":
@@ -89,6 +90,8 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
             timing = event
         elif kind == "error":
             errors.append(event["message"])
+        elif kind == "phases":
+            phases = {name: round(value, 3) for name, value in event["seconds"].items()}
 
     checks: list[Check] = []
     notes: list[str] = []
@@ -135,6 +138,8 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         checks.append(correct)
 
     perf = performance(spec, timing, device["kind"]) if timing else None
+    if timing and phases:
+        phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in timing["stats"].values()) / 1e3, 3)
     if perf and perf.note:
         notes.append(perf.note)
 
@@ -144,7 +149,7 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         if device["kind"] != "gpu":
             fast = Check("fast", SKIPPED, "speed is graded on a GPU only; timings on this CPU device "
                          "are shown, not graded", 0, full, counted=False)
-        elif not timing:
+        elif not timed:
             fast = Check("fast", SKIPPED, "not timed (--no-timing): speed is neither graded nor counted",
                          0, full, counted=False)
         elif correct.status != PASSED:
@@ -214,6 +219,7 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         seed=seed,
         grader_version=grader_version,
         duration_s=duration_s,
+        phases=phases,
     )
 
 

@@ -42,6 +42,7 @@ def summarize(samples: list[float]) -> dict[str, float]:
         "relative_iqr": float((q3 - q1) / median) if median > 0 else 0.0,
         "relative_std": float(a.std() / a.mean()) if a.mean() > 0 else 0.0,
         "samples": len(samples),
+        "total_ms": float(a.sum()) * 1e3,  # device time of all the timed launches
     }
 
 

@@ -27,6 +27,7 @@ class Outcome:
     device_kind: str  # "gpu" | "cpu" | ... ; "none" when not graded
     duration_s: float
     graded_now: bool  # False: up to date from an earlier run
+    phases: dict[str, float]  # wall seconds by phase kind, and timed_kernels (see grader.report)
 
     @property
     def graded(self) -> bool:
@@ -59,4 +60,5 @@ def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now
         device_kind=str((data.get("device") or {}).get("kind", "")),
         duration_s=_float(data.get("duration_s")) or 0.0,
         graded_now=graded_now,
+        phases={k: v for k, v in (data.get("phases") or {}).items() if _float(v) is not None},
     )

@@ -8,7 +8,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from grader import GRADER_VERSION
@@ -76,6 +76,19 @@ class BatchStats:
     workers: tuple[str, ...]
     options: GradingOptions
     interrupted: bool = False
+    phase_s: dict[str, float] = field(default_factory=dict)  # this run's gradings, added up by phase
+
+    def time_split(self) -> list[tuple[str, float, float]]:
+        """(what, seconds, share of the gradings' time) for each phase, in order: where the
+        batch's time went, the timed kernels themselves last."""
+        if self.grading_s <= 0:
+            return []
+        names = [("startup", "starting the grading process and the device"),
+                 ("compiling", "compiling (submission, baseline, reference)"),
+                 ("correctness", "correctness runs"), ("benchmark", "timing"),
+                 ("timed_kernels", "of which the timed kernels themselves")]
+        return [(label, self.phase_s[key], self.phase_s[key] / self.grading_s)
+                for key, label in names if key in self.phase_s]
 
     @property
     def per_minute(self) -> float | None:

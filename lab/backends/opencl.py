@@ -228,6 +228,8 @@ def _describe(error: Exception) -> str:
     if "OUT_OF_RESOURCES" in text:
         return ("CL_OUT_OF_RESOURCES: the kernel failed on the device (often a read or write "
                 f"out of bounds) or asked for more than it has: {text}")
+    if "-9999" in text:  # NVIDIA's OpenCL, for a kernel that faulted (seen on an H200)
+        return f"the kernel faulted (NVIDIA's error -9999: usually a read or write out of bounds): {text}"
     if "INVALID_WORK_GROUP_SIZE" in text:
         return f"the work-group size is not one this device accepts for this kernel: {text}"
     return text

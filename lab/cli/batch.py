@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import statistics
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -132,7 +132,19 @@ def _print_summary(summary: ClassSummary, out: Path) -> None:
     console.print(f"graded {stats.graded_now} in {duration_text(stats.elapsed_s)}{pace}; "
                   f"{stats.up_to_date} up to date" + (f"; {summary.not_graded_paths} paths not graded"
                                                       if summary.not_graded_paths else ""))
+    split = stats.time_split()
+    if split:
+        console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
+            f"{label} {100 * share:.0f}%" for label, _, share in split))
     console.print(f"results in {escape(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
+
+
+def _add_up(phases: Iterable[dict[str, float]]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for entry in phases:
+        for name, seconds in entry.items():
+            total[name] = total.get(name, 0.0) + seconds
+    return total
 
 
 def _discover(layout: Layout) -> Discovery:
@@ -199,6 +211,7 @@ def batch(
                 grading_s=sum(o.duration_s for o in result.outcomes),
                 workers=tuple(pool.describe()),
                 options=options,
+                phase_s=_add_up(o.phases for o in result.outcomes),
             )
             summary = write_class_outputs(store, catalog, layout, outcomes, stats)
     except StoreBusy as error:

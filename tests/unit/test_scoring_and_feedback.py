@@ -58,7 +58,7 @@ def test_slow_kernel_fails_the_speed_check_only(spec):
 
 
 def test_no_timing_on_a_gpu_grades_correctness_only(spec):
-    r = report(spec, [GPU, COMPILED, ok_case()], timing=False)
+    r = report(spec, [GPU, COMPILED, ok_case()], timed=False)
     assert (r.status, r.score, r.max_score) == ("passed", 70, 70)
     assert r.check("fast").status == "skipped" and "--no-timing" in r.check("fast").message
 
