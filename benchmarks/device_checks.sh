@@ -4,8 +4,9 @@
 # timed, and a class batch with its timing.
 #   cp -r ../shared/device .gpu-kit     # once; then on the GPU machine, from the project root:
 #   bash benchmarks/device_checks.sh    # results under $OUT (or ./device-results)
-# PARTS picks what runs (default: "adversarial sanitize course batch"); each part has its own
-# time limit (ADVERSARIAL_S, SANITIZE_S, COURSE_S, BATCH_S) so one cannot hide the others.
+# PARTS picks what runs (default: "adversarial sanitize course batch"; "curriculum" adds the
+# curriculum tests: every reference, known-wrong kernel and skeleton on both backends); each
+# part has its own time limit (ADVERSARIAL_S, SANITIZE_S, COURSE_S, CURRICULUM_S, BATCH_S).
 set -u
 cd "$(dirname "$0")/.."
 out="${OUT:-device-results}"
@@ -36,6 +37,12 @@ if wants course; then
     timeout "${COURSE_S:-420}" python3 benchmarks/course_on_device.py --json "$out/course.json" \
         ${COURSE_BACKENDS:+--backends "$COURSE_BACKENDS"} > "$out/course.log" 2>&1
     echo "course rc=$?"; sed -n '/^backend /,$p' "$out/course.log"
+fi
+
+if wants curriculum; then
+    timeout "${CURRICULUM_S:-420}" python3 -m pytest -q -p no:cacheprovider tests/curriculum -rfs \
+        > "$out/curriculum.log" 2>&1
+    echo "curriculum rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/curriculum.log" | tail -25
 fi
 
 if wants batch; then
