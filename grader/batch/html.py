@@ -16,6 +16,10 @@ TEMPLATE = "batch_summary.html.j2"
 
 def duration_text(seconds: float) -> str:
     seconds = max(0.0, seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     minutes, secs = divmod(round(seconds), 60)

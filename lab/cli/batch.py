@@ -135,7 +135,7 @@ def _print_summary(summary: ClassSummary, out: Path) -> None:
     split = stats.time_split()
     if split:
         console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
-            f"{label} {100 * share:.0f}%" for label, _, share in split))
+            f"{label} {100 * share:.1f}%" for label, _, share in split))
     console.print(f"results in {escape(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
 
 

@@ -242,6 +242,12 @@ def test_with_timing_results_carry_speedups_and_a_leaderboard(tmp_path):
     assert "leaderboard" not in json.loads((out / "cyd" / stage / "results.json").read_text())
     html = (out / "summary.html").read_text()
     assert "<svg" in html and "2 timed submissions" in html and "cyd" not in html
+    # where the time went: every phase of a grading, the timed kernels among them
+    phases = json.loads((out / "ana" / stage / "result.json").read_text())["phases"]
+    assert {"startup", "compiling", "correctness", "benchmark", "timed_kernels"} <= set(phases)
+    assert 0 < phases["timed_kernels"] <= phases["benchmark"]
+    assert "Where the gradings'" in html and "of which the timed kernels themselves" in html
+    assert "of which the timed kernels themselves" in first.output.replace("\n", " ")
     forced = lab("batch", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--force")
     assert up_to_date(forced.output) == (3, 0), forced.output
 
