@@ -7,7 +7,10 @@ device. Reads the JSON lines that `LAB_VERDICT_LOG=FILE pytest tests/adversarial
 from __future__ import annotations
 
 import json
+import re
 import sys
+
+_PATH = re.compile(r"(?:/[\w.-]+)+/([\w.-]+\.c[lu])")  # a kernel's absolute path: its name is enough
 
 
 def main(paths: list[str]) -> int:
@@ -19,9 +22,9 @@ def main(paths: list[str]) -> int:
                 record = json.loads(line)
                 if record["device"] not in devices:
                     devices.append(record["device"])
-                message = record["message"].replace("|", "/")
-                if len(message) > 90:
-                    message = message[:87] + "..."
+                message = _PATH.sub(r"\1", record["message"]).replace("|", "/")
+                if len(message) > 80:
+                    message = message[:77] + "..."
                 verdicts.setdefault(record["case"], {})[record["device"]] = (
                     f"{record['check']} {record['check_status']}: {message}")
     print("| case | " + " | ".join(devices) + " |")
