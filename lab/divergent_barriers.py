@@ -3,7 +3,7 @@
 `__syncthreads()` (CUDA) and `barrier(...)` (OpenCL) must be reached by every thread of a
 block or work-group, or by none. One inside a branch or loop whose condition depends on the
 thread's index is undefined behaviour, and what it does depends on the device: PoCL's
-work-group loops crash, older GPUs hang, and an H200 runs on past it (threads that have
+work-group loops crash, a device may hang, and an H200 runs on past it (threads that have
 finished count as arrived), often with correct results by luck. Only a look at the source
 gives the same verdict everywhere, so the grader looks.
 
