@@ -3,8 +3,8 @@
 `__syncthreads()` (CUDA) and `barrier(...)` (OpenCL) must be reached by every thread of a
 block or work-group, or by none. One inside a branch or loop whose condition depends on the
 thread's index is undefined behaviour, and what it does depends on the device: PoCL's
-work-group loops crash, a device may hang, and an H200 runs on past it (threads that have
-finished count as arrived), often with correct results by luck. Only a look at the source
+work-group loops crash, a device may hang, and an H200 ran on past it with the right
+results by luck (both CUDA and NVIDIA's OpenCL). Only a look at the source
 gives the same verdict everywhere, so the grader looks.
 
 The analysis is small and conservative: a name is thread-dependent if it is threadIdx,

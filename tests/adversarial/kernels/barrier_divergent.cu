@@ -1,7 +1,7 @@
 // verdict: correct failed line 14: __syncthreads() is inside `if (threadIdx.x < 16)` ... every thread must reach every barrier
 // A __syncthreads() only half of each block reaches: it sits inside `if (threadIdx.x < 16)`.
-// CUDA leaves this undefined, and devices differ: an H200 runs on past it (finished threads
-// count as arrived) and got the right results. The grader finds it in the source, so the
+// CUDA leaves this undefined, and devices differ: an H200 ran on past it and got the right
+// results. The grader finds it in the source, so the
 // verdict is the same on every device (compute-sanitizer's synccheck finds it too).
 extern "C" __global__ void transpose(float *out, const float *in, int width, int height)
 {
