@@ -138,7 +138,7 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
                     seconds[kind] = seconds.get(kind, 0.0) + now - phase_started
                     phase, phase_started = event["name"], now
                     limit = limits.of(event.get("limit", "run"))
-                    deadline = time.monotonic() + limit
+                    deadline = now + limit
                 elif event.get("event") == "done":
                     done = True
                 else:

@@ -26,6 +26,8 @@ _BARRIER = re.compile(r"\b(__syncthreads(?:_count|_and|_or)?|work_group_barrier|
 _ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\[[^\]=;]*\]\s*)*(?:[-+*/%&|^]|<<|>>)?=(?!=)([^;{}]*)")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _CONTROL = re.compile(r"\b(if|while|for|switch)\s*\(")
+_ELSE = re.compile(r"\s*else\b")
+_STATEMENT_END = re.compile(r"[;{}]")
 
 
 @dataclass(frozen=True)
@@ -88,16 +90,15 @@ def _controls(code: str) -> list[tuple[int, int, str]]:
         condition = f"{match.group(1)} {code[match.end() - 1:head_end]}"
         body_start, body_end = _body(code, head_end)
         spans.append((body_start, body_end, condition))
-        rest = code[body_end:]
-        else_match = re.match(r"\s*else\b", rest)
+        else_match = _ELSE.match(code, body_end)
         if match.group(1) == "if" and else_match:
-            else_start, else_end = _body(code, body_end + else_match.end())
+            else_start, else_end = _body(code, else_match.end())
             spans.append((else_start, else_end, f"else of {condition}"))
     for match in re.finditer(r"\?", code):  # a barrier inside a ?: arm
         statement_start = max(code.rfind(c, 0, match.start()) for c in ";{}") + 1
-        statement_end = min((i for i in (code.find(c, match.end()) for c in ";{}") if i >= 0),
-                            default=len(code))
-        spans.append((match.end(), statement_end, code[statement_start:match.start()].strip() + " ?"))
+        statement_end = _STATEMENT_END.search(code, match.end())
+        spans.append((match.end(), statement_end.start() if statement_end else len(code),
+                      code[statement_start:match.start()].strip() + " ?"))
     return spans
 
 

@@ -95,6 +95,15 @@ class BatchStats:
         return 60.0 * self.graded_now / self.elapsed_s if self.graded_now and self.elapsed_s > 0 else None
 
 
+def add_up_phases(outcomes: Iterable[Outcome]) -> dict[str, float]:
+    """The gradings' phase times (see grader.report), added up: BatchStats.phase_s."""
+    total: dict[str, float] = {}
+    for outcome in outcomes:
+        for name, seconds in outcome.phases.items():
+            total[name] = total.get(name, 0.0) + seconds
+    return total
+
+
 @dataclass(frozen=True)
 class ClassSummary:
     students: int

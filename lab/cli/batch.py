@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import statistics
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -32,7 +32,7 @@ from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY, write_class
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from grader.batch.store import ResultStore, StoreBusy
-from grader.batch.summary import BatchStats, ClassSummary
+from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, app, console, errors, fail
 from lab.cli.course import load_catalog
@@ -139,14 +139,6 @@ def _print_summary(summary: ClassSummary, out: Path) -> None:
     console.print(f"results in {escape(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
 
 
-def _add_up(phases: Iterable[dict[str, float]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for entry in phases:
-        for name, seconds in entry.items():
-            total[name] = total.get(name, 0.0) + seconds
-    return total
-
-
 def _discover(layout: Layout) -> Discovery:
     needed = tuple(sorted({s.backend for s in layout.submissions}))
     return discover(needed) if needed else Discovery()
@@ -211,7 +203,7 @@ def batch(
                 grading_s=sum(o.duration_s for o in result.outcomes),
                 workers=tuple(pool.describe()),
                 options=options,
-                phase_s=_add_up(o.phases for o in result.outcomes),
+                phase_s=add_up_phases(result.outcomes),
             )
             summary = write_class_outputs(store, catalog, layout, outcomes, stats)
     except StoreBusy as error:
