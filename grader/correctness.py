@@ -3,25 +3,16 @@ and a second run with the same inputs to catch races."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from grader import memory
 from grader.launching import plan_for, run_plan
+from grader.results import CaseResult, FailureKind
 from lab.backends.base import Backend, Buffer, CompiledKernel
 from lab.problems.base import Setup, Verdict
 from lab.spec import Spec
-
-
-@dataclass
-class CaseResult:
-    label: str
-    ok: bool
-    message: str = ""
-    kind: str = ""  # "", "wrong", "out_of_bounds", "read_out_of_bounds", "race", "input_modified"
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def case_label(case: dict[str, int | float]) -> str:
@@ -36,34 +27,60 @@ def make_setup(spec: Spec, case: dict[str, int | float]) -> Setup:
 class CaseBuffers:
     """Device buffers for one case: inputs uploaded once, inputs and outputs guarded."""
 
-    def __init__(self, backend: Backend, problem: Any, setup: Setup, inputs: dict[str, np.ndarray]):
+    def __init__(self, backend: Backend, problem: Any, setup: Setup, inputs: dict[str, np.ndarray] | None,
+                 uniform: dict[str, tuple[tuple[int, ...], float, float]] | None = None):
+        """`inputs`: host arrays to upload; or None with `uniform` (name -> shape, low, high):
+        guarded inputs that `refill` fills with random values on the device."""
         self.backend = backend
         self.problem = problem
         self.setup = setup
-        self.inputs = inputs
+        self.inputs: dict[str, np.ndarray] = {}  # host copies of the inputs ({} while only on the device)
+        self.uniform = uniform or {}
         self.input_buffers: dict[str, Buffer] = {}
         self.guarded_inputs: dict[str, tuple[int, memory.GuardedBuffer]] = {}  # name -> (number, buffer)
         self._plain_inputs: list[Buffer] = []
-        for number, (name, array) in enumerate(inputs.items()):
-            if array.dtype.itemsize == 4:
-                guarded = memory.allocate(backend, name, array.shape, array.dtype,
+        if inputs is None:
+            for number, (name, (shape, _, _)) in enumerate(self.uniform.items()):
+                guarded = memory.allocate(backend, name, shape, np.dtype(np.float32),
                                           memory.input_guard_bits(number))
-                memory.fill(backend, guarded, array)
+                memory.fill(backend, guarded)
                 self.guarded_inputs[name] = (number, guarded)
                 self.input_buffers[name] = guarded.inner
-            else:
-                buf = backend.alloc(array.nbytes)
-                backend.upload(buf, array)
-                self._plain_inputs.append(buf)
-                self.input_buffers[name] = buf
+        else:
+            self.inputs = inputs
+            for number, (name, array) in enumerate(inputs.items()):
+                if array.dtype.itemsize == 4:
+                    guarded = memory.allocate(backend, name, array.shape, array.dtype,
+                                              memory.input_guard_bits(number))
+                    memory.fill(backend, guarded, array)
+                    self.guarded_inputs[name] = (number, guarded)
+                    self.input_buffers[name] = guarded.inner
+                else:
+                    buf = backend.alloc(array.nbytes)
+                    backend.upload(buf, array)
+                    self._plain_inputs.append(buf)
+                    self.input_buffers[name] = buf
         self.outputs = {
             name: memory.allocate(backend, name, shape, dtype)
             for name, (shape, dtype) in problem.outputs(setup).items()
         }
 
+    def refill(self, ops: Any, seed: int) -> None:
+        """Fresh random inputs, generated on the device (`ops`: grader.device_ops.DeviceOps)."""
+        for number, (name, (shape, low, high)) in enumerate(self.uniform.items()):
+            ops.fill_uniform(self.input_buffers[name], int(np.prod(shape)), seed + number, low, high)
+        self.inputs = {}
+
+    def host_inputs(self) -> dict[str, np.ndarray]:
+        """The inputs on the host, read back from the device where they were made there."""
+        if not self.inputs:
+            for name, (_, guarded) in self.guarded_inputs.items():
+                self.inputs[name] = memory.read(self.backend, guarded).values
+        return self.inputs
+
     def initial(self) -> dict[str, np.ndarray]:
         if hasattr(self.problem, "initial"):
-            return self.problem.initial(self.setup, self.inputs)
+            return self.problem.initial(self.setup, self.host_inputs())
         return {}
 
     def reset_outputs(self) -> None:
@@ -96,6 +113,12 @@ class CaseBuffers:
             if not np.array_equal(now.view(np.uint8), np.ascontiguousarray(array).view(np.uint8)):
                 changed.append(name)
         return changed
+
+    def guards_hit(self) -> list[str]:
+        """Writes out of bounds of any output or input, from the guard bands alone."""
+        found = [memory.guards_hit(self.backend, buf) for buf in self.outputs.values()]
+        found += [memory.guards_hit(self.backend, guarded) for _, guarded in self.guarded_inputs.values()]
+        return [line for line in found if line]
 
     def inputs_out_of_bounds(self) -> list[str]:
         """One line for each input whose guard bands the kernel wrote into."""
@@ -146,17 +169,17 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
         first, out_of_bounds = buffers.read_outputs()
         if out_of_bounds:
-            return CaseResult(label, False, "; ".join(out_of_bounds), "out_of_bounds")
+            return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds))
         out_of_bounds = buffers.inputs_out_of_bounds()
         if out_of_bounds:
-            return CaseResult(label, False, "; ".join(out_of_bounds), "out_of_bounds")
+            return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds))
         changed = [n for n in buffers.modified_inputs() if n not in first]
         if changed:
-            return CaseResult(label, False, f"the kernel wrote into its input `{changed[0]}`",
-                              "input_modified")
+            return CaseResult(label, False, FailureKind.INPUT_MODIFIED,
+                              f"the kernel wrote into its input `{changed[0]}`")
         read_past = buffers.read_out_of_bounds(first)
         if read_past:
-            return CaseResult(label, False, read_past, "read_out_of_bounds")
+            return CaseResult(label, False, FailureKind.READ_OUT_OF_BOUNDS, read_past)
         verdict = problem.check(setup, buffers.inputs, first)
         if not verdict.ok:
             verdict = explain_nans(verdict, first)
@@ -166,7 +189,7 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
             run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
             second, out_of_bounds = buffers.read_outputs()
             if out_of_bounds:
-                return CaseResult(label, False, "; ".join(out_of_bounds), "out_of_bounds")
+                return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds))
             race = _differences(first, second)
         if race:
             message = (f"outputs differ between two runs with the same inputs ({race}): a likely "
@@ -178,9 +201,9 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
                            f"its work on every launch (no state kept from one launch to the next)")
             if not verdict.ok:
                 message = verdict.message + "; " + message
-            return CaseResult(label, False, message, "race", verdict.details)
+            return CaseResult(label, False, FailureKind.RACE, message, verdict.details)
         if not verdict.ok:
-            return CaseResult(label, False, verdict.message, "wrong", verdict.details)
+            return CaseResult(label, False, FailureKind.WRONG, verdict.message, verdict.details)
         return CaseResult(label, True)
     finally:
         buffers.release()

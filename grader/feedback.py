@@ -15,33 +15,37 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from grader.report import FAILED, PASSED, SKIPPED, Report
+from grader.results import FailureKind
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # What to look at when a check fails, by the kind of failure; a stage's README says more.
 GENERIC_HINTS = {
-    "compile": "Read the first error: the line number is in your file.",
-    "wrong": "Compare your index arithmetic with the layout in the stage's README; try the "
-             "smallest shape by hand.",
-    "out_of_bounds": "Some thread computes an index outside the buffer: check the bounds of each "
-                     "loop and which of width/height each index is multiplied by.",
-    "read_out_of_bounds": "Some thread reads outside an input: check the bounds of each loop and "
-                          "the index arithmetic of every load.",
-    "memory": "The kernel or its launch needed far more memory than the buffers the stage gives it.",
-    "race": "Threads read shared memory before others wrote it (or after they overwrote it): put a "
-            "barrier between the writes and the reads.",
-    "input_modified": "Inputs are read-only: write only to the output buffer.",
-    "refused": "The launch shape is fixed by the stage: make the kernel fit it.",
-    "launch_failed": "The device stopped the kernel: an out-of-bounds access is the usual cause.",
-    "benchmark_wrong": "Results must not depend on the size or on earlier launches: compute every "
-                       "element every time.",
-    "crash_or_hang": "A loop that never ends, or a barrier that only some threads reach, hangs; an "
-                     "access out of bounds crashes.",
-    "divergent_barrier": "Keep barriers where every thread gets to them: put the `if` inside the "
-                         "barrier-separated phases, not the barrier inside the `if`.",
-    "sanitizer": "compute-sanitizer names the line of its first finding: start there.",
-    "too_slow": "Compare your memory access pattern with the stage's idea in its README.",
+    FailureKind.REFUSED_SOURCE: "A submission is one kernel file for this stage: read the reason above.",
+    FailureKind.COMPILE_ERROR: "Read the first error: the line number is in your file.",
+    FailureKind.WRONG: "Compare your index arithmetic with the layout in the stage's README; try the "
+                       "smallest shape by hand.",
+    FailureKind.OUT_OF_BOUNDS: "Some thread computes an index outside the buffer: check the bounds of each "
+                               "loop and which of width/height each index is multiplied by.",
+    FailureKind.READ_OUT_OF_BOUNDS: "Some thread reads outside an input: check the bounds of each loop and "
+                                    "the index arithmetic of every load.",
+    FailureKind.MEMORY: "The kernel or its launch needed far more memory than the buffers the stage gives it.",
+    FailureKind.RACE: "Threads read shared memory before others wrote it (or after they overwrote it): put a "
+                      "barrier between the writes and the reads.",
+    FailureKind.INPUT_MODIFIED: "Inputs are read-only: write only to the output buffer.",
+    FailureKind.REFUSED_LAUNCH: "The launch shape is fixed by the stage: make the kernel fit it.",
+    FailureKind.LAUNCH_FAILED: "The device stopped the kernel: an out-of-bounds access is the usual cause.",
+    FailureKind.BENCHMARK_WRONG: "Results must not depend on the size or on earlier launches: compute every "
+                                 "element every time.",
+    FailureKind.CRASH: "An access out of bounds crashes the grading process: check every index.",
+    FailureKind.TIMEOUT: "A loop that never ends, or a barrier that only some threads reach, hangs.",
+    FailureKind.DIVERGENT_BARRIER: "Keep barriers where every thread gets to them: put the `if` inside the "
+                                   "barrier-separated phases, not the barrier inside the `if`.",
+    FailureKind.SANITIZER: "compute-sanitizer names the line of its first finding: start there.",
+    FailureKind.TOO_SLOW: "Compare your memory access pattern with the stage's idea in its README.",
 }
+# A stage's own hints ([feedback] in assignment.toml) are keyed by these names.
+SPEC_HINT_KEY = {FailureKind.COMPILE_ERROR: "compile", FailureKind.REFUSED_SOURCE: "compile"}
 
 
 @dataclass(frozen=True)
@@ -56,15 +60,10 @@ def hint(report: Report) -> str | None:
     """The one thing to look at first, for the first failed check: the stage's own hint for
     that kind of failure where its spec gives one ([feedback] in assignment.toml)."""
     for check in report.checks:
-        if check.status != FAILED:
+        if check.status != FAILED or check.failure is None:
             continue
-        if check.name == "compiles":
-            kind = "compile"
-        elif check.name == "fast":
-            kind = "too_slow"
-        else:
-            kind = str(check.details.get("kind", "")) or "wrong"
-        return report.hints.get(kind) or GENERIC_HINTS.get(kind, GENERIC_HINTS["wrong"])
+        key = SPEC_HINT_KEY.get(check.failure, check.failure.value)
+        return report.hints.get(key) or GENERIC_HINTS.get(check.failure, GENERIC_HINTS[FailureKind.WRONG])
     return None
 
 

@@ -12,17 +12,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from grader import GRADER_VERSION
 from grader.report import Report
-from grader.scoring import build_report, fail_correctness
-from lab.backends.discovery import Target
+from grader.results import (
+    Abort,
+    FailureKind,
+    Grading,
+    PhaseStarted,
+    SanitizerFinding,
+    SanitizerResult,
+    SourceResult,
+    decode,
+)
+from grader.scoring import build_report
+from grader.steps import Request
+from grader.steps.source import check_submission_source
+from lab.backends.registry import Target
 from lab.catalog import Catalog
-from lab.divergent_barriers import find_divergent_barriers
-from lab.source_checks import SubmissionError, check_source
+from lab.source_checks import SubmissionError
 from lab.spec import Spec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -77,22 +88,18 @@ def phase_kind(phase: str) -> str:
 CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
 
 
-def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu",
-               sanitize: list[str] | None = None) -> tuple[list[dict[str, Any]], str | None, str]:
-    """Run one worker; return its events, the abort reason (crash or hang) if any, and the
-    tail of what it printed. `sanitize` is a command the worker runs under."""
+def run_worker(request: Request, limits: Limits, grading: Grading, device_kind: str = "gpu",
+               sanitize: list[str] | None = None) -> None:
+    """Run one worker; put its step results, the abort (crash or hang) if any, where the time
+    went and the tail of what it printed into `grading`. `sanitize` is a command the worker
+    runs under."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("PYTHONUNBUFFERED", "1")
-    # NVIDIA's OpenCL reuses cached binaries silently, and then its build log lacks the
-    # register report the feedback shows: compile afresh.
-    env["CUDA_CACHE_DISABLE"] = "1"
     command = [sys.executable, "-m", "grader.worker"]
     if sanitize:
         command = sanitize + command
-    events: list[dict[str, Any]] = []
     phase = "startup"
-    abort = None
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
     phase_started = time.monotonic()
     with tempfile.TemporaryFile() as errors:
@@ -100,7 +107,7 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
                                 stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(json.dumps(request).encode())
+            proc.stdin.write(json.dumps(asdict(request)).encode())
             proc.stdin.close()
         except BrokenPipeError:
             pass
@@ -109,16 +116,16 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
         limit = limits.compile_s
         deadline = time.monotonic() + limit
         pending = b""
-        done = False
-        while not done:
+        while not grading.finished:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if phase.startswith("compiling") or phase == "startup":
-                    abort = (f"timed out during {phase} (limit {limit:.0f} s): the compiler did not "
-                             f"finish; a loop it unrolls without end is a common cause")
+                    message = (f"timed out during {phase} (limit {limit:.0f} s): the compiler did not "
+                               f"finish; a loop it unrolls without end is a common cause")
                 else:
-                    abort = (f"timed out during {phase} (limit {limit:.0f} s): the kernel probably never "
-                             f"finishes: an endless loop, or a barrier that only some threads reach")
+                    message = (f"timed out during {phase} (limit {limit:.0f} s): the kernel probably never "
+                               f"finishes: an endless loop, or a barrier that only some threads reach")
+                grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
                 break
             if not selector.select(timeout=min(remaining, 1.0)):
                 continue
@@ -128,30 +135,25 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if event.get("event") == "phase":
+                message = decode(line)
+                if isinstance(message, PhaseStarted):
                     now = time.monotonic()
                     kind = phase_kind(phase)
                     seconds[kind] = seconds.get(kind, 0.0) + now - phase_started
-                    phase, phase_started = event["name"], now
-                    limit = limits.of(event.get("limit", "run"))
+                    phase, phase_started = message.name, now
+                    limit = limits.of(message.limit)
                     deadline = now + limit
-                elif event.get("event") == "done":
-                    done = True
-                else:
-                    events.append(event)
+                elif message is not None:
+                    grading.add(message)
         selector.close()
         kind = phase_kind(phase)
         seconds[kind] = seconds.get(kind, 0.0) + time.monotonic() - phase_started
-        events.append({"event": "phases", "seconds": seconds})
-        if not done:
+        grading.phases = seconds
+        if not grading.finished:
             _kill_group(proc)
             returncode = proc.wait()
-            if abort is None:
-                abort = _crash_message(returncode, phase, device_kind)
+            if grading.abort is None:
+                grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase, device_kind), phase)
         else:
             try:
                 proc.wait(timeout=30)
@@ -162,8 +164,7 @@ def run_worker(request: dict[str, Any], limits: Limits, device_kind: str = "gpu"
         size = errors.seek(0, os.SEEK_END)
         errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
-    tail = raw.decode("utf-8", errors="replace")
-    return events, abort, tail
+    grading.output_tail = raw.decode("utf-8", errors="replace")
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -176,93 +177,64 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
-def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
-    """The report of a file refused before compiling (empty, binary, no entry point, ...)."""
-    events = [{"event": "compiled", "ok": False, "log": message}]
-    report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
-                          grader_version=GRADER_VERSION)
-    report.checks[0].message = message
-    report.device = {"name": target.name, "kind": target.kind}
-    return report
-
-
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
-          sanitize: bool = False) -> Report:
-    """Grade one submission on `target`, isolated in a child process; with `sanitize` (CUDA),
-    run its correctness cases again under compute-sanitizer memcheck, racecheck and synccheck."""
+          sanitize: bool = False, cpu_timing: bool = False) -> Report:
+    """Grade one submission on `target`: the source check here, the worker's steps in a child
+    process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
+    memcheck, racecheck and synccheck; one Report from all of their results."""
     seed = secrets.randbits(31) if seed is None else seed
-    try:
-        check_source(source, target.backend, spec.kernels, spec.allowed_headers, filename)
-    except SubmissionError as error:
-        return refused_report(spec, str(error), filename, target, seed)
-    request = {
-        "course_root": str(catalog.root),
-        "stage": spec.id,
-        "source": source,
-        "filename": filename,
-        "backend": target.backend,
-        "device": target.index,
-        "seed": seed,
-        "timing": timing,
-        # On a CPU device the kernel runs in the worker's own memory: cap it (the CUDA driver
-        # reserves far more address space than it uses, so a GPU worker gets no cap).
-        "memory_limit": CPU_MEMORY_LIMIT if target.kind == "cpu" else None,
-    }
     started = time.monotonic()
-    events, abort, tail = run_worker(request, limits, target.kind)
-    report = build_report(spec, events, file=filename, backend=target.backend, seed=seed,
-                          grader_version=GRADER_VERSION, abort=abort, output_tail=tail,
-                          duration_s=time.monotonic() - started, timed=timing)
-    compiled = report.check("compiles") is not None and report.check("compiles").status == "passed"
-    divergent = find_divergent_barriers(source) if compiled else []
-    if divergent:  # whatever the device made of it: it hangs, crashes or is right by luck
-        fail_correctness(report, divergent[0].message(), "divergent_barrier")
-    if sanitize and compiled:
-        apply_sanitizer(report, run_sanitizers(request, limits, target.kind))
-        report.duration_s = time.monotonic() - started
-    return report
+    grading = Grading(timed=timing)
+    grading.source = check_submission_source(spec, source, target.backend, filename)
+    if grading.source.ok:
+        request = Request(
+            course_root=str(catalog.root), stage=spec.id, source=source, filename=filename,
+            backend=target.backend, device=target.index, seed=seed, timing=timing, cpu_timing=cpu_timing,
+            # On a CPU device the kernel runs in the worker's own memory: cap it (the CUDA driver
+            # reserves far more address space than it uses, so a GPU worker gets no cap).
+            memory_limit=CPU_MEMORY_LIMIT if target.kind == "cpu" else None,
+            # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
+            compile_only=bool(grading.source.divergent_barriers),
+        )
+        run_worker(request, limits, grading, target.kind)
+        compiled = grading.compiled is not None and grading.compiled.ok
+        if sanitize and compiled and not grading.source.divergent_barriers:
+            grading.sanitizer = run_sanitizers(request, limits, target.kind)
+    grading.duration_s = time.monotonic() - started
+    return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
+                        grader_version=GRADER_VERSION, device={"name": target.name, "kind": target.kind})
+
+
+def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
+    """The report of a file refused before anything compiles it (empty, binary, too big, ...)."""
+    return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
+                        backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
+                        device={"name": target.name, "kind": target.kind})
 
 
 SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower
 
 
-def run_sanitizers(request: dict[str, Any], limits: Limits, kind: str) -> dict[str, Any]:
+def run_sanitizers(request: Request, limits: Limits, kind: str) -> SanitizerResult:
     """Run the correctness cases under memcheck, racecheck and synccheck; return findings per tool."""
     from grader import sanitizer
 
     slow = Limits(limits.compile_s * 2, limits.run_s * SANITIZER_SLOWDOWN, limits.benchmark_s, limits.jit_s)
-    results: dict[str, Any] = {}
+    tools = []
     for tool in sanitizer.TOOLS:
         with tempfile.TemporaryDirectory(prefix="lab-sanitizer-") as tmp:
             log_file = Path(tmp) / "log.txt"
             try:
                 wrapper = sanitizer.command(tool, log_file)
             except FileNotFoundError as error:
-                return {"error": str(error)}
-            _, abort, _ = run_worker({**request, "timing": False}, slow, kind, sanitize=wrapper)
+                return SanitizerResult(error=str(error))
+            run = Grading()
+            run_worker(replace(request, timing=False), slow, run, kind, sanitize=wrapper)
             log = log_file.read_text(errors="replace") if log_file.exists() else ""
         found, summary = sanitizer.findings(log)
-        results[tool] = {"findings": found, "summary": summary, "abort": abort}
-    return results
-
-
-def apply_sanitizer(report: Report, results: dict[str, Any]) -> None:
-    """Put the sanitizer's first findings in the report; any finding fails correctness."""
-    from grader.report import FAILED
-
-    report.sanitizer = results
-    if "error" in results:
-        report.notes.append(f"--sanitize: {results['error']}")
-        return
-    found = [(tool, f) for tool, r in results.items() for f in r["findings"]]
-    if not found:
-        report.notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
-        return
-    correct = report.check("correct")
-    if correct is not None and correct.status != FAILED:
-        tool, first = found[0]
-        fail_correctness(report, f"compute-sanitizer {tool}: {first}", "sanitizer")
+        tools.append(SanitizerFinding(tool, tuple(found), summary, run.abort.message if run.abort else None))
+    return SanitizerResult(tuple(tools))
 
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from grader.results import FailureKind
+
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
 
 
@@ -17,6 +19,7 @@ class Check:
     max_points: int = 0
     counted: bool = True  # False: shown, not graded here (speed on a CPU device)
     details: dict[str, Any] = field(default_factory=dict)
+    failure: FailureKind | None = None  # why it failed (or could not run): from the step that saw it
 
 
 @dataclass
@@ -68,6 +71,11 @@ class Report:
     # device time of the timed launches themselves (timed_kernels, part of benchmark).
     phases: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def failure(self) -> Check | None:
+        """The first check that failed or could not run (its `failure` says why)."""
+        return next((c for c in self.checks if c.status in (FAILED, ERROR)), None)
+
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
 
@@ -75,7 +83,8 @@ class Report:
         data = asdict(self)
         data["checks"] = [
             {"name": c.name, "status": c.status, "message": c.message, "points": c.points,
-             "max_points": c.max_points, "counted": c.counted, "details": c.details}
+             "max_points": c.max_points, "counted": c.counted, "details": c.details,
+             "failure": c.failure.value if c.failure else None}
             for c in self.checks
         ]
         return data

@@ -1,11 +1,11 @@
-"""From the worker's events to a Report: checks, points, speedups, status. Pure functions,
-so scoring and rendering are tested without any device."""
+"""From a grading's step results to a Report: checks, points, speedups, status. Pure
+functions of typed records (grader.results), so scoring is tested without any device, and
+the Report is built once, never patched afterwards."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from grader.report import ERROR, FAILED, PASSED, SKIPPED, Check, Performance, Report
+from grader.results import CaseResult, FailureKind, Grading, TimingResult
 from lab.occupancy import device_limits, occupancy
 from lab.spec import Spec
 
@@ -20,8 +20,8 @@ def first_error_line(log: str) -> str:
     return lines[0] if lines else "the compiler gave no message"
 
 
-def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Performance:
-    stats = timing["stats"]
+def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performance:
+    stats = timing.stats
 
     def ms(role: str) -> float | None:
         return stats[role]["median_ms"] if role in stats else None
@@ -38,13 +38,13 @@ def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Perform
             candidates.append(spec.min_speedup)
         required = max(candidates) if candidates else None
     seconds = (t_sub or 0) / 1e3
-    gbps = timing["bytes"] / seconds / 1e9 if timing.get("bytes") and seconds else None
-    gflops = timing["flops"] / seconds / 1e9 if timing.get("flops") and seconds else None
+    gbps = timing.bytes / seconds / 1e9 if timing.bytes and seconds else None
+    gflops = timing.flops / seconds / 1e9 if timing.flops and seconds else None
     graded = device_kind == "gpu" and spec.graded_for_speed
     note = "" if device_kind == "gpu" else (
         "Timed on a CPU device: these numbers say nothing about a GPU, and speed is not graded here")
     return Performance(
-        case=dict(timing["case"]),
+        case=dict(timing.case),
         time_ms=t_sub or 0.0,
         baseline_time_ms=t_base,
         reference_time_ms=t_ref,
@@ -63,106 +63,101 @@ def performance(spec: Spec, timing: dict[str, Any], device_kind: str) -> Perform
     )
 
 
-def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend: str,
-                 seed: int, grader_version: str, abort: str | None = None,
-                 output_tail: str = "", duration_s: float = 0.0, timed: bool = True) -> Report:
-    """`abort` is the parent's account of a crash or a hang, if the worker did not finish;
-    `timed` False: speed was not asked for (--no-timing), so it is neither graded nor counted."""
-    device: dict[str, Any] = {"name": "unknown", "kind": "unknown"}
-    limits: dict[str, int] = {}
-    compiled: dict[str, Any] | None = None
-    cases: list[dict[str, Any]] = []
-    timing: dict[str, Any] | None = None
-    errors: list[str] = []
-    phases: dict[str, float] = {}
-    for event in events:
-        kind = event["event"]
-        if kind == "device":
-            info = event["info"]
-            device = {"name": info["name"], "kind": info["kind"], "vendor": info.get("vendor", ""),
-                      "platform": info.get("platform", "")}
-            limits = info.get("limits", {})
-        elif kind == "compiled":
-            compiled = event
-        elif kind == "case":
-            cases.append(event)
-        elif kind == "timing":
-            timing = event
-        elif kind == "error":
-            errors.append(event["message"])
-        elif kind == "phases":
-            phases = {name: round(value, 3) for name, value in event["seconds"].items()}
+def _compiles(spec: Spec, g: Grading) -> Check:
+    full = spec.points.get("compiles", 0)
+    if not g.source.ok:
+        return Check("compiles", FAILED, g.source.refused or "", 0, full, failure=FailureKind.REFUSED_SOURCE)
+    if g.compiled is None:
+        if g.abort is not None:
+            return Check("compiles", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
+        message = g.errors[0].message if g.errors else "not compiled"
+        return Check("compiles", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)
+    if not g.compiled.ok:
+        line = first_error_line(g.compiled.log)
+        line = line[len("error: "):] if line.startswith("error: ") else line
+        return Check("compiles", FAILED, "compile error: " + line, 0, full,
+                     failure=FailureKind.COMPILE_ERROR, details={"log": g.compiled.log})
+    return Check("compiles", PASSED, "compiles", full, full)
 
-    checks: list[Check] = []
+
+def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
+    """The failed case whose failure explains the others: results that change between two runs
+    (a race) explain wrong values elsewhere; otherwise the first failure."""
+    bad = [c for c in cases if not c.ok]
+    return next((c for c in bad if c.failure == FailureKind.RACE), bad[0] if bad else None)
+
+
+def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
+    full = spec.points.get("correct", 0)
+    if not compiled:
+        return Check("correct", SKIPPED, "not run: the kernel does not compile", 0, full)
+    if g.source.divergent_barriers:
+        return Check("correct", FAILED, g.source.divergent_barriers[0], 0, full,
+                     failure=FailureKind.DIVERGENT_BARRIER)
+    first = explaining_case(g.cases)
+    if first is not None:
+        return Check("correct", FAILED, f"{first.label}: {first.message}", 0, full,
+                     failure=first.failure or FailureKind.WRONG, details={"case": first.label, **first.details})
+    if g.abort is not None:
+        return Check("correct", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
+    if g.sanitizer is not None and g.sanitizer.first is not None:
+        tool, finding = g.sanitizer.first
+        return Check("correct", FAILED, f"compute-sanitizer {tool}: {finding}", 0, full,
+                     failure=FailureKind.SANITIZER)
+    if g.errors and not g.cases:
+        return Check("correct", ERROR, g.errors[0].message, 0, full, failure=FailureKind.GRADER_ERROR)
+    tested = [c.label for c in g.cases]
+    return Check("correct", PASSED, f"correct on {len(tested)} shapes ({'; '.join(tested)})", full, full)
+
+
+def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str) -> Check:
+    full = spec.points["fast"]
+    if kind != "gpu":
+        return Check("fast", SKIPPED, "speed is graded on a GPU only: not graded on this CPU device",
+                     0, full, counted=False)
+    if not g.timed:
+        return Check("fast", SKIPPED, "not timed (--no-timing): speed is neither graded nor counted",
+                     0, full, counted=False)
+    if correct.status != PASSED:
+        return Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
+    if perf is None or perf.speedup is None or perf.required_speedup is None:
+        message = g.errors[0].message if g.errors else (g.abort.message if g.abort else "not timed")
+        return Check("fast", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)
+    ok = perf.speedup >= perf.required_speedup
+    words = (f"speedup {perf.speedup:.2f}x over {spec.baseline} "
+             f"(needed {perf.required_speedup:.2f}x; the reference gets {perf.reference_speedup:.2f}x)")
+    if ok:
+        return Check("fast", PASSED, words, full, full)
+    return Check("fast", FAILED, f"too slow: {words}", 0, full, failure=FailureKind.TOO_SLOW)
+
+
+def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
+                 grader_version: str, device: dict[str, str] | None = None) -> Report:
+    """`device`: what the parent knows of the device, where the worker never said."""
+    opened = g.device
+    shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
+                     "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
+    kind = shown_device.get("kind", "unknown")
+    compiles = _compiles(spec, g)
+    checks = [compiles]
+    correct = _correct(spec, g, compiles.status == PASSED)
+    if "correct" in spec.points:
+        checks.append(correct)
+    perf = performance(spec, g.timing, kind) if g.timing else None
+    if "fast" in spec.points:
+        checks.append(_fast(spec, g, correct, perf, kind))
+
     notes: list[str] = []
     flags: list[str] = []
-    points = spec.points
-
-    # compiles
-    if compiled is None:
-        status, message = (FAILED, abort) if abort else (ERROR, errors[0] if errors else "not compiled")
-        if abort:
-            message = abort
-        checks.append(Check("compiles", status, message, 0, points.get("compiles", 0)))
-    elif not compiled["ok"]:
-        line = first_error_line(compiled["log"])
-        line = line[len("error: "):] if line.startswith("error: ") else line
-        checks.append(Check("compiles", FAILED, "compile error: " + line,
-                            0, points.get("compiles", 0), details={"log": compiled["log"]}))
-    else:
-        checks.append(Check("compiles", PASSED, "compiles", points.get("compiles", 0),
-                            points.get("compiles", 0)))
-    compiled_ok = compiled is not None and compiled["ok"]
-
-    # correct
-    bad = [c for c in cases if not c["ok"]]
-    if not compiled_ok:
-        correct = Check("correct", SKIPPED, "not run: the kernel does not compile", 0,
-                        points.get("correct", 0))
-    elif bad:
-        first = bad[0]
-        label = first["label"]
-        correct = Check("correct", FAILED, f"{label}: {first['message']}", 0, points.get("correct", 0),
-                        details={"kind": first.get("kind", ""), "case": label,
-                                 **(first.get("details") or {})})
-    elif abort:
-        correct = Check("correct", FAILED, abort, 0, points.get("correct", 0),
-                        details={"kind": "crash_or_hang"})
-    elif errors and not cases:
-        correct = Check("correct", ERROR, errors[0], 0, points.get("correct", 0))
-    else:
-        tested = [c["label"] for c in cases]
-        correct = Check("correct", PASSED, f"correct on {len(tested)} shapes ({'; '.join(tested)})",
-                        points.get("correct", 0), points.get("correct", 0))
-    if "correct" in points:
-        checks.append(correct)
-
-    perf = performance(spec, timing, device["kind"]) if timing else None
-    if timing and phases:
-        phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in timing["stats"].values()) / 1e3, 3)
+    phases = {name: round(value, 3) for name, value in g.phases.items()}
+    if g.timing and phases:
+        phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in g.timing.stats.values()) / 1e3, 3)
     if perf and perf.note:
         notes.append(perf.note)
-
-    # fast
-    if "fast" in points:
-        full = points["fast"]
-        if device["kind"] != "gpu":
-            fast = Check("fast", SKIPPED, "speed is graded on a GPU only; timings on this CPU device "
-                         "are shown, not graded", 0, full, counted=False)
-        elif not timed:
-            fast = Check("fast", SKIPPED, "not timed (--no-timing): speed is neither graded nor counted",
-                         0, full, counted=False)
-        elif correct.status != PASSED:
-            fast = Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
-        elif perf is None or perf.speedup is None or perf.required_speedup is None:
-            fast = Check("fast", ERROR, errors[0] if errors else (abort or "not timed"), 0, full)
-        else:
-            ok = perf.speedup >= perf.required_speedup
-            words = (f"speedup {perf.speedup:.2f}x over {spec.baseline} "
-                     f"(needed {perf.required_speedup:.2f}x; the reference gets {perf.reference_speedup:.2f}x)")
-            fast = Check("fast", PASSED if ok else FAILED, words if ok else f"too slow: {words}",
-                         full if ok else 0, full)
-        checks.append(fast)
+    if kind == "cpu" and g.timed and g.timing is None and compiles.status == PASSED and "fast" in spec.points:
+        notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
+                     f"the reference's. Timings on a CPU device say nothing about a GPU, so none are taken "
+                     f"here (--cpu-timing shows them)")
     if (perf and perf.graded and perf.speedup and perf.reference_speedup
             and perf.speedup > IMPLAUSIBLE_FACTOR * max(perf.reference_speedup, 1.0)):
         flags.append(f"implausible speedup: {perf.speedup:.2f}x against the reference's "
@@ -170,38 +165,43 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
 
     resources = None
     occ = None
-    if compiled_ok and compiled.get("resources"):
-        resources = compiled["resources"]
+    if compiles.status == PASSED and g.compiled and g.compiled.resources:
+        resources = g.compiled.resources
         main = resources.get(spec.kernel.name, {})
         threads = 1
         for b in spec.launch_shape(spec.test_cases[0])[1]:
             threads *= b
-        if device["kind"] == "gpu" and main.get("registers") is not None:
+        if kind == "gpu" and main.get("registers") is not None and opened is not None:
             found = occupancy(threads, int(main["registers"]), int(main.get("shared_bytes") or 0),
-                              device_limits(limits))
+                              device_limits(opened.limits))
             occ = found.as_dict() if found else None
         if main.get("spill_bytes"):
             notes.append(f"the compiler spilled {main['spill_bytes']} bytes of registers to local memory "
                          f"(slow): fewer live values per thread would avoid it")
+    if g.sanitizer is not None:
+        if g.sanitizer.error:
+            notes.append(f"--sanitize: {g.sanitizer.error}")
+        elif g.sanitizer.first is None:
+            notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
 
     counted = [c for c in checks if c.counted]
     score = sum(c.points for c in counted)
     max_score = sum(c.max_points for c in counted)
     if any(c.status == FAILED for c in checks):
         status = FAILED
-    elif any(c.status == ERROR for c in checks) or errors:
+    elif any(c.status == ERROR for c in checks) or g.errors:
         status = ERROR
     else:
         status = PASSED
-    for message in errors:
-        if message not in (c.message for c in checks):
-            notes.append(f"grader: {message}")
+    for error in g.errors:
+        if error.message not in (c.message for c in checks):
+            notes.append(f"grader: {error.message}")
     return Report(
         assignment=spec.id,
         title=spec.title,
         concept=spec.concept,
         backend=backend,
-        device=device,
+        device=shown_device,
         file=file,
         status=status,
         score=score,
@@ -210,32 +210,24 @@ def build_report(spec: Spec, events: list[dict[str, Any]], *, file: str, backend
         performance=perf,
         resources=resources,
         occupancy=occ,
-        cases=[{"label": c["label"], "ok": c["ok"], "message": c.get("message", "")} for c in cases],
+        cases=[{"label": c.label, "ok": c.ok, "failure": c.failure.value if c.failure else None,
+                "message": c.message} for c in g.cases],
         notes=notes,
         flags=flags,
         hints=dict(spec.hints),
-        compile_log=compiled["log"] if compiled else "",
-        output_tail=output_tail,
+        sanitizer=_sanitizer_dict(g),
+        compile_log=g.compiled.log if g.compiled else "",
+        output_tail=g.output_tail,
         seed=seed,
         grader_version=grader_version,
-        duration_s=duration_s,
+        duration_s=g.duration_s,
         phases=phases,
     )
 
 
-def fail_correctness(report: Report, message: str, kind: str) -> None:
-    """Fail a built report's correctness for a reason found outside the worker's runs (the
-    source, compute-sanitizer); the run's own verdict stays in the details."""
-    correct = report.check("correct")
-    if correct is None:
-        return
-    if correct.status == FAILED:
-        correct.details = {**(correct.details or {}), "run": correct.message}
-    correct.status, correct.message, correct.points = FAILED, message, 0
-    correct.details = {**(correct.details or {}), "kind": kind}
-    fast = report.check("fast")
-    if fast is not None and fast.status != SKIPPED:
-        fast.status, fast.points = SKIPPED, 0
-        fast.message = "not counted: the kernel is not correct"
-    report.score = sum(c.points for c in report.checks if c.counted)
-    report.status = FAILED
+def _sanitizer_dict(g: Grading) -> dict | None:
+    if g.sanitizer is None:
+        return None
+    if g.sanitizer.error:
+        return {"error": g.sanitizer.error}
+    return {t.tool: {"findings": list(t.findings), "summary": t.summary, "abort": t.abort} for t in g.sanitizer.tools}

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.correctness import CaseBuffers, explain_nans, make_setup
+from grader.correctness import CaseBuffers, make_setup
 from grader.launching import plan_for, run_plan
 from lab.backends.base import Backend, CompiledKernel
 from lab.spec import Spec
@@ -61,84 +61,63 @@ class TimedRole:
                         timed=timed)
 
 
-def benchmark(backend: Backend, problem: Any,
-              roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]], case: dict[str, int | float],
-              rng: np.random.Generator, policy: TimingPolicy,
-              phase: Callable[[str], None]) -> dict[str, Any]:
-    """Time every role ("baseline", "submission", "reference", "ceiling") on `case`.
-
-    Each role is launched with its own stage's shape and gets its own outputs; all roles read
-    the same inputs. Returns the summaries by role.
-    """
+def prepare_roles(backend: Backend, problem: Any, roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]],
+                  case: dict[str, int | float], inputs: dict[str, np.ndarray] | None,
+                  ops: Any = None, seed: int = 0) -> dict[str, TimedRole]:
+    """Buffers for every role ("baseline", "submission", "reference", "ceiling") on `case`,
+    each launched with its own stage's shape, with its own outputs, all reading the same
+    inputs: `inputs` uploaded, or (None) made on the device by `ops` from `seed`."""
     own_spec = roles["submission"][0]
-    inputs = problem.inputs(make_setup(own_spec, case), rng)
+    uniform = problem.uniform_inputs(make_setup(own_spec, case)) if inputs is None else None
     timed: dict[str, TimedRole] = {}
     try:
         for role, (spec, kernels) in roles.items():
             setup = make_setup(spec, case)
-            timed[role] = TimedRole(kernels, {k.name: k for k in spec.kernels},
-                                    plan_for(problem, spec, setup), setup.values,
-                                    CaseBuffers(backend, problem, setup, inputs))
-        for role, entry in timed.items():
-            phase(f"warm-up of the {role} kernel")
-            entry.buffers.reset_outputs()
-            for _ in range(policy.warmup):
-                entry.run(backend)
-        phase("timed rounds")
-        samples: dict[str, list[float]] = {role: [] for role in roles}
-        order = list(roles)
-        started = time.monotonic()
-        rounds = 0
-        min_rounds = policy.min_rounds
-        while rounds < policy.max_rounds:
-            for role in order:
-                # Poison the outputs before every timed launch, as before every correctness run:
-                # a kernel that returns early when it finds its answer already in place (left
-                # by the previous launch) would otherwise be timed doing nothing.
-                timed[role].buffers.reset_outputs()
-                backend.flush_l2()
-                samples[role].append(float(timed[role].run(backend, timed=True) or 0.0))
-            order = order[1:] + order[:1]  # rotate: no kernel always goes first
-            rounds += 1
-            if rounds == 1:  # slow kernels: fewer rounds, so the budget holds (never under 3)
-                per_round = time.monotonic() - started
-                min_rounds = max(3, min(policy.min_rounds, int(policy.budget_s / max(per_round, 1e-9))))
-            if rounds >= min_rounds:
-                spreads = [summarize(s)["relative_iqr"] for s in samples.values()]
-                if max(spreads) <= policy.target_spread or time.monotonic() - started > policy.budget_s:
-                    break
-        return {role: summarize(s) for role, s in samples.items()}
-    finally:
-        for entry in timed.values():
-            entry.buffers.release()
+            buffers = CaseBuffers(backend, problem, setup, inputs, uniform)
+            if inputs is None:
+                buffers.refill(ops, seed)
+            timed[role] = TimedRole(kernels, {k.name: k for k in spec.kernels}, plan_for(problem, spec, setup),
+                                    setup.values, buffers)
+    except BaseException:
+        release_roles(timed)
+        raise
+    return timed
 
 
-def verify_benchmark_output(backend: Backend, spec: Spec, problem: Any,
-                            kernels: dict[str, CompiledKernel], case: dict[str, int | float],
-                            rng: np.random.Generator) -> tuple[bool, str]:
-    """Run the submission twice more at the benchmark size, each time on fresh inputs with
-    poisoned outputs, and check both results: a kernel that caches results between launches,
-    skips work when launched again (even every other time), or special-cases the test sizes
-    fails here."""
-    setup = make_setup(spec, case)
-    buffers = CaseBuffers(backend, problem, setup, problem.inputs(setup, rng))
-    specs = {k.name: k for k in spec.kernels}
-    try:
-        plan = plan_for(problem, spec, setup)
-        for launch in range(2):
-            if launch:
-                buffers.load_inputs(problem.inputs(setup, rng))  # fresh values, same buffers
-            buffers.reset_outputs()
-            run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
-            outputs, out_of_bounds = buffers.read_outputs()
-            if out_of_bounds:
-                return False, "; ".join(out_of_bounds)
-            read_past = buffers.read_out_of_bounds(outputs)
-            if read_past:
-                return False, read_past
-            verdict = problem.check(setup, buffers.inputs, outputs)
-            if not verdict.ok:
-                return False, explain_nans(verdict, outputs).message
-        return True, ""
-    finally:
-        buffers.release()
+def release_roles(timed: dict[str, TimedRole]) -> None:
+    for entry in timed.values():
+        entry.buffers.release()
+
+
+def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPolicy,
+               phase: Callable[[str], None]) -> dict[str, Any]:
+    """Warm up, then time every role in rotating order; return the summaries by role."""
+    for role, entry in timed.items():
+        phase(f"warm-up of the {role} kernel")
+        entry.buffers.reset_outputs()
+        for _ in range(policy.warmup):
+            entry.run(backend)
+    phase("timed rounds")
+    samples: dict[str, list[float]] = {role: [] for role in timed}
+    order = list(timed)
+    started = time.monotonic()
+    rounds = 0
+    min_rounds = policy.min_rounds
+    while rounds < policy.max_rounds:
+        for role in order:
+            # Poison the outputs before every timed launch, as before every correctness run:
+            # a kernel that returns early when it finds its answer already in place (left
+            # by the previous launch) would otherwise be timed doing nothing.
+            timed[role].buffers.reset_outputs()
+            backend.flush_l2()
+            samples[role].append(float(timed[role].run(backend, timed=True) or 0.0))
+        order = order[1:] + order[:1]  # rotate: no kernel always goes first
+        rounds += 1
+        if rounds == 1:  # slow kernels: fewer rounds, so the budget holds (never under 3)
+            per_round = time.monotonic() - started
+            min_rounds = max(3, min(policy.min_rounds, int(policy.budget_s / max(per_round, 1e-9))))
+        if rounds >= min_rounds:
+            spreads = [summarize(s)["relative_iqr"] for s in samples.values()]
+            if max(spreads) <= policy.target_spread or time.monotonic() - started > policy.budget_s:
+                break
+    return {role: summarize(s) for role, s in samples.items()}

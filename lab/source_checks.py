@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.backends import registry
 from lab.spec import KernelSpec, Param, SpecError, parse_params
 
 MAX_BYTES = 256 * 1024
-SUFFIX_BACKEND = {".cu": "cuda", ".cl": "opencl"}
 
 
 class SubmissionError(ValueError):
@@ -41,14 +41,15 @@ def read_submission(path: Path) -> Submission:
     if path.is_dir():
         raise SubmissionError(f"{path}: is a folder, not a kernel file", usage=True)
     suffix = path.suffix.lower()
-    if suffix not in SUFFIX_BACKEND:
-        raise SubmissionError(f"{path}: a submission is a .cu (CUDA) or .cl (OpenCL) file", usage=True)
+    kind = registry.by_suffix(suffix)
+    if kind is None:
+        raise SubmissionError(f"{path}: a submission is a {registry.suffix_list()} file", usage=True)
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise SubmissionError(f"{path}: {size} bytes is over the {MAX_BYTES // 1024} KiB limit for a kernel file")
     data = path.read_bytes()
     source = decode_source(data, str(path))
-    return Submission(path, source, SUFFIX_BACKEND[suffix])
+    return Submission(path, source, kind.name)
 
 
 def decode_source(data: bytes, name: str) -> str:

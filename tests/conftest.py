@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import pytest
 
+from lab.backends import registry
 from lab.backends.discovery import Target, discover
 from lab.catalog import Catalog, default_catalog
 
@@ -39,7 +40,7 @@ def target_params() -> list:
     return [pytest.param(t, id=target_id(t)) for t in found]
 
 
-SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+SUFFIX = {kind.name: kind.suffix for kind in registry.backends()}
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from grader import GRADER_VERSION
 from grader.report import ERROR, SKIPPED, Check, Report
+from grader.results import FailureKind
 from lab.spec import Spec
 
-NO_DEVICE = "no_device"
-GRADER_ERROR = "grader_error"
+NO_DEVICE = FailureKind.NO_DEVICE
+GRADER_ERROR = FailureKind.GRADER_ERROR
 CHECK_ORDER = ("compiles", "correct", "fast")
 
 
-def error_report(spec: Spec, file: str, backend: str, message: str, kind: str,
+def error_report(spec: Spec, file: str, backend: str, message: str, kind: FailureKind,
                  note: str = "") -> Report:
     """Every check of the stage, the first one an error carrying `message`, the rest skipped."""
     checks: list[Check] = []
@@ -21,7 +22,7 @@ def error_report(spec: Spec, file: str, backend: str, message: str, kind: str,
         if name not in spec.points:
             continue
         if not checks:
-            checks.append(Check(name, ERROR, message, 0, spec.points[name], details={"kind": kind}))
+            checks.append(Check(name, ERROR, message, 0, spec.points[name], failure=kind))
         else:
             checks.append(Check(name, SKIPPED, "not run: the submission could not be graded", 0,
                                 spec.points[name]))

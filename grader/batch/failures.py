@@ -1,9 +1,8 @@
 """Why a submission did not pass, as a short label that groups like failures across a class.
 
 The group is (check, kind, label): the first check that did not pass, the kind of failure
-(from the check's details["kind"] where the grader set one, else from its message), and a
-label of a few words with file paths, line numbers and case sizes removed, so that two
-students with the same bug land in the same group.
+the grader recorded (grader.results.FailureKind), and a label of a few words with file
+paths and line numbers removed, so that two students with the same bug land in the same group.
 """
 
 from __future__ import annotations
@@ -13,21 +12,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.report import ERROR, FAILED
+from grader.results import FailureKind
 
 KIND_LABELS = {
-    "wrong": "wrong results",
-    "out_of_bounds": "writes out of bounds",
-    "race": "results change between runs (a race)",
-    "input_modified": "modifies its input",
-    "refused": "launch refused",
-    "launch_failed": "the kernel failed on the device",
-    "benchmark_wrong": "wrong at the benchmark size only",
-    "no_device": "not graded: no device for its backend here",
-    "grader_error": "the grader failed",
+    FailureKind.WRONG: "wrong results",
+    FailureKind.OUT_OF_BOUNDS: "writes out of bounds",
+    FailureKind.READ_OUT_OF_BOUNDS: "reads out of bounds",
+    FailureKind.RACE: "results change between runs (a race)",
+    FailureKind.INPUT_MODIFIED: "modifies its input",
+    FailureKind.DIVERGENT_BARRIER: "a barrier only some threads reach",
+    FailureKind.SANITIZER: "compute-sanitizer found an error",
+    FailureKind.REFUSED_LAUNCH: "launch refused",
+    FailureKind.LAUNCH_FAILED: "the kernel failed on the device",
+    FailureKind.MEMORY: "ran out of memory",
+    FailureKind.BENCHMARK_WRONG: "wrong at the benchmark size only",
+    FailureKind.TIMEOUT: "timed out (an endless loop or a barrier not all reach)",
+    FailureKind.TOO_SLOW: "too slow",
+    FailureKind.NO_DEVICE: "not graded: no device for its backend here",
+    FailureKind.GRADER_ERROR: "the grader failed",
 }
 _LOCATION = re.compile(r"(?:(?<=\s)|^)[^\s:]+(?::\d+){1,2}:\s*")  # path:line:col:
 _LEADING_FILE = re.compile(r"^[^\s:]+\.(?:cu|cl)(?::\d+){0,2}:\s*", re.IGNORECASE)  # file.cl:3:
-_CASE = re.compile(r"^[\w=, ]+?: ")  # "width=32, height=32: " before a case's message
 _SIGNAL = re.compile(r"crashed \((\w+)\)")
 MAX_WORDS = 9
 
@@ -35,7 +40,7 @@ MAX_WORDS = 9
 @dataclass(frozen=True)
 class Failure:
     check: str  # "compiles" | "correct" | "fast" | ...
-    kind: str  # "compile_error", "refused_source", "crash", "timeout", "wrong", "too_slow", ...
+    kind: FailureKind
     label: str  # a few words, the same for the same bug
     message: str  # the check's message with the submission's path shortened to its file name
 
@@ -63,33 +68,31 @@ def _compile_label(message: str) -> str:
 
 
 def classify(checks: list[dict[str, Any]], path: str = "") -> Failure | None:
-    """The failure of a result (its checks as in result.json), or None if nothing failed."""
+    """The failure of a result (its checks as in result.json), or None if nothing failed. The
+    kind is the one the grader recorded; the label only shortens the message where the kind
+    alone does not group (compile errors and refusals by their first words, crashes by signal)."""
     for check in checks:
         status = check.get("status")
         if status not in (FAILED, ERROR):
             continue
         name = str(check.get("name", "?"))
         message = shorten_paths(str(check.get("message", "")), path)
-        kind = str((check.get("details") or {}).get("kind", ""))
-        if kind in ("no_device", "grader_error"):
-            return Failure(name, kind, KIND_LABELS[kind], message)
-        if (signal := _SIGNAL.search(message)) is not None:
-            return Failure(name, "crash", f"crashed ({signal.group(1)})", message)
-        if "timed out" in message:
-            return Failure(name, "timeout", "timed out (an endless loop or a barrier not all reach)", message)
-        if status == ERROR:
-            return Failure(name, "grader_error", "grader error: " + first_words(_LOCATION.sub("", message)), message)
-        if name == "compiles":
-            if message.startswith("compile error"):
-                return Failure(name, "compile_error", _compile_label(message), message)
+        try:
+            kind = FailureKind(check.get("failure") or ("grader_error" if status == ERROR else "wrong"))
+        except ValueError:
+            kind = FailureKind.GRADER_ERROR
+        if kind == FailureKind.CRASH:
+            signal = _SIGNAL.search(message)
+            return Failure(name, kind, f"crashed ({signal.group(1)})" if signal else "crashed", message)
+        if kind == FailureKind.COMPILE_ERROR:
+            return Failure(name, kind, _compile_label(message), message)
+        if kind == FailureKind.REFUSED_SOURCE:
             reason = _LOCATION.sub("", _LEADING_FILE.sub("", message))
-            return Failure(name, "refused_source", "refused: " + first_words(reason), message)
-        if name == "fast":
-            return Failure(name, "too_slow", "too slow", message)
-        if kind in KIND_LABELS:
-            label = KIND_LABELS[kind]
-            if kind == "wrong" and "never written" in message:
-                label += " (some elements never written)"
-            return Failure(name, kind, label, message)
-        return Failure(name, kind or "other", first_words(_CASE.sub("", message, count=1)) or name, message)
+            return Failure(name, kind, "refused: " + first_words(reason), message)
+        if kind == FailureKind.GRADER_ERROR and status == ERROR:
+            return Failure(name, kind, "grader error: " + first_words(_LOCATION.sub("", message)), message)
+        label = KIND_LABELS.get(kind, kind.value)
+        if kind == FailureKind.WRONG and (check.get("details") or {}).get("unwritten"):
+            label += " (some elements never written)"
+        return Failure(name, kind, label, message)
     return None

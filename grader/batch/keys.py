@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import GRADER_VERSION
+from lab.backends import registry
 from lab.catalog import Catalog
 from lab.spec import Spec
 
-SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 NO_DEVICE = "(no device)"
 
 
@@ -50,7 +50,7 @@ def _digest_or_missing(path: Path) -> str:
 
 def stage_digest(catalog: Catalog, spec: Spec, backend: str) -> str:
     """sha256 over the stage's spec and the reference kernels timed beside a submission."""
-    suffix = SUFFIX[backend]
+    suffix = registry.by_name(backend).suffix
     parts = {"assignment.toml": _digest_or_missing(spec.folder / "assignment.toml"),
              "solution": _digest_or_missing(catalog.reference_file(spec.id, suffix))}
     if spec.baseline:

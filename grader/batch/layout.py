@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.source_checks import SUFFIX_BACKEND
+from lab.backends import registry
 
 # Generic reasons: shown, with their counts, in the class summary.
 TOP_LEVEL_FILE = "a file at the top level (submissions go in one folder per student)"
@@ -154,7 +154,7 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
             skipped.append(NotGraded(where, SYMLINK, f"{where}: a symbolic link; copy the file itself"))
         elif kind != "file":
             skipped.append(NotGraded(where, NOT_A_FILE, f"{where}: not a regular file"))
-        elif suffix.lower() not in SUFFIX_BACKEND:
+        elif registry.by_suffix(suffix) is None:
             skipped.append(NotGraded(where, NOT_A_KERNEL_FILE,
                                      f"{where}: only <stage>.cu and <stage>.cl files are graded"))
         elif stem not in stage_ids:
@@ -173,6 +173,6 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
                                          f"{student}/: {names} are both there; keep the one to be graded"))
             continue
         file = files[0]
-        backend = SUFFIX_BACKEND[os.path.splitext(file.name)[1].lower()]
+        backend = registry.by_suffix(os.path.splitext(file.name)[1]).name
         found.append(Submission(student, stage, root / student / file.name, backend))
     return found, skipped

@@ -52,6 +52,17 @@ class KernelResources:
     source: str = ""  # where the numbers come from
 
 
+@dataclass(frozen=True)
+class CompileUnit:
+    """One source to compile: the submission, or a trusted kernel (cached between gradings)."""
+
+    source: str
+    entries: tuple[str, ...]
+    defines: dict[str, int | float]
+    filename: str
+    trusted: bool = False
+
+
 class CompiledKernel(ABC):
     """An entry point ready to launch."""
 
@@ -74,6 +85,17 @@ class Backend(ABC):
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
                 filename: str) -> dict[str, CompiledKernel]:
         """Compile `source`; return its entry points by name. Raise CompileError with the log."""
+
+    def compile_all(self, units: list[CompileUnit]) -> list[dict[str, CompiledKernel] | CompileError]:
+        """Compile every unit (a backend may do so concurrently, and may take a trusted unit's
+        binary from its cache); each result is the entry points, or the CompileError."""
+        results: list[dict[str, CompiledKernel] | CompileError] = []
+        for unit in units:
+            try:
+                results.append(self.compile(unit.source, list(unit.entries), unit.defines, unit.filename))
+            except CompileError as error:
+                results.append(error)
+        return results
 
     @abstractmethod
     def alloc(self, nbytes: int) -> Buffer: ...

@@ -3,20 +3,24 @@ launches it and times it with CUDA events."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from lab.backends import kernel_cache
 from lab.backends.base import (
     Backend,
     Buffer,
     CompiledKernel,
     CompileError,
+    CompileUnit,
     DeviceInfo,
     KernelResources,
     LaunchError,
 )
-from lab.backends.nvcc import compile_cubin
+from lab.backends.nvcc import Cubin, compile_cubin, nvcc_path, nvcc_version, parse_ptxas_report
+from lab.backends.registry import BackendKind, KernelSyntax, Target
 
 
 class CudaBuffer(Buffer):
@@ -79,8 +83,7 @@ class CudaBackend(Backend):
         if device_index >= drv.Device.count():
             raise LaunchError(f"there is no CUDA device {device_index} ({drv.Device.count()} found)")
         self.device = drv.Device(device_index)
-        self.context = self.device.retain_primary_context()
-        self.context.push()
+        self.context: Any = None  # made on first use: compile_all overlaps it with nvcc
         limits = _attributes(self.device)
         self.arch = f"sm_{limits.get('cc_major', 9)}{limits.get('cc_minor', 0)}"
         self.info = DeviceInfo(
@@ -95,12 +98,49 @@ class CudaBackend(Backend):
             limits=limits,
         )
         self._scratch: CudaBuffer | None = None
-        self._start = drv.Event()
-        self._end = drv.Event()
+        self._modules: list[Any] = []
+
+    def _ready(self) -> None:
+        """Make the device context current (once): the driver's slowest step after its init."""
+        if self.context is None:
+            self.context = self.device.retain_primary_context()
+            self.context.push()
+            self._start = self._drv.Event()
+            self._end = self._drv.Event()
+
+    def _cubin(self, unit: CompileUnit) -> Cubin:
+        """nvcc's cubin for `unit`; a trusted unit's comes from the kernel cache when it can."""
+        if not unit.trusted:
+            return compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch)
+        key = kernel_cache.cache_key("cuda", self.arch, nvcc_version(), unit.source, unit.defines,
+                                     unit.filename)
+        cached = kernel_cache.load(key)
+        if cached is not None:
+            image, meta = cached
+            return Cubin(image, parse_ptxas_report(meta["log"]), meta["log"])
+        cubin = compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch)
+        kernel_cache.store(key, cubin.image, {"log": cubin.log})
+        return cubin
 
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
                 filename: str) -> dict[str, CudaKernel]:
-        cubin = compile_cubin(source, defines, filename, arch=self.arch)
+        return self._load(self._cubin(CompileUnit(source, tuple(entries), defines, filename)), entries)
+
+    def compile_all(self, units: list[CompileUnit]) -> list[dict[str, CompiledKernel] | CompileError]:
+        """Run nvcc for every unit at once, and make the context while they run."""
+        results: list[dict[str, CompiledKernel] | CompileError] = []
+        with ThreadPoolExecutor(max_workers=max(1, len(units))) as pool:
+            futures = [pool.submit(self._cubin, unit) for unit in units]
+            self._ready()
+            for unit, future in zip(units, futures):
+                try:
+                    results.append(self._load(future.result(), list(unit.entries)))
+                except CompileError as error:
+                    results.append(error)
+        return results
+
+    def _load(self, cubin: Cubin, entries: list[str]) -> dict[str, CudaKernel]:
+        self._ready()
         try:
             module = self._drv.module_from_buffer(cubin.image)
         except self._drv.Error as error:
@@ -123,10 +163,11 @@ class CudaBackend(Backend):
                 source="nvcc -Xptxas -v and the CUDA driver",
             )
             kernels[entry] = CudaKernel(entry, function, resources, cubin.log)
-        self._module = module
+        self._modules.append(module)  # its functions need it alive
         return kernels
 
     def alloc(self, nbytes: int) -> CudaBuffer:
+        self._ready()
         try:
             allocation = self._drv.mem_alloc(max(nbytes, 4))
         except self._drv.MemoryError as error:
@@ -153,6 +194,7 @@ class CudaBackend(Backend):
     def launch(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
                args: list[Any], timed: bool = False) -> float | None:
         drv = self._drv
+        self._ready()
         types = "".join("P" if isinstance(a, CudaBuffer) else _prepare_code(a) for a in args)
         if kernel.prepared != types:
             kernel.function.prepare(types)
@@ -180,6 +222,8 @@ class CudaBackend(Backend):
         self._drv.memset_d32_async(self._scratch.pointer, 0, nbytes // 4)
 
     def close(self) -> None:
+        if self.context is None:
+            return
         try:
             self.context.pop()
             self.context.detach()
@@ -205,3 +249,31 @@ def _describe(error: Exception) -> str:
     if "out of resources" in lowered or "too many resources" in lowered:
         return f"the launch asks for more resources than the GPU has: {text}"
     return text
+
+
+def probe() -> tuple[list[Target], str | None]:
+    """CUDA devices, or why there are none: PyCUDA, the driver, a GPU and nvcc are all needed."""
+    try:
+        import pycuda.driver as drv
+    except ImportError:
+        return [], "PyCUDA is not installed (pip install -e '.[cuda]')"
+    except OSError as error:  # libcuda.so missing: no NVIDIA driver
+        return [], f"no NVIDIA driver ({error})"
+    try:
+        drv.init()
+        count = drv.Device.count()
+    except Exception as error:  # noqa: BLE001 - any driver failure is a reason to show
+        return [], f"the CUDA driver did not start: {error}"
+    if count == 0:
+        return [], "the NVIDIA driver sees no GPU"
+    if nvcc_path() is None:
+        return [], "nvcc (the CUDA compiler) is not on PATH"
+    return [Target("cuda", i, drv.Device(i).name(), "gpu", "CUDA") for i in range(count)], None
+
+
+KIND = BackendKind(
+    name="cuda", suffix=".cu", language="CUDA",
+    syntax=KernelSyntax(entry='extern "C" __global__', thread_index="threadIdx.x", block_index="blockIdx.x",
+                        barrier="__syncthreads()", shared="__shared__", threads="threads", block="block"),
+    probe=probe, open=CudaBackend,
+)

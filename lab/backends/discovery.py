@@ -4,22 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lab.backends.nvcc import nvcc_path
+from lab.backends import registry
+from lab.backends.registry import Target
 
-
-@dataclass(frozen=True)
-class Target:
-    """One device of one backend: what `--backend` and `--device` pick."""
-
-    backend: str  # "cuda" | "opencl"
-    index: int  # the backend's device index
-    name: str
-    kind: str  # "gpu" | "cpu" | "other"
-    platform: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.backend}:{self.index}"
+__all__ = ["Discovery", "NoDeviceError", "Target", "choose", "discover"]
 
 
 @dataclass(frozen=True)
@@ -31,54 +19,18 @@ class Discovery:
         return [t for t in self.targets if t.backend == backend]
 
 
-def _cuda() -> tuple[list[Target], str | None]:
-    try:
-        import pycuda.driver as drv
-    except ImportError:
-        return [], "PyCUDA is not installed (pip install -e '.[cuda]')"
-    except OSError as error:  # libcuda.so missing: no NVIDIA driver
-        return [], f"no NVIDIA driver ({error})"
-    try:
-        drv.init()
-        count = drv.Device.count()
-    except Exception as error:  # noqa: BLE001 - any driver failure is a reason to show
-        return [], f"the CUDA driver did not start: {error}"
-    if count == 0:
-        return [], "the NVIDIA driver sees no GPU"
-    if nvcc_path() is None:
-        return [], "nvcc (the CUDA compiler) is not on PATH"
-    targets = [Target("cuda", i, drv.Device(i).name(), "gpu", "CUDA") for i in range(count)]
-    return targets, None
-
-
-def _opencl() -> tuple[list[Target], str | None]:
-    try:
-        from lab.backends.opencl import all_devices, device_kind
-    except ImportError:
-        return [], "PyOpenCL is not installed (pip install -e '.[opencl]', or '.[pocl]' with no GPU)"
-    try:
-        pairs = all_devices()
-    except Exception as error:  # noqa: BLE001 - no ICD loader or no platform
-        return [], f"no OpenCL platform ({error}); pip install -e '.[pocl]' adds a CPU one"
-    if not pairs:
-        return [], "no OpenCL device found; pip install -e '.[pocl]' adds a CPU one"
-    targets = [
-        Target("opencl", i, d.name.strip(), device_kind(d), p.name.strip())
-        for i, (p, d) in enumerate(pairs)
-    ]
-    return targets, None
-
-
-def discover(backends: tuple[str, ...] = ("cuda", "opencl")) -> Discovery:
+def discover(backends: tuple[str, ...] | None = None) -> Discovery:
+    """Every usable device of the named backends (all of them by default), and for each
+    backend that has none, why."""
     targets: list[Target] = []
     problems: dict[str, str] = {}
-    for name, probe in (("cuda", _cuda), ("opencl", _opencl)):
-        if name not in backends:
+    for kind in registry.backends():
+        if backends is not None and kind.name not in backends:
             continue
-        found, problem = probe()
+        found, problem = kind.probe()
         targets.extend(found)
         if problem:
-            problems[name] = problem
+            problems[kind.name] = problem
     return Discovery(targets, problems)
 
 
@@ -87,16 +39,13 @@ class NoDeviceError(LookupError):
 
 
 def choose(discovery: Discovery, backend: str = "auto", device: str | None = None) -> Target:
-    """Pick a target. auto: a CUDA GPU, else an OpenCL GPU, else an OpenCL CPU device.
+    """Pick a target. auto: a GPU, in the order of the backend table (CUDA before OpenCL),
+    else any other device.
 
     `device` is an index within the backend, or a piece of the device's name.
     """
     if backend == "auto":
-        ordered = (
-            [t for t in discovery.of("cuda")]
-            + [t for t in discovery.of("opencl") if t.kind == "gpu"]
-            + [t for t in discovery.of("opencl") if t.kind != "gpu"]
-        )
+        ordered = sorted(discovery.targets, key=lambda t: (t.kind != "gpu", registry.names().index(t.backend)))
     else:
         ordered = discovery.of(backend)
     if device is not None:

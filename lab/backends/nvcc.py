@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from lab.backends.base import CompileError, KernelResources
@@ -38,6 +39,18 @@ def cuda_tool(name: str) -> str | None:
 
 def nvcc_path() -> str | None:
     return cuda_tool("nvcc")
+
+
+@cache
+def nvcc_version() -> str:
+    """`nvcc --version`, which names the exact toolkit build (part of the kernel cache's key)."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return ""
+    try:
+        return subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 def define_flags(defines: dict[str, int | float]) -> list[str]:

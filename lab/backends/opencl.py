@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import re
+import secrets
 from typing import Any
 
 import numpy as np
 
+from lab.backends import kernel_cache
 from lab.backends.base import (
     Backend,
     Buffer,
     CompiledKernel,
     CompileError,
+    CompileUnit,
     DeviceInfo,
     KernelResources,
     LaunchError,
 )
 from lab.backends.nvcc import parse_ptxas_report
+from lab.backends.registry import BackendKind, KernelSyntax, Target
 
 
 def all_devices() -> list[tuple[Any, Any]]:
@@ -117,27 +121,58 @@ class OpenCLBackend(Backend):
 
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
                 filename: str) -> dict[str, OpenCLKernel]:
+        return self._compile(CompileUnit(source, tuple(entries), defines, filename))
+
+    def compile_all(self, units: list[CompileUnit]) -> list[dict[str, CompiledKernel] | CompileError]:
+        results: list[dict[str, CompiledKernel] | CompileError] = []
+        for unit in units:
+            try:
+                results.append(self._compile(unit))
+            except CompileError as error:
+                results.append(error)
+        return results
+
+    def _compile(self, unit: CompileUnit) -> dict[str, OpenCLKernel]:
         cl = self._cl
-        options = [f"-D{name}={value}" for name, value in defines.items()]
+        options = [f"-D{name}={value}" for name, value in unit.defines.items()]
         if self.is_nvidia:
             options.append("-cl-nv-verbose")
+        source = unit.source
+        if self.is_nvidia and not unit.trusted:
+            # NVIDIA's driver reuses a cached binary for source it has seen, and then its log has
+            # no register report: an entry point of its own makes every submission's build fresh.
+            source += f"\n__kernel void lab_fresh_build_{secrets.token_hex(8)}(void) {{}}\n"
+        key = kernel_cache.cache_key("opencl", self.info.platform, self.device.version, self.device.driver_version,
+                                     self.info.name, unit.source, options) if unit.trusted else ""
+        cached = kernel_cache.load(key) if key else None
         # The low-level program: no include path of PyOpenCL's own, no cache shared with others.
-        program = cl._cl._Program(self.context, source)
+        if cached is not None:
+            program = cl._cl._Program(self.context, [self.device], [cached[0]])
+        else:
+            program = cl._cl._Program(self.context, source)
         try:
             program._build(options=" ".join(options).encode(), devices=[self.device])
             failed = False
         except cl.Error:
             failed = True
-        try:
-            log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
-        except cl.Error:
-            log = ""
-        log = _LOG_PATHS.sub(filename, log).strip()
+        if cached is not None and not failed:
+            log = str(cached[1].get("log", ""))
+        else:
+            try:
+                log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
+            except cl.Error:
+                log = ""
+            log = _LOG_PATHS.sub(lambda _: unit.filename, log).strip()
         if failed:
             raise CompileError(log or "the OpenCL compiler rejected the source without a message")
+        if key and cached is None:
+            try:
+                kernel_cache.store(key, bytes(program.get_info(cl.program_info.BINARIES)[0]), {"log": log})
+            except cl.Error:
+                pass
         reported = parse_ptxas_report(log) if self.is_nvidia else {}
         kernels = {}
-        for entry in entries:
+        for entry in unit.entries:
             try:
                 kernel = cl.Kernel(program, entry)
             except cl.Error as error:
@@ -233,3 +268,28 @@ def _describe(error: Exception) -> str:
     if "INVALID_WORK_GROUP_SIZE" in text:
         return f"the work-group size is not one this device accepts for this kernel: {text}"
     return text
+
+
+def probe() -> tuple[list[Target], str | None]:
+    """OpenCL devices of every platform, or why there are none."""
+    try:
+        import pyopencl  # noqa: F401
+    except ImportError:
+        return [], "PyOpenCL is not installed (pip install -e '.[opencl]', or '.[pocl]' with no GPU)"
+    try:
+        pairs = all_devices()
+    except Exception as error:  # noqa: BLE001 - no ICD loader or no platform
+        return [], f"no OpenCL platform ({error}); pip install -e '.[pocl]' adds a CPU one"
+    if not pairs:
+        return [], "no OpenCL device found; pip install -e '.[pocl]' adds a CPU one"
+    return [Target("opencl", i, d.name.strip(), device_kind(d), p.name.strip())
+            for i, (p, d) in enumerate(pairs)], None
+
+
+KIND = BackendKind(
+    name="opencl", suffix=".cl", language="OpenCL C",
+    syntax=KernelSyntax(entry="__kernel", thread_index="get_local_id(0)", block_index="get_group_id(0)",
+                        barrier="barrier(CLK_LOCAL_MEM_FENCE)", shared="__local", threads="work-items",
+                        block="work-group"),
+    probe=probe, open=OpenCLBackend,
+)

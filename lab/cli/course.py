@@ -9,11 +9,10 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
+from lab.backends import registry
 from lab.catalog import Catalog, UnknownStageError, default_catalog
 from lab.cli.app import app, console, fail
 from lab.spec import Spec, SpecError
-
-BACKEND_SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 
 
 def load_catalog() -> Catalog:
@@ -67,10 +66,10 @@ def init(
     force: bool = typer.Option(False, "--force", help="overwrite an existing file"),
 ) -> None:
     """Copy a stage's skeleton to a working file you then edit and grade."""
-    if backend not in BACKEND_SUFFIX:
-        fail(f"--backend must be cuda or opencl, not {backend!r}")
+    if backend not in registry.names():
+        fail(f"--backend must be one of {', '.join(registry.names())}, not {backend!r}")
     spec = load_stage(load_catalog(), stage)
-    suffix = BACKEND_SUFFIX[backend]
+    suffix = registry.by_name(backend).suffix
     target = output or Path(f"{spec.id}{suffix}")
     if target.suffix != suffix:
         fail(f"{target}: a {backend} file ends in {suffix}")

@@ -10,23 +10,23 @@ from grader.feedback import render_json, write_atomic, write_report
 from grader.pipeline import Limits, grade_file
 from grader.report import ERROR, PASSED
 from grader.terminal import render
+from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target, choose, discover
 from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.source_checks import SUFFIX_BACKEND, SubmissionError
-
-BACKENDS = ("auto", "cuda", "opencl")
+from lab.source_checks import SubmissionError
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:
     """A .cu or .cl file picks its own backend; --backend may only agree with it."""
-    if backend not in BACKENDS:
-        fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
-    wanted = SUFFIX_BACKEND.get(path.suffix.lower(), backend)
+    if backend != "auto" and backend not in registry.names():
+        fail(f"--backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
+    own = registry.by_suffix(path.suffix)
+    wanted = own.name if own is not None else backend
     if backend != "auto" and wanted != backend:
         fail(f"{path.name} is {wanted} source: it cannot run on the {backend} backend")
     try:
-        return choose(discover((wanted,) if wanted != "auto" else ("cuda", "opencl")), wanted, device)
+        return choose(discover((wanted,) if wanted != "auto" else None), wanted, device)
     except NoDeviceError as error:
         other = "the .cl skeleton (lab init STAGE --backend opencl)" if wanted == "cuda" else "a .cu file"
         fail(f"{error}; for this machine, try {other}")
@@ -42,6 +42,8 @@ def grade(
     json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE"),
     seed: int = typer.Option(None, "--seed", help="random seed for the inputs (default: fresh)"),
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
+    cpu_timing: bool = typer.Option(False, "--cpu-timing", help="on a CPU device, time the kernels too "
+                                    "(shown, never graded: they say nothing about a GPU)"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
     sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
                                   "memcheck, racecheck and synccheck"),
@@ -64,7 +66,7 @@ def grade(
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     try:
-        result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing,
+        result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
                             limits=Limits(run_s=run_limit), sanitize=sanitize)
     except SubmissionError as error:
         fail(str(error))

@@ -110,4 +110,7 @@ def compare(
 def random_floats(rng: np.random.Generator, shape: tuple[int, ...], low: float = -1.0,
                   high: float = 1.0) -> np.ndarray:
     """Fresh uniform float32 values, never all zero (so 'write zeros' cannot pass)."""
-    return rng.uniform(low, high, size=shape).astype(np.float32)
+    values = rng.random(shape, dtype=np.float32)  # float32 directly: 4x faster at 67M elements
+    values *= np.float32(high - low)
+    values += np.float32(low)
+    return values

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from lab.problems.base import Setup, Verdict, compare, random_floats
-from lab.problems.matmul import dot_tolerance
+from lab.problems.matmul import dot_tolerance, uniform_dot_tolerance
 
 
 def _sizes(setup: Setup) -> tuple[int, int, int]:
@@ -29,6 +29,16 @@ def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:
     # Row-major (K, M) array == column-major M x K matrix; likewise (N, K) for B.
     return {"A": random_floats(rng, (k, m)), "B": random_floats(rng, (n, k))}
 
+
+def uniform_inputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], float, float]]:
+    """The inputs as (shape, low, high) of uniform floats: the grader may make them on the device."""
+    m, n, k = _sizes(setup)
+    return {"A": ((k, m), -1.0, 1.0), "B": ((n, k), -1.0, 1.0)}
+
+
+def reference_tolerance(setup: Setup) -> dict[str, tuple[float, float]]:
+    """(rtol, atol) between this output and the reference kernel's: twice the oracle's."""
+    return {"C": (0.0, 2.0 * uniform_dot_tolerance(_sizes(setup)[2]))}
 
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     m, n, _ = _sizes(setup)

@@ -41,6 +41,22 @@ def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {"M": random_floats(rng, (w, w)), "N": random_floats(rng, (w, w))}
 
 
+def uniform_inputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], float, float]]:
+    """The inputs as (shape, low, high) of uniform floats: the grader may make them on the device."""
+    w = int(setup["width"])
+    return {"M": ((w, w), -1.0, 1.0), "N": ((w, w), -1.0, 1.0)}
+
+
+def uniform_dot_tolerance(k: int) -> float:
+    """dot_tolerance for inputs uniform in [-1, 1] (mean |x| = 1/2), without the data."""
+    return UNIT_ROUNDOFF * k * 0.25 * (4.0 * np.sqrt(k) + 8.0)
+
+
+def reference_tolerance(setup: Setup) -> dict[str, tuple[float, float]]:
+    """(rtol, atol) between this output and the reference kernel's: each may be off the exact
+    product by the oracle's tolerance, so the two by twice that."""
+    return {"P": (0.0, 2.0 * uniform_dot_tolerance(int(setup["width"])))}
+
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     w = int(setup["width"])
     return {"P": ((w, w), np.dtype(np.float32))}

@@ -35,6 +35,7 @@ from grader.batch.runner import Finished, Runner
 from grader.batch.store import FEEDBACK_HTML, RESULT, ResultStore, StoreBusy, is_temp_file
 from grader.batch.summary import BatchStats, Redactor, summarize
 from grader.report import ERROR, FAILED, PASSED, SKIPPED, Check, Performance, Report
+from grader.results import FailureKind
 from lab.backends.discovery import Discovery, Target
 from lab.catalog import Catalog
 from tests.conftest import catalog
@@ -202,22 +203,26 @@ def test_gradescope_results_have_the_autograder_format():
 
 
 @pytest.mark.parametrize(("check", "message", "kind", "label"), [
-    (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1 (n=256): ...", 0, 60,
-           details={"kind": "crash_or_hang"}), "", "crash", "crashed (SIGSEGV)"),
+    (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1 (n=256): a read ...", 0, 60,
+           failure=FailureKind.CRASH), "", "crash", "crashed (SIGSEGV)"),
     (Check("correct", FAILED, "timed out during correctness case 2 (n=1024) (limit 5 s): ...", 0, 60,
-           details={"kind": "crash_or_hang"}), "", "timeout", "timed out"),
-    (Check("compiles", FAILED, "compile error: error: subs/ann/x.cl:3:4: use of undeclared identifier 'T'", 0, 10),
-     "", "compile_error", "compile error: use of undeclared identifier 'T'"),
-    (Check("compiles", FAILED, "subs/ann/x.cl: the file is empty", 0, 10), "", "refused_source",
-     "refused: the file is empty"),
+           failure=FailureKind.TIMEOUT), "", "timeout", "timed out"),
+    (Check("compiles", FAILED, "compile error: error: subs/ann/x.cl:3:4: use of undeclared identifier 'T'", 0, 10,
+           failure=FailureKind.COMPILE_ERROR), "", "compile_error", "compile error: use of undeclared identifier 'T'"),
+    (Check("compiles", FAILED, "subs/ann/x.cl: the file is empty", 0, 10, failure=FailureKind.REFUSED_SOURCE),
+     "", "refused_source", "refused: the file is empty"),
     (Check("correct", FAILED, "n=256: 1 of 1 elements of `out` are wrong (1 never written)", 0, 60,
-           details={"kind": "wrong"}), "", "wrong", "wrong results (some elements never written)"),
-    (Check("fast", FAILED, "too slow: speedup 1.0x", 0, 30), "", "too_slow", "too slow"),
+           details={"unwritten": 1}, failure=FailureKind.WRONG), "", "wrong",
+     "wrong results (some elements never written)"),
+    (Check("fast", FAILED, "too slow: speedup 1.0x", 0, 30, failure=FailureKind.TOO_SLOW), "", "too_slow", "too slow"),
+    # The kind is the recorded one, whatever the message says.
+    (Check("correct", FAILED, "timed out? crashed (SIGSEGV)? no: a race", 0, 60, failure=FailureKind.RACE),
+     "", "race", "results change between runs"),
 ])
 def test_failures_group_by_check_and_kind_without_paths(check, message, kind, label):
     failure = classify([{"name": "compiles", "status": PASSED, "message": "compiles"},
                         {"name": check.name, "status": check.status, "message": check.message,
-                         "details": check.details}], "subs/ann/x.cl")
+                         "details": check.details, "failure": check.failure.value}], "subs/ann/x.cl")
     assert failure.kind == kind and failure.label.startswith(label)
     assert "subs/ann" not in failure.message
     assert classify([{"name": "compiles", "status": PASSED}]) is None

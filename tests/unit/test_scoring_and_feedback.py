@@ -1,4 +1,4 @@
-"""Scoring and rendering from recorded worker events: no device involved (the events stand in
+"""Scoring and rendering from recorded step results: no device involved (the records stand in
 for a device only here, and claim nothing about any kernel)."""
 
 import json
@@ -7,23 +7,36 @@ from pathlib import Path
 import pytest
 
 from grader.feedback import render_html, render_json, render_markdown, write_report
+from grader.results import (
+    Abort,
+    CaseResult,
+    CompileResult,
+    DeviceOpened,
+    FailureKind,
+    Grading,
+    SanitizerFinding,
+    SanitizerResult,
+    SourceResult,
+    TimingResult,
+    decode,
+    encode,
+)
 from grader.scoring import build_report
 from lab.spec import load_spec
 from tests.unit.test_spec import GOOD, write
 
-GPU = {"event": "device", "info": {"name": "Test GPU", "kind": "gpu", "limits": {
-    "warp_size": 32, "max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm": 233472}}}
-CPU = {"event": "device", "info": {"name": "Test CPU", "kind": "cpu", "limits": {}}}
-COMPILED = {"event": "compiled", "ok": True, "log": "",
-            "resources": {"transpose": {"registers": 32, "shared_bytes": 4224, "spill_bytes": 0}}}
+GPU = DeviceOpened("Test GPU", "gpu", limits={
+    "warp_size": 32, "max_threads_per_sm": 2048, "registers_per_sm": 65536, "shared_per_sm": 233472})
+CPU = DeviceOpened("Test CPU", "cpu")
+COMPILED = CompileResult(True, "", {"transpose": {"registers": 32, "shared_bytes": 4224, "spill_bytes": 0}})
 
 
 def timing(base: float, sub: float, ref: float) -> dict:
     stat = lambda ms: {"median_ms": ms, "min_ms": ms, "max_ms": ms, "relative_iqr": 0.01,  # noqa: E731
                        "relative_std": 0.01, "samples": 20}
-    return {"event": "timing", "case": {"width": 8192, "height": 8192},
-            "stats": {"baseline": stat(base), "submission": stat(sub), "reference": stat(ref)},
-            "bytes": 2 * 4 * 8192 * 8192, "flops": None}
+    return TimingResult({"width": 8192, "height": 8192},
+                        {"baseline": stat(base), "submission": stat(sub), "reference": stat(ref)},
+                        2 * 4 * 8192 * 8192, None)
 
 
 @pytest.fixture
@@ -34,12 +47,19 @@ def spec(tmp_path):
     return load_spec(write(tmp_path, "st", text))
 
 
-def report(spec, events, **kw):
-    return build_report(spec, events, file="t.cu", backend="cuda", seed=1, grader_version="1", **kw)
+def report(spec, results, abort=None, timed=True, **grading):
+    g = Grading(timed=timed, abort=abort, **grading)
+    for result in results:
+        g.add(result)
+    return build_report(spec, g, file="t.cu", backend="cuda", seed=1, grader_version="1")
 
 
 def ok_case(label="width=32, height=64"):
-    return {"event": "case", "label": label, "ok": True, "message": ""}
+    return CaseResult(label, True)
+
+
+def failed_case(kind, message, label="w"):
+    return CaseResult(label, False, kind, message)
 
 
 def test_fast_kernel_passes_with_all_points(spec):
@@ -63,7 +83,7 @@ def test_no_timing_on_a_gpu_grades_correctness_only(spec):
     assert r.check("fast").status == "skipped" and "--no-timing" in r.check("fast").message
 
 
-def test_cpu_device_shows_speed_but_does_not_grade_it(spec):
+def test_cpu_device_shows_speed_but_does_not_grade_it(spec):  # with --cpu-timing
     r = report(spec, [CPU, COMPILED, ok_case(), timing(1.0, 5.0, 0.5)])
     assert r.status == "passed" and (r.score, r.max_score) == (70, 70)
     assert r.check("fast").counted is False
@@ -71,8 +91,8 @@ def test_cpu_device_shows_speed_but_does_not_grade_it(spec):
 
 
 def test_wrong_result_names_case_and_mismatch(spec):
-    bad = {"event": "case", "label": "width=96, height=64", "ok": False, "kind": "wrong",
-           "message": "3 of 6144 elements of `out` are wrong; first: out[x=0, y=1]: expected 1, got 2"}
+    bad = failed_case(FailureKind.WRONG, "3 of 6144 elements of `out` are wrong; first: out[x=0, y=1]: "
+                      "expected 1, got 2", "width=96, height=64")
     r = report(spec, [GPU, COMPILED, ok_case(), bad])
     assert r.status == "failed" and r.score == 10
     assert "width=96, height=64" in r.check("correct").message
@@ -80,12 +100,18 @@ def test_wrong_result_names_case_and_mismatch(spec):
 
 
 def test_compile_error_and_crash_and_hang(spec):
-    r = report(spec, [GPU, {"event": "compiled", "ok": False, "log": "k.cu(3): error: expected a \";\""}])
+    r = report(spec, [GPU, CompileResult(False, "k.cu(3): error: expected a \";\"")])
     assert r.check("compiles").status == "failed" and "k.cu(3)" in r.check("compiles").message
-    crashed = report(spec, [GPU, COMPILED], abort="crashed (SIGSEGV) during correctness case 1")
+    assert r.check("compiles").failure == FailureKind.COMPILE_ERROR
+    crashed = report(spec, [GPU, COMPILED], abort=Abort(FailureKind.CRASH, "crashed (SIGSEGV) during "
+                                                         "correctness case 1", "correctness case 1"))
     assert crashed.status == "failed" and "SIGSEGV" in crashed.check("correct").message
-    hung = report(spec, [GPU, COMPILED, ok_case()], abort="timed out during correctness case 2")
-    assert "timed out" in hung.check("correct").message
+    assert crashed.check("correct").failure == FailureKind.CRASH
+    hung = report(spec, [GPU, COMPILED, ok_case()], abort=Abort(FailureKind.TIMEOUT, "timed out during "
+                                                                 "correctness case 2", "correctness case 2"))
+    assert "timed out" in hung.check("correct").message and hung.failure.failure == FailureKind.TIMEOUT
+    bomb = report(spec, [GPU], abort=Abort(FailureKind.TIMEOUT, "timed out during compiling", "compiling"))
+    assert bomb.check("compiles").failure == FailureKind.TIMEOUT
 
 
 def test_implausible_speedup_is_flagged(spec):
@@ -102,8 +128,9 @@ def test_json_has_the_contract_keys(spec):
     for key in ("time_ms", "baseline_time_ms", "reference_time_ms", "speedup", "reference_speedup",
                 "required_speedup", "gbps", "gflops", "spread"):
         assert key in data["performance"]
-    failed = json.loads(render_json(report(spec, [GPU, {"event": "compiled", "ok": False, "log": "e"}])))
+    failed = json.loads(render_json(report(spec, [GPU, CompileResult(False, "e")])))
     assert failed["performance"] is None
+    assert failed["checks"][0]["failure"] == "compile_error"
 
 
 def test_markdown_and_html(spec, tmp_path: Path):
@@ -120,12 +147,11 @@ def test_markdown_and_html(spec, tmp_path: Path):
 
 
 def test_html_escapes_student_text(spec):
-    bad = {"event": "compiled", "ok": False, "log": "<script>alert(1)</script> error"}
+    bad = CompileResult(False, "<script>alert(1)</script> error")
     assert "<script>alert" not in render_html(report(spec, [GPU, bad]))
 
 
 def test_sanitizer_findings_fail_correctness_and_are_shown(spec):
-    from grader.pipeline import apply_sanitizer
     from grader.sanitizer import findings
 
     log = """========= COMPUTE-SANITIZER
@@ -137,19 +163,42 @@ def test_sanitizer_findings_fail_correctness_and_are_shown(spec):
     found, summary = findings(log)
     assert found == ["Invalid __global__ write of size 4 bytes (at transpose+0x1b0 in /tmp/x/mine.cu:14)"]
     assert summary == "ERROR SUMMARY: 1 error"
-    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)])
-    apply_sanitizer(r, {"memcheck": {"findings": found, "summary": summary, "abort": None},
-                        "racecheck": {"findings": [], "summary": "", "abort": None}})
+    sanitizer = SanitizerResult((SanitizerFinding("memcheck", tuple(found), summary),
+                                 SanitizerFinding("racecheck", ())))
+    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)], sanitizer=sanitizer)
     assert r.status == "failed" and "memcheck" in r.check("correct").message
+    assert r.check("correct").failure == FailureKind.SANITIZER
     assert r.check("fast").status == "skipped" and r.score == 10
     assert "Invalid __global__ write" in render_markdown(r) and "Invalid __global__ write" in render_html(r)
+
+
+def test_a_race_seen_in_any_case_explains_wrong_values_in_another(spec):
+    wrong = failed_case(FailureKind.WRONG, "496 of 1024 elements of `out` are wrong", "width=32, height=32")
+    race = failed_case(FailureKind.RACE, "outputs differ between two runs", "width=96, height=64")
+    r = report(spec, [GPU, COMPILED, wrong, race])
+    assert r.check("correct").failure == FailureKind.RACE and "width=96" in r.check("correct").message
+    assert "barrier" in render_markdown(r)
+
+
+def test_source_findings_are_results_of_their_own(spec):
+    refused = report(spec, [], source=SourceResult(refused="t.cu:3: #include is not allowed"))
+    assert refused.check("compiles").failure == FailureKind.REFUSED_SOURCE and refused.score == 0
+    divergent = report(spec, [GPU, COMPILED], source=SourceResult(divergent_barriers=("line 9: barrier in if",)))
+    assert divergent.check("correct").failure == FailureKind.DIVERGENT_BARRIER
+    assert divergent.check("compiles").status == "passed" and divergent.score == 10
+
+
+def test_step_results_cross_the_pipe_typed():
+    for message in (COMPILED, GPU, failed_case(FailureKind.RACE, "differ"), timing(1.0, 0.5, 0.4)):
+        assert decode(encode(message)) == message
+    assert decode(b"printed by a kernel") is None and decode(b'{"type": "Nope", "data": {}}') is None
 
 
 def test_stage_hint_wins_over_the_generic_one(tmp_path):
     text = GOOD.format(id="hinted") + '\n[feedback]\nwrong = "Swap blockIdx.x and blockIdx.y for the write."\n'
     hinted = load_spec(write(tmp_path, "hinted", text))
-    bad = {"event": "case", "label": "w", "ok": False, "kind": "wrong", "message": "1 of 4 elements are wrong"}
+    bad = failed_case(FailureKind.WRONG, "1 of 4 elements are wrong")
     r = report(hinted, [GPU, COMPILED, bad])
     assert "Swap blockIdx.x" in render_markdown(r)
-    oob = {"event": "case", "label": "w", "ok": False, "kind": "out_of_bounds", "message": "wrote out of bounds"}
+    oob = failed_case(FailureKind.OUT_OF_BOUNDS, "wrote out of bounds")
     assert "outside the buffer" in render_markdown(report(hinted, [GPU, COMPILED, oob]))

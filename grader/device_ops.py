@@ -1,0 +1,116 @@
+"""The grader's own kernels, run on the device: random inputs and output comparison at benchmark
+size without a host round trip (generating and comparing 67M floats on the host takes seconds).
+
+The kernel sources are `kernels/device_ops.cu` and `kernels/device_ops.cl`; both compute the same
+values bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit
+
+KERNELS = Path(__file__).parent / "kernels"
+SOURCES = {"cuda": "device_ops.cu", "opencl": "device_ops.cl"}
+ENTRIES = ["lab_fill_uniform", "lab_compare"]
+BLOCK = 256  # the kernels' fixed block (work-group) size
+MAX_BLOCKS = 4096  # grid-stride loops cover the rest
+MAX_INDICES = 8  # mismatch indices the compare kernel records
+RESULT_WORDS = 4 + MAX_INDICES  # mismatches, unwritten, computed NaNs, slot counter, indices
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What `DeviceOps.compare` found."""
+
+    count: int  # elements compared
+    mismatches: int
+    unwritten: int  # still the grader's poison
+    computed_nans: int
+    indices: tuple[int, ...]  # up to 8 flat indices of mismatches, sorted ascending (any 8 of them)
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0
+
+
+def _grid(count: int) -> tuple[int]:
+    # At least one block: a launch of zero blocks is an error on both backends.
+    return (max(1, min(-(-count // BLOCK), MAX_BLOCKS)),)
+
+
+def _check_count(count: int, *buffers: Buffer) -> None:
+    if not 0 <= count <= 0xFFFFFFFF:
+        raise ValueError(f"count {count} is outside the kernels' 32-bit range")
+    for buffer in buffers:
+        if count * 4 > buffer.nbytes:
+            raise ValueError(f"count {count} floats do not fit in a buffer of {buffer.nbytes} bytes")
+
+
+class DeviceOps:
+    """The grader's own kernels on one backend: fill a buffer with uniform random floats, compare
+    two float buffers."""
+
+    def __init__(self, backend: Backend):
+        if backend.name not in SOURCES:
+            raise NotImplementedError(
+                f"the grader's device kernels exist for {' and '.join(SOURCES)}, not for backend {backend.name!r}"
+            )
+        self.backend = backend
+        self._kernels: dict[str, CompiledKernel] | None = None
+
+    def unit(self) -> CompileUnit:
+        """The kernels as a trusted compile unit (cached between gradings)."""
+        filename = SOURCES[self.backend.name]
+        return CompileUnit((KERNELS / filename).read_text(encoding="utf-8"), tuple(ENTRIES), {},
+                           f"grader/kernels/{filename}", trusted=True)
+
+    def adopt(self, kernels: dict[str, CompiledKernel]) -> None:
+        """Use kernels compiled elsewhere (with the grading's other trusted kernels)."""
+        self._kernels = kernels
+
+    def _kernel(self, name: str) -> CompiledKernel:
+        if self._kernels is None:
+            result = self.backend.compile_all([self.unit()])[0]
+            if isinstance(result, CompileError):
+                raise result
+            self._kernels = result
+        return self._kernels[name]
+
+    def fill_uniform(self, buffer: Buffer, count: int, seed: int, low: float, high: float) -> None:
+        """Set the first `count` floats of `buffer` to uniform values in [low, high), a function of
+        the element index and the low 64 bits of `seed` alone."""
+        _check_count(count, buffer)
+        b = self.backend
+        seed &= 0xFFFF_FFFF_FFFF_FFFF
+        args = [buffer, b.scalar("unsigned", count), b.scalar("unsigned", seed & 0xFFFF_FFFF),
+                b.scalar("unsigned", seed >> 32), b.scalar("float", low), b.scalar("float", high)]
+        b.launch(self._kernel("lab_fill_uniform"), _grid(count), (BLOCK,), args)
+
+    def compare(self, got: Buffer, want: Buffer, count: int, rtol: float, atol: float) -> Comparison:
+        """Compare the first `count` floats: element i matches where
+        |got - want| <= atol + rtol * |want|, in float32 (so NaN in `got` never matches)."""
+        _check_count(count, got, want)
+        b = self.backend
+        result = b.alloc(RESULT_WORDS * 4)
+        try:
+            b.fill32(result, 0)
+            args = [got, want, b.scalar("unsigned", count), b.scalar("float", rtol),
+                    b.scalar("float", atol), result]
+            b.launch(self._kernel("lab_compare"), _grid(count), (BLOCK,), args)
+            words = np.zeros(RESULT_WORDS, dtype=np.uint32)
+            b.download(result, words)
+        finally:
+            b.release(result)
+        taken = min(int(words[3]), MAX_INDICES)
+        return Comparison(
+            count=count,
+            mismatches=int(words[0]),
+            unwritten=int(words[1]),
+            computed_nans=int(words[2]),
+            indices=tuple(sorted(int(i) for i in words[4 : 4 + taken])),
+        )

@@ -1,0 +1,206 @@
+"""What each step of a grading found, as typed records, and the kind of every failure.
+
+The worker (a child process) sends its step results to the parent as JSON lines; the parent
+adds its own (the source check, a crash or a hang, compute-sanitizer) and builds the Report
+from all of them once (grader.scoring). A failure's kind is a `FailureKind` from the step
+that saw it to every output; nothing downstream reads it back out of message text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+
+class FailureKind(StrEnum):
+    REFUSED_SOURCE = "refused_source"  # not a kernel file the stage accepts (read or checked)
+    COMPILE_ERROR = "compile_error"
+    WRONG = "wrong"
+    RACE = "race"  # outputs differ between two runs with the same inputs
+    OUT_OF_BOUNDS = "out_of_bounds"  # wrote into a guard band
+    READ_OUT_OF_BOUNDS = "read_out_of_bounds"  # an input's guard value reached the outputs
+    INPUT_MODIFIED = "input_modified"
+    DIVERGENT_BARRIER = "divergent_barrier"  # found in the source
+    SANITIZER = "sanitizer"  # compute-sanitizer found something
+    CRASH = "crash"  # the grading process died (a signal)
+    TIMEOUT = "timeout"  # a phase ran past its limit
+    REFUSED_LAUNCH = "refused"  # the launch asks for more than the device gives
+    LAUNCH_FAILED = "launch_failed"  # the device stopped the kernel
+    MEMORY = "memory"  # ran out of the worker's memory
+    BENCHMARK_WRONG = "benchmark_wrong"  # right at the test sizes, wrong at the benchmark size
+    TOO_SLOW = "too_slow"
+    NO_DEVICE = "no_device"  # nothing here can run it
+    GRADER_ERROR = "grader_error"  # the grader itself failed
+
+
+def _failure(value: Any) -> FailureKind | None:
+    return None if value in (None, "") else FailureKind(value)
+
+
+# -- the worker's messages -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PhaseStarted:
+    """The worker enters a phase; the parent restarts the clock with that phase's limit."""
+
+    name: str
+    limit: str  # a key of grader.pipeline.Limits.of
+
+
+@dataclass(frozen=True)
+class DeviceOpened:
+    name: str
+    kind: str  # gpu | cpu | other
+    vendor: str = ""
+    platform: str = ""
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    ok: bool
+    log: str = ""
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # per entry point
+    failure: FailureKind | None = None
+    message: str = ""  # set where the log alone does not say it
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    label: str
+    ok: bool
+    failure: FailureKind | None = None
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    benchmark_size: bool = False  # the check of the benchmark-size output
+
+
+@dataclass(frozen=True)
+class TimingResult:
+    case: dict[str, int | float]
+    stats: dict[str, dict[str, float]]  # by role: baseline, submission, reference, ceiling
+    bytes: float | None = None
+    flops: float | None = None
+
+
+@dataclass(frozen=True)
+class GraderError:
+    message: str
+    traceback: str = ""
+    failure: FailureKind = FailureKind.GRADER_ERROR
+
+
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+WORKER_MESSAGES = {cls.__name__: cls for cls in
+                   (PhaseStarted, DeviceOpened, CompileResult, CaseResult, TimingResult, GraderError, Done)}
+WorkerMessage = PhaseStarted | DeviceOpened | CompileResult | CaseResult | TimingResult | GraderError | Done
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return str(value)
+
+
+def encode(message: WorkerMessage) -> str:
+    return json.dumps({"type": type(message).__name__, "data": asdict(message)}, default=_plain)
+
+
+def decode(line: bytes | str) -> WorkerMessage | None:
+    """A message from one line, or None for a line that is not one (never raises)."""
+    try:
+        raw = json.loads(line)
+        cls = WORKER_MESSAGES[raw["type"]]
+        data = raw["data"]
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if "failure" in values:
+            values["failure"] = _failure(values["failure"])
+        return cls(**values)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+# -- the parent's own findings ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SourceResult:
+    """Read and check the source: refused (with the reason), or the barriers only some
+    threads reach (found in the source; they fail correctness on every device)."""
+
+    refused: str | None = None
+    divergent_barriers: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.refused is None
+
+
+@dataclass(frozen=True)
+class Abort:
+    """The worker did not finish: it crashed or ran past a phase's limit."""
+
+    failure: FailureKind  # CRASH, TIMEOUT or MEMORY
+    message: str
+    phase: str
+
+
+@dataclass(frozen=True)
+class SanitizerFinding:
+    tool: str
+    findings: tuple[str, ...]
+    summary: str = ""
+    abort: str | None = None
+
+
+@dataclass(frozen=True)
+class SanitizerResult:
+    tools: tuple[SanitizerFinding, ...] = ()
+    error: str = ""  # compute-sanitizer could not run
+
+    @property
+    def first(self) -> tuple[str, str] | None:
+        for tool in self.tools:
+            if tool.findings:
+                return tool.tool, tool.findings[0]
+        return None
+
+
+@dataclass
+class Grading:
+    """Every step's result for one submission, gathered as they arrive; grader.scoring turns
+    it into the Report."""
+
+    source: SourceResult = field(default_factory=SourceResult)
+    device: DeviceOpened | None = None
+    compiled: CompileResult | None = None
+    cases: list[CaseResult] = field(default_factory=list)
+    timing: TimingResult | None = None
+    errors: list[GraderError] = field(default_factory=list)
+    abort: Abort | None = None
+    sanitizer: SanitizerResult | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # wall seconds by kind of phase
+    output_tail: str = ""
+    duration_s: float = 0.0
+    timed: bool = True  # speed was asked for (not --no-timing)
+    finished: bool = False  # the worker said Done
+
+    def add(self, message: WorkerMessage) -> None:
+        if isinstance(message, DeviceOpened):
+            self.device = message
+        elif isinstance(message, CompileResult):
+            self.compiled = message
+        elif isinstance(message, CaseResult):
+            self.cases.append(message)
+        elif isinstance(message, TimingResult):
+            self.timing = message
+        elif isinstance(message, GraderError):
+            self.errors.append(message)
+        elif isinstance(message, Done):
+            self.finished = True

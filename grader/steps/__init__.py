@@ -1,0 +1,97 @@
+"""Grading as an ordered list of small steps.
+
+In the worker (the child process that runs the student's kernel), each step gets the shared
+`Context`, announces its phase (the parent enforces that phase's time limit), and sends its
+typed result (grader.results); the first step that fails ends the run. The parent runs its
+own steps around the worker: the source check before it (grader.steps.source) and
+compute-sanitizer after it (grader.pipeline). A new step is a class here, in its place in
+WORKER_STEPS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.results import CompileResult, PhaseStarted, WorkerMessage
+from lab.backends.base import Backend, CompiledKernel
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the parent asks the worker to grade."""
+
+    course_root: str
+    stage: str
+    source: str
+    filename: str
+    backend: str
+    device: int
+    seed: int
+    timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
+    cpu_timing: bool = False
+    memory_limit: int | None = None  # bytes of address space, on a CPU device
+    compile_only: bool = False  # the source already fails correctness: compile, run nothing
+
+
+@dataclass
+class Context:
+    """What the steps of one grading share inside the worker."""
+
+    request: Request
+    catalog: Catalog
+    spec: Spec
+    problem: Any
+    rng: np.random.Generator
+    send: Callable[[WorkerMessage], None]
+    backend: Backend | None = None
+    kernels: dict[str, CompiledKernel] = field(default_factory=dict)  # the submission's
+    # The trusted kernels timed beside it, by role (baseline, reference, ceiling), each with
+    # the spec it is launched by.
+    trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
+    benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
+    ops: Any = None  # grader.device_ops.DeviceOps, made on first use
+
+    def phase(self, name: str, limit: str = "run") -> None:
+        self.send(PhaseStarted(name, limit))
+
+    @property
+    def timed(self) -> bool:
+        """Whether speed is measured here: asked for, and on a GPU (or CPU timing asked for)."""
+        assert self.backend is not None
+        return self.request.timing and (self.backend.info.kind == "gpu" or self.request.cpu_timing)
+
+
+class Step:
+    """One step: `run` sends its results and returns False to end the grading there."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return True
+
+    def run(self, ctx: Context) -> bool:
+        raise NotImplementedError
+
+
+def compiled_ok(result: CompileResult) -> bool:
+    return result.ok
+
+
+def worker_steps() -> list[Step]:
+    from grader.steps.benchmark import Benchmark
+    from grader.steps.compile import Compile
+    from grader.steps.correctness import Correctness
+    from grader.steps.device import OpenDevice
+    from grader.steps.size_check import BenchmarkSizeCheck
+
+    return [OpenDevice(), Compile(), Correctness(), Benchmark(), BenchmarkSizeCheck()]
+
+
+def run_steps(ctx: Context, steps: list[Step]) -> None:
+    for step in steps:
+        if step.wanted(ctx) and not step.run(ctx):
+            return

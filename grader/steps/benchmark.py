@@ -1,0 +1,77 @@
+"""Time the submission beside its baseline, reference and ceiling (grader.timing), on the
+stage's benchmark case: inputs made on the device where the problem allows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grader.correctness import case_label
+from grader.results import TimingResult
+from grader.steps import Context, Step
+from grader.timing import TimedRole, TimingPolicy, prepare_roles, time_roles
+from lab.spec import Spec
+
+
+def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
+    if kind == "gpu" and spec.bench_cases:
+        return spec.bench_cases[0]
+    if spec.cpu_bench_cases:
+        return spec.cpu_bench_cases[0]
+    if spec.bench_cases:
+        return spec.bench_cases[0]
+    return max(spec.test_cases, key=lambda c: spec.work(c)[0] or spec.work(c)[1] or 0)
+
+
+def device_ops(ctx: Context) -> Any:
+    """The grader's own kernels on this device (made once), or None where the problem's
+    inputs cannot be made there."""
+    if ctx.ops is None:
+        from grader.device_ops import DeviceOps
+
+        ctx.ops = DeviceOps(ctx.backend)
+    return ctx.ops
+
+
+def inputs_on_device(ctx: Context) -> bool:
+    return hasattr(ctx.problem, "uniform_inputs") and ctx.request.backend in ("cuda", "opencl")
+
+
+@dataclass
+class Bench:
+    """The benchmark's buffers, kept for the size check after it."""
+
+    case: dict[str, int | float]
+    roles: dict[str, TimedRole]
+    on_device: bool
+
+
+class Benchmark(Step):
+    def wanted(self, ctx: Context) -> bool:
+        return ctx.timed and "reference" in ctx.trusted and not ctx.request.compile_only
+
+    def run(self, ctx: Context) -> bool:
+        assert ctx.backend is not None
+        case = benchmark_case(ctx.spec, ctx.backend.info.kind)
+
+        def phase(name: str) -> None:
+            ctx.phase(f"benchmark ({case_label(case)}): {name}", "benchmark")
+
+        phase("making the inputs")
+        roles = {**{k: v for k, v in ctx.trusted.items() if k == "baseline"},
+                 "submission": (ctx.spec, ctx.kernels),
+                 **{k: v for k, v in ctx.trusted.items() if k != "baseline"}}
+        on_device = inputs_on_device(ctx)
+        if on_device:
+            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, device_ops(ctx),
+                                  int(ctx.rng.integers(1 << 62)))
+        else:
+            from grader.correctness import make_setup
+
+            inputs = ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
+            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs)
+        ctx.benchmark = Bench(case, timed, on_device)
+        stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase)
+        nbytes, flops = ctx.spec.work(case)
+        ctx.send(TimingResult(dict(case), stats, nbytes, flops))
+        return True

@@ -1,0 +1,33 @@
+"""Run the submission on each of the stage's test cases (grader.correctness)."""
+
+from __future__ import annotations
+
+from grader.correctness import case_label, run_case
+from grader.launching import LaunchRefused
+from grader.results import CaseResult, FailureKind
+from grader.steps import Context, Step
+from lab.backends.base import LaunchError
+
+
+class Correctness(Step):
+    def wanted(self, ctx: Context) -> bool:
+        return not ctx.request.compile_only
+
+    def run(self, ctx: Context) -> bool:
+        assert ctx.backend is not None
+        all_ok = True
+        for number, case in enumerate(ctx.spec.test_cases, start=1):
+            # The first launch may include the device's own just-in-time compile (PoCL does that).
+            ctx.phase(f"correctness case {number} ({case_label(case)})", "first_run" if number == 1 else "run")
+            try:
+                result = run_case(ctx.backend, ctx.spec, ctx.problem, ctx.kernels, case, ctx.rng)
+            except LaunchRefused as refused:
+                ctx.send(CaseResult(case_label(case), False, FailureKind.REFUSED_LAUNCH, str(refused)))
+                return False
+            except LaunchError as error:
+                ctx.send(CaseResult(case_label(case), False, FailureKind.LAUNCH_FAILED,
+                                    f"the kernel failed on the device: {error}"))
+                return False
+            ctx.send(result)
+            all_ok = all_ok and result.ok
+        return all_ok

@@ -1,0 +1,120 @@
+"""Check the submission's output at the benchmark size, twice, each time on fresh inputs
+with poisoned outputs: a kernel that caches results between launches, skips work when
+launched again, or special-cases the test sizes fails here.
+
+On the device path (inputs made on the device, a problem that says how close two float32
+results must be) the submission and the reference run on the same fresh inputs and a
+comparison kernel sends back only counts; only a mismatch brings the data to the host, for
+the problem's own message. Elsewhere the problem's float64 oracle checks on the host.
+"""
+
+from __future__ import annotations
+
+from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
+from grader.launching import LaunchRefused
+from grader.results import CaseResult, FailureKind
+from grader.steps import Context, Step
+from grader.steps.benchmark import benchmark_case, device_ops
+from grader.timing import TimedRole
+from lab.backends.base import LaunchError
+from lab.problems.base import Verdict
+
+ROUNDS = 2
+PREFIX = "correct at the test sizes but not at the benchmark size: "
+
+
+class BenchmarkSizeCheck(Step):
+    def wanted(self, ctx: Context) -> bool:
+        return ctx.request.timing and not ctx.request.compile_only
+
+    def run(self, ctx: Context) -> bool:
+        assert ctx.backend is not None
+        bench = ctx.benchmark
+        case = bench.case if bench is not None else benchmark_case(ctx.spec, ctx.backend.info.kind)
+        label = f"benchmark size ({case_label(case)})"
+        ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
+        try:
+            if bench is not None and bench.on_device and "reference" in bench.roles \
+                    and hasattr(ctx.problem, "reference_tolerance"):
+                verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"])
+            else:
+                verdict = self._on_host(ctx, case)
+        except LaunchRefused as refused:
+            result = CaseResult(label, False, FailureKind.REFUSED_LAUNCH, str(refused), benchmark_size=True)
+        except LaunchError as error:
+            result = CaseResult(label, False, FailureKind.LAUNCH_FAILED, f"the kernel failed on the device: {error}",
+                                benchmark_size=True)
+        else:
+            result = CaseResult(label, verdict.ok, None if verdict.ok else FailureKind.BENCHMARK_WRONG,
+                                "" if verdict.ok else PREFIX + verdict.message, verdict.details, benchmark_size=True)
+        finally:
+            if bench is not None:
+                for role in bench.roles.values():
+                    role.buffers.release()
+                ctx.benchmark = None
+        ctx.send(result)
+        return result.ok
+
+    def _on_host(self, ctx: Context, case: dict[str, int | float]) -> Verdict:
+        """Each round on fresh inputs (made on the device where the benchmark made its own
+        there), checked by the problem's oracle on the host."""
+        assert ctx.backend is not None
+        bench = ctx.benchmark
+        if bench is not None:
+            role = bench.roles["submission"]
+        else:
+            from grader.launching import plan_for
+
+            setup = make_setup(ctx.spec, case)
+            buffers = CaseBuffers(ctx.backend, ctx.problem, setup, ctx.problem.inputs(setup, ctx.rng))
+            role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
+                             plan_for(ctx.problem, ctx.spec, setup), setup.values, buffers)
+        try:
+            for number in range(ROUNDS):
+                if bench is not None and bench.on_device:
+                    role.buffers.refill(device_ops(ctx), int(ctx.rng.integers(1 << 62)))
+                elif number or bench is not None:
+                    role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
+                role.buffers.reset_outputs()
+                role.run(ctx.backend)
+                verdict = _check_on_host(ctx, role)
+                if not verdict.ok:
+                    return verdict
+            return Verdict(True)
+        finally:
+            if bench is None:
+                role.buffers.release()
+
+    def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole) -> Verdict:
+        assert ctx.backend is not None
+        ops = device_ops(ctx)
+        tolerance = ctx.problem.reference_tolerance(own.buffers.setup)
+        for _ in range(ROUNDS):
+            seed = int(ctx.rng.integers(1 << 62))
+            for role in (own, reference):
+                role.buffers.refill(ops, seed)
+                role.buffers.reset_outputs()
+                role.run(ctx.backend)
+            out_of_bounds = own.buffers.guards_hit()
+            if out_of_bounds:
+                return Verdict(False, "; ".join(out_of_bounds))
+            for name, guarded in own.buffers.outputs.items():
+                rtol, atol = tolerance[name]
+                found = ops.compare(guarded.inner, reference.buffers.outputs[name].inner, guarded.count, rtol, atol)
+                if not found.ok:
+                    return _check_on_host(ctx, own)
+        return Verdict(True)
+
+
+def _check_on_host(ctx: Context, role: TimedRole) -> Verdict:
+    """The problem's own oracle on the host: bounds, then the values."""
+    buffers = role.buffers
+    outputs, out_of_bounds = buffers.read_outputs()
+    out_of_bounds += buffers.inputs_out_of_bounds()
+    if out_of_bounds:
+        return Verdict(False, "; ".join(out_of_bounds))
+    read_past = buffers.read_out_of_bounds(outputs)
+    if read_past:
+        return Verdict(False, read_past)
+    verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs)
+    return verdict if verdict.ok else explain_nans(verdict, outputs)
