@@ -207,6 +207,10 @@ def main() -> int:
              r["last_line"]] for r in runs]
     print(render(header, body, right={1, 2, 3, 4, 5, 6}))
     names = [n for n, _ in trees]
+    verdicts = {n: sorted({(r["passed"], r["failed"], r["error"]) for r in runs if r["tree"] == n}) for n in names}
+    if len({str(v) for v in verdicts.values()}) > 1:
+        print("note: the trees' verdicts differ (passed, failed, error: " + "; ".join(
+            f"{n} {v}" for n, v in verdicts.items()) + "), so their times grade different work")
     medians = {n: statistics.median([r["wall_s"] for r in runs if r["tree"] == n]) for n in names}
     for other in names[1:]:
         if medians[names[0]] > 0:

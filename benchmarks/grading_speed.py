@@ -241,6 +241,14 @@ def print_tables(rows: list[dict], trees: list[str], backends: list[str], markdo
         blocks.append(("## " if markdown else "") + title + "\n\n" + backend_table(mine, names, markdown))
     blocks.append(("## " if markdown else "") + "summary\n\n" + summary_table(rows, trees, backends, markdown))
     lines = ratios(rows, trees, backends)
+    for backend in backends:
+        by_key: dict[tuple[str, int], dict[str, str]] = {}
+        for r in rows:
+            if r["backend"] == backend:
+                by_key.setdefault((r["stage"], r["repeat"]), {})[r["tree"]] = r["status"]
+        differ = sorted({stage for (stage, _), statuses in by_key.items() if len(set(statuses.values())) > 1})
+        if differ:
+            lines.append(f"note: {backend}: the trees' verdicts differ on {', '.join(differ)}")
     if lines:
         blocks.append("\n".join(("- " if markdown else "") + line for line in lines))
     print("\n\n".join(blocks))

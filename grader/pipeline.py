@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from grader.results import (
 from grader.scoring import build_report
 from grader.steps import Request
 from grader.steps.source import check_submission_source
+from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
 from lab.catalog import Catalog
 from lab.source_checks import SubmissionError
@@ -64,7 +66,7 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def _crash_message(returncode: int, phase: str, kind: str) -> str:
+def _crash_message(returncode: int, phase: str) -> str:
     if returncode < 0:
         name = _signal_name(returncode)
         hint = ""
@@ -88,23 +90,77 @@ def phase_kind(phase: str) -> str:
 CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
 
 
-def run_worker(request: Request, limits: Limits, grading: Grading, device_kind: str = "gpu",
-               sanitize: list[str] | None = None) -> None:
+class WorkerProcess:
+    """A `python -m grader.worker`, started before its request so that its imports and the GPU
+    library's start overlap the parent's own work. It grades one submission, in its own
+    fresh device context, and ends."""
+
+    def __init__(self, backend: str, sanitize: list[str] | None = None):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env["LAB_WORKER_PRELOAD"] = backend
+        self.backend = backend
+        self.errors = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([*(sanitize or []), sys.executable, "-m", "grader.worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+                                     start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def discard(self) -> None:
+        _kill_group(self.proc)
+        self.proc.wait()
+        self.errors.close()
+
+
+_spares: dict[tuple[str, int], WorkerProcess] = {}
+_spares_lock = threading.Lock()
+
+
+def prestart_worker(backend: str) -> None:
+    """Start a worker for this thread's next grading on `backend`, if none is waiting."""
+    key = (backend, threading.get_ident())
+    with _spares_lock:
+        spare = _spares.get(key)
+        if spare is not None and spare.alive():
+            return
+        _spares[key] = WorkerProcess(backend)
+
+
+def take_worker(backend: str) -> WorkerProcess:
+    """This thread's waiting worker for `backend`, or a new one. (A worker dies with the thread
+    that started it: PR_SET_PDEATHSIG; so each thread uses only its own.)"""
+    with _spares_lock:
+        spare = _spares.pop((backend, threading.get_ident()), None)
+    if spare is not None and spare.alive():
+        return spare
+    if spare is not None:
+        spare.discard()
+    return WorkerProcess(backend)
+
+
+def discard_spare_workers() -> None:
+    with _spares_lock:
+        spares = list(_spares.values())
+        _spares.clear()
+    for spare in spares:
+        spare.discard()
+
+
+def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
+               worker: WorkerProcess | None = None) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time
     went and the tail of what it printed into `grading`. `sanitize` is a command the worker
     runs under."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    command = [sys.executable, "-m", "grader.worker"]
-    if sanitize:
-        command = sanitize + command
+    if worker is None or sanitize:
+        worker = WorkerProcess(request.backend, sanitize)
+    proc = worker.proc
     phase = "startup"
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
     phase_started = time.monotonic()
-    with tempfile.TemporaryFile() as errors:
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=errors, start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+    with worker.errors as errors:
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(asdict(request)).encode())
@@ -153,7 +209,7 @@ def run_worker(request: Request, limits: Limits, grading: Grading, device_kind: 
             _kill_group(proc)
             returncode = proc.wait()
             if grading.abort is None:
-                grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase, device_kind), phase)
+                grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase), phase)
         else:
             try:
                 proc.wait(timeout=30)
@@ -179,7 +235,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
-          sanitize: bool = False, cpu_timing: bool = False) -> Report:
+          sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
     memcheck, racecheck and synccheck; one Report from all of their results."""
@@ -190,33 +246,46 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     if grading.source.ok:
         request = Request(
             course_root=str(catalog.root), stage=spec.id, source=source, filename=filename,
-            backend=target.backend, device=target.index, seed=seed, timing=timing, cpu_timing=cpu_timing,
-            # On a CPU device the kernel runs in the worker's own memory: cap it (the CUDA driver
-            # reserves far more address space than it uses, so a GPU worker gets no cap).
-            memory_limit=CPU_MEMORY_LIMIT if target.kind == "cpu" else None,
+            backend=target.backend, device=target.index, device_choice=target.name if target.index < 0 else None,
+            seed=seed, timing=timing, cpu_timing=cpu_timing,
+            # On a CPU device the kernel runs in the worker's own memory: the worker caps it there
+            # (the CUDA driver reserves far more address space than it uses: a GPU worker gets no cap).
+            memory_limit=CPU_MEMORY_LIMIT,
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
         )
-        run_worker(request, limits, grading, target.kind)
+        run_worker(request, limits, grading, worker=worker)
+        no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
+        if no_device is not None:
+            raise NoDeviceError(no_device.message)
         compiled = grading.compiled is not None and grading.compiled.ok
         if sanitize and compiled and not grading.source.divergent_barriers:
-            grading.sanitizer = run_sanitizers(request, limits, target.kind)
+            grading.sanitizer = run_sanitizers(request, limits)
+    elif worker is not None:
+        worker.discard()
     grading.duration_s = time.monotonic() - started
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
-                        grader_version=GRADER_VERSION, device={"name": target.name, "kind": target.kind})
+                        grader_version=GRADER_VERSION, device=_shown(target))
+
+
+def _shown(target: Target) -> dict[str, str]:
+    """The device as the report shows it where the worker never opened one."""
+    if target.index < 0:
+        return {"name": f"(a {target.backend} device, not opened)", "kind": "unknown"}
+    return {"name": target.name, "kind": target.kind}
 
 
 def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
     """The report of a file refused before anything compiles it (empty, binary, too big, ...)."""
     return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
                         backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
-                        device={"name": target.name, "kind": target.kind})
+                        device=_shown(target))
 
 
 SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower
 
 
-def run_sanitizers(request: Request, limits: Limits, kind: str) -> SanitizerResult:
+def run_sanitizers(request: Request, limits: Limits) -> SanitizerResult:
     """Run the correctness cases under memcheck, racecheck and synccheck; return findings per tool."""
     from grader import sanitizer
 
@@ -230,7 +299,7 @@ def run_sanitizers(request: Request, limits: Limits, kind: str) -> SanitizerResu
             except FileNotFoundError as error:
                 return SanitizerResult(error=str(error))
             run = Grading()
-            run_worker(replace(request, timing=False), slow, run, kind, sanitize=wrapper)
+            run_worker(replace(request, timing=False), slow, run, sanitize=wrapper)
             log = log_file.read_text(errors="replace") if log_file.exists() else ""
         found, summary = sanitizer.findings(log)
         tools.append(SanitizerFinding(tool, tuple(found), summary, run.abort.message if run.abort else None))
@@ -249,6 +318,8 @@ def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **optio
     try:
         submission = read_submission(path)
     except SubmissionError as error:
+        if options.get("worker") is not None:
+            options["worker"].discard()
         if error.usage:
             raise
         return refused_report(spec, str(error), str(path), target, seed)

@@ -64,21 +64,33 @@ def die_with_parent() -> None:
         pass
 
 
-def limit_memory(nbytes: int | None) -> None:
-    if nbytes:
-        import resource
+def preload(backend: str) -> None:
+    """Import the backend's GPU library and start its driver while the request is on its way
+    (no device context: that is made for this one submission, after the request)."""
+    try:
+        if backend == "cuda":
+            import pycuda.driver as drv
 
-        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+            drv.init()
+        elif backend == "opencl":
+            import pyopencl as cl
+
+            cl.get_platforms()
+    except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
+        pass
 
 
 def main() -> int:
     die_with_parent()
     channel = private_channel()
+    preload(os.environ.get("LAB_WORKER_PRELOAD", ""))
     limit = None
     try:
-        request = Request(**json.loads(sys.stdin.read()))
+        text = sys.stdin.read()
+        if not text:  # a worker started ahead that was never needed
+            return 0
+        request = Request(**json.loads(text))
         limit = request.memory_limit
-        limit_memory(limit)
         grade(request, channel)
     except MemoryError:
         channel.send(CaseResult("memory", False, FailureKind.MEMORY,

@@ -27,7 +27,7 @@ from grader.batch.outcome import Outcome, outcome_from_result
 from grader.batch.plan import Job, Plan, Unavailable, submission_digest
 from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
-from grader.pipeline import Limits, grade_file
+from grader.pipeline import Limits, grade_file, prestart_worker, take_worker
 from grader.report import Report
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
@@ -69,7 +69,10 @@ def pipeline_grader(catalog: Catalog, options: GradingOptions) -> GradeFunction:
     limits = Limits(run_s=options.run_limit_s)
 
     def grade(spec: Spec, path: Path, target: Target) -> Report:
-        return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits)
+        worker = take_worker(target.backend)
+        prestart_worker(target.backend)  # the lane's next worker starts while this one grades
+        return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
+                          worker=worker)
 
     return grade
 

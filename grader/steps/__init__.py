@@ -31,12 +31,13 @@ class Request:
     source: str
     filename: str
     backend: str
-    device: int
+    device: int  # the backend's device index; -1: choose with device_choice, as `lab grade` does
     seed: int
     timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
     cpu_timing: bool = False
     memory_limit: int | None = None  # bytes of address space, on a CPU device
     compile_only: bool = False  # the source already fails correctness: compile, run nothing
+    device_choice: str | None = None  # --device: an index or part of a name (with device -1)
 
 
 @dataclass

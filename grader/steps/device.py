@@ -1,16 +1,37 @@
-"""Open the device the parent chose, and say what it is."""
+"""Open the device (the one the parent chose, or the best match of the backend's own), and say
+what it is."""
 
 from __future__ import annotations
 
-from grader.results import DeviceOpened
+from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps import Context, Step
-from lab.backends import open_backend
+from lab.backends import registry
+from lab.backends.discovery import Discovery, NoDeviceError, choose
+
+
+def limit_memory(nbytes: int | None) -> None:
+    if nbytes:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
 
 
 class OpenDevice(Step):
     def run(self, ctx: Context) -> bool:
         ctx.phase("startup", "compile")
-        ctx.backend = open_backend(ctx.request.backend, ctx.request.device)
+        kind = registry.by_name(ctx.request.backend)
+        index = ctx.request.device
+        if index < 0:
+            found, problem = kind.probe()
+            try:
+                index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind.name,
+                               ctx.request.device_choice or None).index
+            except NoDeviceError as error:
+                ctx.send(GraderError(str(error), failure=FailureKind.NO_DEVICE))
+                return False
+        ctx.backend = kind.open(index)
         info = ctx.backend.info
+        if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
+            limit_memory(ctx.request.memory_limit)
         ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits)))
         return True

@@ -2,10 +2,11 @@
 with poisoned outputs: a kernel that caches results between launches, skips work when
 launched again, or special-cases the test sizes fails here.
 
-On the device path (inputs made on the device, a problem that says how close two float32
-results must be) the submission and the reference run on the same fresh inputs and a
-comparison kernel sends back only counts; only a mismatch brings the data to the host, for
-the problem's own message. Elsewhere the problem's float64 oracle checks on the host.
+On the device path (inputs made on the device, a problem that says how close its output must be
+to the reference kernel's) the submission and the reference run on the same fresh inputs: big
+outputs are compared by a kernel that sends back only counts (`reference_tolerance`), small
+ones on the host (`agrees_with_reference`); only a disagreement brings the inputs to the host,
+for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class BenchmarkSizeCheck(Step):
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
         try:
             if bench is not None and bench.on_device and "reference" in bench.roles \
-                    and hasattr(ctx.problem, "reference_tolerance"):
+                    and (hasattr(ctx.problem, "reference_tolerance") or hasattr(ctx.problem, "agrees_with_reference")):
                 verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"])
             else:
                 verdict = self._on_host(ctx, case)
@@ -88,7 +89,8 @@ class BenchmarkSizeCheck(Step):
     def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole) -> Verdict:
         assert ctx.backend is not None
         ops = device_ops(ctx)
-        tolerance = ctx.problem.reference_tolerance(own.buffers.setup)
+        elementwise = hasattr(ctx.problem, "reference_tolerance")
+        tolerance = ctx.problem.reference_tolerance(own.buffers.setup) if elementwise else {}
         for _ in range(ROUNDS):
             seed = int(ctx.rng.integers(1 << 62))
             for role in (own, reference):
@@ -98,6 +100,13 @@ class BenchmarkSizeCheck(Step):
             out_of_bounds = own.buffers.guards_hit()
             if out_of_bounds:
                 return Verdict(False, "; ".join(out_of_bounds))
+            if not elementwise:  # small outputs: compared on the host, the inputs stay on the device
+                mine, _ = own.buffers.read_outputs()
+                theirs, _ = reference.buffers.read_outputs()
+                verdict = ctx.problem.agrees_with_reference(own.buffers.setup, mine, theirs)
+                if not verdict.ok:
+                    return _check_on_host(ctx, own)
+                continue
             for name, guarded in own.buffers.outputs.items():
                 rtol, atol = tolerance[name]
                 found = ops.compare(guarded.inner, reference.buffers.outputs[name].inner, guarded.count, rtol, atol)

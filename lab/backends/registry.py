@@ -37,6 +37,12 @@ class Target:
     def label(self) -> str:
         return f"{self.backend}:{self.index}"
 
+    @staticmethod
+    def to_choose(backend: str, selector: str | None = None) -> Target:
+        """A device of `backend` that the grading worker picks itself (index -1): the best one,
+        or the one `selector` (--device: an index or part of a name) names."""
+        return Target(backend, -1, selector or "", "unknown")
+
 
 @dataclass(frozen=True)
 class KernelSyntax:

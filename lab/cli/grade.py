@@ -7,29 +7,32 @@ from pathlib import Path
 import typer
 
 from grader.feedback import render_json, write_atomic, write_report
-from grader.pipeline import Limits, grade_file
+from grader.pipeline import Limits, grade_file, prestart_worker, take_worker
 from grader.report import ERROR, PASSED
 from grader.terminal import render
 from lab.backends import registry
-from lab.backends.discovery import NoDeviceError, Target, choose, discover
+from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
 from lab.cli.course import load_catalog, load_stage
 from lab.source_checks import SubmissionError
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:
-    """A .cu or .cl file picks its own backend; --backend may only agree with it."""
+    """A .cu or .cl file picks its own backend; --backend may only agree with it. The device
+    itself is chosen by the grading worker (it starts the GPU library anyway)."""
     if backend != "auto" and backend not in registry.names():
         fail(f"--backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
     own = registry.by_suffix(path.suffix)
-    wanted = own.name if own is not None else backend
-    if backend != "auto" and wanted != backend:
-        fail(f"{path.name} is {wanted} source: it cannot run on the {backend} backend")
-    try:
-        return choose(discover((wanted,) if wanted != "auto" else None), wanted, device)
-    except NoDeviceError as error:
-        other = "the .cl skeleton (lab init STAGE --backend opencl)" if wanted == "cuda" else "a .cu file"
-        fail(f"{error}; for this machine, try {other}")
+    if own is None:
+        fail(f"{path}: a submission is a {registry.suffix_list()} file")
+    if backend != "auto" and own.name != backend:
+        fail(f"{path.name} is {own.language} source: it cannot run on the {backend} backend")
+    return Target.to_choose(own.name, device)
+
+
+def no_device(error: NoDeviceError, target: Target) -> None:
+    other = "the .cl skeleton (lab init STAGE --backend opencl)" if target.backend == "cuda" else "a .cu file"
+    fail(f"{error}; for this machine, try {other}")
 
 
 @app.command()
@@ -53,6 +56,9 @@ def grade(
         fail(f"--report {report}: the file must end in .html or .md")
     if run_limit <= 0:
         fail("--time-limit must be positive")
+    own = registry.by_suffix(file.suffix)
+    if own is not None and not sanitize:
+        prestart_worker(own.name)  # its imports and driver start overlap ours
     catalog = load_catalog()
     spec = load_stage(catalog, stage)
     if not file.exists():
@@ -67,9 +73,11 @@ def grade(
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     try:
         result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
-                            limits=Limits(run_s=run_limit), sanitize=sanitize)
+                            limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend))
     except SubmissionError as error:
         fail(str(error))
+    except NoDeviceError as error:
+        no_device(error, target)
     render(result, console)
     if report is not None:
         write_report(result, report)

@@ -65,6 +65,32 @@ def uniform_inputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], float, floa
     partials are not compared with the reference's one by one.)"""
     return {"in": ((int(setup["n"]),), LOW, HIGH)}
 
+def agrees_with_reference(setup: Setup, got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> Verdict:
+    """At the benchmark size, on inputs made on the device: the partials (in "contiguous" mode,
+    each one) and their total against the reference kernel's on the same inputs. Each may be off
+    the exact sum by the oracle's tolerance, so the two by twice that, with sum(|x|) bounded by
+    max(|LOW|, |HIGH|) per element."""
+    mine = np.asarray(got["out"], dtype=np.float64).ravel()
+    theirs = np.asarray(want["out"], dtype=np.float64).ravel()
+    verdict = _unwritten(np.asarray(got["out"]).ravel())
+    if verdict is not None:
+        return verdict
+    n, bound = int(setup["n"]), max(abs(LOW), abs(HIGH))
+    if _mode(setup) == "contiguous":
+        span = n // mine.size
+        verdict = compare("out", theirs, mine, rtol=0.0, atol=2 * _tolerance(bound * span, span),
+                          index_names=("block",))
+        if not verdict.ok:
+            return Verdict(False, f"block b must sum in[b*{span} .. b*{span}+{span - 1}]: {verdict.message}",
+                           verdict.details)
+    atol = 2 * _tolerance(bound * n, n)
+    if not abs(mine.sum() - theirs.sum()) <= atol:
+        return Verdict(False, f"the {mine.size} partial sums in `out` add up to {mine.sum():.9g}, the "
+                              f"reference's to {theirs.sum():.9g} on the same inputs (tolerance {atol:.3g}): "
+                              f"wrong total", {"got_total": float(mine.sum()), "tolerance": atol})
+    return Verdict(True)
+
+
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     return {"out": ((setup.num_blocks,), np.dtype(np.float32))}
 

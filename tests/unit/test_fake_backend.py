@@ -1,0 +1,103 @@
+"""Buffers, launching, correctness verdicts and timing on the fake backend (no device: the
+fake stands in for one only here, and claims nothing about any real kernel)."""
+
+import numpy as np
+import pytest
+
+from grader.correctness import run_case
+from grader.launching import LaunchRefused
+from grader.results import FailureKind
+from grader.timing import TimingPolicy, prepare_roles, time_roles
+from lab.backends.fake import FakeBackend
+from lab.catalog import default_catalog
+from lab.problems import load_problem
+
+SPEC = default_catalog().get("transpose_coalesced")
+PROBLEM = load_problem(SPEC.problem)
+CASE = {"width": 96, "height": 64}
+
+
+def transpose(grid, block, out, inp, width, height):
+    out.floats()[:] = inp.floats().reshape(int(height), int(width)).T.ravel()
+
+
+def half_done(grid, block, out, inp, width, height):
+    done = inp.floats().reshape(int(height), int(width)).T.ravel()
+    out.floats()[: done.size // 2] = done[: done.size // 2]
+
+
+def past_the_end(grid, block, out, inp, width, height):
+    transpose(grid, block, out, inp, width, height)
+    memory, start = out.allocation_floats()
+    memory[start + out.floats().size + 3] = 1.0
+
+
+class Racy:
+    """Right on the first launch, one element off on the next: results that change between runs."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, grid, block, out, inp, width, height):
+        transpose(grid, block, out, inp, width, height)
+        self.calls += 1
+        if self.calls % 2 == 0:
+            out.floats()[7] += 1.0
+
+
+def grade_case(kernel, **backend_options):
+    backend = FakeBackend({"transpose": kernel}, **backend_options)
+    kernels = backend.compile("", ["transpose"], {}, "t.cl")
+    return backend, run_case(backend, SPEC, PROBLEM, kernels, CASE, np.random.default_rng(1))
+
+
+def test_a_right_kernel_passes_and_every_buffer_is_released():
+    backend, result = grade_case(transpose)
+    assert result.ok and result.failure is None
+    assert backend.allocated == 0 and backend.launches == ["transpose", "transpose"]
+
+
+@pytest.mark.parametrize(("kernel", "kind", "words"), [
+    (half_done, FailureKind.WRONG, "never written"),
+    (past_the_end, FailureKind.OUT_OF_BOUNDS, "past its end"),
+    (Racy(), FailureKind.RACE, "differ between two runs"),
+])
+def test_each_kind_of_failure_is_recorded_as_such(kernel, kind, words):
+    _, result = grade_case(kernel)
+    assert not result.ok and result.failure == kind and words in result.message
+
+
+def test_a_launch_the_device_cannot_run_is_refused_before_it_runs():
+    with pytest.raises(LaunchRefused, match="at most 64"):
+        grade_case(transpose, max_threads_per_block=64)
+
+
+def test_timing_rotates_flushes_and_poisons_before_every_timed_launch():
+    seconds = {"transpose": 2e-3}
+    poisoned = []
+
+    def checks_poison(grid, block, out, inp, width, height):
+        poisoned.append(bool(np.isnan(out.floats()).all()))
+        transpose(grid, block, out, inp, width, height)
+
+    backend = FakeBackend({"transpose": checks_poison}, seconds=lambda name: seconds[name])
+    kernels = backend.compile("", ["transpose"], {}, "t.cl")
+    roles = {"baseline": (SPEC, kernels), "submission": (SPEC, kernels), "reference": (SPEC, kernels)}
+    inputs = PROBLEM.inputs(PROBLEM_SETUP(), np.random.default_rng(2))
+    timed = prepare_roles(backend, PROBLEM, roles, CASE, inputs)
+    policy = TimingPolicy(warmup=1, min_rounds=4, max_rounds=4, budget_s=10.0, target_spread=0.5)
+    stats = time_roles(backend, timed, policy, lambda name: None)
+    assert set(stats) == set(roles) and all(s["samples"] == 4 for s in stats.values())
+    assert stats["submission"]["median_ms"] == pytest.approx(2.0)
+    assert backend.flushes == 12  # one before every timed launch
+    assert all(poisoned[-12:])  # outputs poisoned before every timed launch
+    assert backend.launches.count("transpose") == 3 + 12  # a warm-up each, then the timed rounds
+    for entry in timed.values():
+        entry.buffers.release()
+    assert backend.allocated == 0
+
+
+def PROBLEM_SETUP():
+    from grader.correctness import make_setup
+
+    return make_setup(SPEC, CASE)
