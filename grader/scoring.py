@@ -81,10 +81,14 @@ def _compiles(spec: Spec, g: Grading) -> Check:
 
 
 def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
-    """The failed case whose failure explains the others: results that change between two runs
-    (a race) explain wrong values elsewhere; otherwise the first failure."""
+    """The failed case whose failure explains the others: the first one, except that results
+    which change between two runs (a race) in any case explain wrong values in another."""
     bad = [c for c in cases if not c.ok]
-    return next((c for c in bad if c.failure == FailureKind.RACE), bad[0] if bad else None)
+    if not bad:
+        return None
+    if bad[0].failure == FailureKind.WRONG:
+        return next((c for c in bad if c.failure == FailureKind.RACE), bad[0])
+    return bad[0]
 
 
 def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:

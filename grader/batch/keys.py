@@ -27,9 +27,10 @@ class GradingOptions:
 
     timing: bool = True
     run_limit_s: float = 30.0
+    cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
 
     def as_dict(self) -> dict[str, object]:
-        return {"timing": self.timing, "run_limit_s": self.run_limit_s}
+        return {"timing": self.timing, "run_limit_s": self.run_limit_s, "cpu_timing": self.cpu_timing}
 
 
 def file_digest(path: Path) -> str:

@@ -72,7 +72,7 @@ def pipeline_grader(catalog: Catalog, options: GradingOptions) -> GradeFunction:
         worker = take_worker(target.backend)
         prestart_worker(target.backend)  # the lane's next worker starts while this one grades
         return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
-                          worker=worker)
+                          cpu_timing=options.cpu_timing, worker=worker)
 
     return grade
 

@@ -155,6 +155,8 @@ def batch(
                              "indices (0,2); default: every GPU"),
     jobs: int = typer.Option(None, "--jobs", "-j", help="workers on a CPU device (default: half the cores)"),
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
+    cpu_timing: bool = typer.Option(False, "--cpu-timing", help="on a CPU device, time the kernels too "
+                                    "(shown, never graded)"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
     force: bool = typer.Option(False, "--force", help="grade everything again, even results that are up to date"),
 ) -> None:
@@ -178,7 +180,7 @@ def batch(
     except PoolError as error:
         fail(str(error))
 
-    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit)
+    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing)
     store = ResultStore(out)
     try:
         with store.locked():

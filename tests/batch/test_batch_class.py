@@ -233,7 +233,7 @@ def test_with_timing_results_carry_speedups_and_a_leaderboard(tmp_path):
         (root / student).mkdir(parents=True)
         (root / student / f"{stage}.cl").write_text(text, encoding="utf-8")
     out = tmp_path / "out"
-    first = lab("batch", root, "--out", out, "--jobs", "1", "--time-limit", "10")
+    first = lab("batch", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--cpu-timing")
     assert first.exit_code == 0, first.output
     for student in ("ana", "ben"):
         gradescope = json.loads((out / student / stage / "results.json").read_text())
