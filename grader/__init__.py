@@ -1,4 +1,4 @@
 """The grader: one submitted kernel through compile, correctness, timing and scoring,
 in a child process, into a typed report that feedback templates render."""
 
-GRADER_VERSION = "2"  # 2: divergent barriers fail; outputs poisoned on the device; phase times
+GRADER_VERSION = "3"  # 3: typed steps; benchmark-size check against the reference on the device; no CPU timing by default
