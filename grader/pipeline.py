@@ -141,14 +141,6 @@ def take_worker(backend: str) -> WorkerProcess:
     return WorkerProcess(backend)
 
 
-def discard_spare_workers() -> None:
-    with _spares_lock:
-        spares = list(_spares.values())
-        _spares.clear()
-    for spare in spares:
-        spare.discard()
-
-
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
                worker: WorkerProcess | None = None) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.results import CompileResult, PhaseStarted, WorkerMessage
+from grader.results import PhaseStarted, WorkerMessage
 from lab.backends.base import Backend, CompiledKernel
 from lab.catalog import Catalog
 from lab.spec import Spec
@@ -76,10 +76,6 @@ class Step:
 
     def run(self, ctx: Context) -> bool:
         raise NotImplementedError
-
-
-def compiled_ok(result: CompileResult) -> bool:
-    return result.ok
 
 
 def worker_steps() -> list[Step]:
