@@ -9,9 +9,7 @@ import secrets
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -32,13 +30,12 @@ from grader.results import (
 from grader.scoring import build_report
 from grader.steps import Request
 from grader.steps.source import check_submission_source
+from grader.worker_process import WorkerProcess, kill_group
 from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
 from lab.catalog import Catalog
 from lab.source_checks import SubmissionError
 from lab.spec import Spec
-
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -88,57 +85,6 @@ def phase_kind(phase: str) -> str:
 
 
 CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaway allocation fails
-
-
-class WorkerProcess:
-    """A `python -m grader.worker`, started before its request so that its imports and the GPU
-    library's start overlap the parent's own work. It grades one submission, in its own
-    fresh device context, and ends."""
-
-    def __init__(self, backend: str, sanitize: list[str] | None = None):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        env["LAB_WORKER_PRELOAD"] = backend
-        self.backend = backend
-        self.errors = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([*(sanitize or []), sys.executable, "-m", "grader.worker"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                                     start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def discard(self) -> None:
-        _kill_group(self.proc)
-        self.proc.wait()
-        self.errors.close()
-
-
-_spares: dict[tuple[str, int], WorkerProcess] = {}
-_spares_lock = threading.Lock()
-
-
-def prestart_worker(backend: str) -> None:
-    """Start a worker for this thread's next grading on `backend`, if none is waiting."""
-    key = (backend, threading.get_ident())
-    with _spares_lock:
-        spare = _spares.get(key)
-        if spare is not None and spare.alive():
-            return
-        _spares[key] = WorkerProcess(backend)
-
-
-def take_worker(backend: str) -> WorkerProcess:
-    """This thread's waiting worker for `backend`, or a new one. (A worker dies with the thread
-    that started it: PR_SET_PDEATHSIG; so each thread uses only its own.)"""
-    with _spares_lock:
-        spare = _spares.pop((backend, threading.get_ident()), None)
-    if spare is not None and spare.alive():
-        return spare
-    if spare is not None:
-        spare.discard()
-    return WorkerProcess(backend)
 
 
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
@@ -198,7 +144,7 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         seconds[kind] = seconds.get(kind, 0.0) + time.monotonic() - phase_started
         grading.phases = seconds
         if not grading.finished:
-            _kill_group(proc)
+            kill_group(proc)
             returncode = proc.wait()
             if grading.abort is None:
                 grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase), phase)
@@ -206,23 +152,13 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 proc.wait()
         proc.stdout.close()
         size = errors.seek(0, os.SEEK_END)
         errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
     grading.output_tail = raw.decode("utf-8", errors="replace")
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
 
 
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,

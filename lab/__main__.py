@@ -1,3 +1,3 @@
-from lab.cli import main
+from lab.launch import main
 
 main()

@@ -27,8 +27,9 @@ from grader.batch.outcome import Outcome, outcome_from_result
 from grader.batch.plan import Job, Plan, Unavailable, submission_digest
 from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
-from grader.pipeline import Limits, grade_file, prestart_worker, take_worker
+from grader.pipeline import Limits, grade_file
 from grader.report import Report
+from grader.worker_process import prestart_worker, take_worker
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
 from lab.spec import Spec

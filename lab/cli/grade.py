@@ -7,9 +7,10 @@ from pathlib import Path
 import typer
 
 from grader.feedback import render_json, write_atomic, write_report
-from grader.pipeline import Limits, grade_file, prestart_worker, take_worker
+from grader.pipeline import Limits, grade_file
 from grader.report import ERROR, PASSED
 from grader.terminal import render
+from grader.worker_process import prestart_worker, take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
