@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from grader.results import PhaseStarted, WorkerMessage
-from lab.backends.base import Backend, CompiledKernel
 from lab.catalog import Catalog
 from lab.spec import Spec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from lab.backends.base import Backend, CompiledKernel
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,205 @@
+"""The work of `lab batch SUBMISSIONS --out RESULTS`: grade a whole class, isolated and resumable, into
+per-student feedback, Gradescope results, a gradebook and a class summary."""
+
+from __future__ import annotations
+
+import signal
+import statistics
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import typer
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from grader.batch.devices import Pool, PoolError, build_pool
+from grader.batch.html import duration_text
+from grader.batch.keys import GradingOptions
+from grader.batch.layout import Layout, LayoutError, scan
+from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY, write_class_outputs
+from grader.batch.plan import Plan, make_plan
+from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
+from grader.batch.store import ResultStore, StoreBusy
+from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
+from lab.backends.discovery import Discovery, discover
+from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
+from lab.cli.course import load_catalog
+
+BACKENDS = ("auto", "cuda", "opencl")
+EXIT_INTERRUPTED = 130
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow"}
+
+
+def _check_folders(submissions: Path, out: Path) -> None:
+    sub, res = submissions.resolve(), out.resolve()
+    if res == sub or sub in res.parents:
+        fail(f"--out {out}: put the results outside SUBMISSIONS (it would be read as a student's folder)")
+    if res in sub.parents:
+        fail(f"--out {out}: SUBMISSIONS is inside it; put the results in a folder of their own")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: is a file, not a folder")
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the batch the way Ctrl-C does: in-flight gradings are dropped cleanly."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
+    console.print(f"[bold]{len(layout.submissions)}[/bold] submissions from {len(layout.students)} "
+                  f"students" + (f", {len(layout.not_graded)} paths not graded (see {NOT_GRADED_CSV})"
+                                 if layout.not_graded else ""))
+    fresh = len(plan.up_to_date)
+    line = f"{len(plan.to_grade)} to grade, {fresh} up to date" + (" (--force)" if force else "")
+    if plan.unavailable:
+        line += f", {len(plan.unavailable)} with no device here"
+    console.print(line)
+    for lane in pool.describe():
+        console.print(f"[dim]  on {escape(lane)}[/dim]")
+    for backend, why in pool.missing:
+        if any(s.backend == backend for s in layout.submissions):
+            console.print(f"[yellow]{backend}[/yellow]: {escape(why)}")
+
+
+def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
+    total = len(plan.to_grade) + len(plan.unavailable)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                        console=console, transient=False)
+    in_flight: set[str] = set()
+    lock = threading.Lock()
+
+    def describe() -> str:
+        return f"grading ({len(in_flight)} in flight)" if in_flight else "grading"
+
+    def on_event(event: BatchEvent) -> None:
+        with lock:
+            if isinstance(event, Started):
+                in_flight.add(event.job.submission.relative)
+                progress.update(task, description=describe())
+            elif isinstance(event, Finished):
+                in_flight.discard(event.outcome.file)
+                progress.update(task, advance=1, description=describe())
+                if event.problem:
+                    progress.console.print(f"[yellow]{escape(event.problem)}[/yellow]")
+                elif not event.outcome.graded and event.outcome.failure is not None:
+                    progress.console.print(f"[yellow]{escape(event.outcome.file)}[/yellow]: "
+                                           f"{escape(event.outcome.failure.message)}")
+
+    runner.on_event = on_event
+    with progress:
+        task = progress.add_task("grading", total=total)
+        with _terminate_as_interrupt():
+            return runner.run(plan, pool)
+
+
+def _print_summary(summary: ClassSummary, out: Path) -> None:
+    table = Table(header_style="bold", box=None, title="class summary", title_justify="left")
+    table.add_column("stage", no_wrap=True)
+    for column in ("submitted", "passed", "failed", "no grade", "mean", "speedup"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for st in summary.stages:
+        rate = f"{st.passed} ({100 * st.pass_rate:.0f}%)" if st.pass_rate is not None else "-"
+        mean = f"{100 * st.mean_fraction:.0f}%" if st.mean_fraction is not None else "-"
+        median = f"{statistics.median(st.speedups):.2f}x" if st.speedups else "-"
+        table.add_row(st.stage, str(st.submitted), rate, str(st.failed), str(st.not_graded), mean, median)
+    console.print(table)
+    stats = summary.stats
+    pace = f" ({stats.per_minute:.1f} per minute)" if stats.per_minute else ""
+    console.print(f"graded {stats.graded_now} in {duration_text(stats.elapsed_s)}{pace}; "
+                  f"{stats.up_to_date} up to date" + (f"; {summary.not_graded_paths} paths not graded"
+                                                      if summary.not_graded_paths else ""))
+    split = stats.time_split()
+    if split:
+        console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
+            f"{label} {100 * share:.1f}%" for label, _, share in split))
+    console.print(f"results in {escape(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
+
+
+def _discover(layout: Layout) -> Discovery:
+    needed = tuple(sorted({s.backend for s in layout.submissions}))
+    return discover(needed) if needed else Discovery()
+
+
+def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool, cpu_timing: bool, run_limit: float, force: bool) -> None:
+    """What `lab batch` does (lab/cli/batch.py registers the command)."""
+    if backend not in BACKENDS:
+        fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if run_limit <= 0:
+        fail("--time-limit must be positive")
+    if jobs is not None and jobs < 1:
+        fail("--jobs must be at least 1")
+    catalog = load_catalog()
+    _check_folders(submissions, out)
+    try:
+        layout = scan(submissions, catalog.ids())
+    except LayoutError as error:
+        fail(str(error))
+    if not layout.students and not layout.not_graded:
+        fail(f"{submissions}: empty; it should hold one folder per student")
+    try:
+        pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs)
+    except PoolError as error:
+        fail(str(error))
+
+    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing)
+    store = ResultStore(out)
+    try:
+        with store.locked():
+            store.sweep_temp_files()
+            plan = make_plan(layout.submissions, catalog, pool, store, options, force)
+            _announce(layout, plan, pool, force)
+            runner = Runner(store, options, pipeline_grader(catalog, options))
+            result = _run(runner, plan, pool)
+            if result.interrupted:
+                left = plan.total - len(plan.up_to_date) - len(result.outcomes)
+                errors.print(f"interrupted: {len(result.outcomes)} graded by this run are kept; rerun the same "
+                             f"command to grade the {left} left")
+                raise typer.Exit(EXIT_INTERRUPTED)
+            graded_now = {job.submission.relative for job in plan.to_grade}
+            outcomes = sorted([*plan.up_to_date, *result.outcomes], key=lambda o: (o.student, o.stage))
+            stats = BatchStats(
+                submissions=len(layout.submissions),
+                graded_now=sum(o.file in graded_now for o in result.outcomes),
+                up_to_date=len(plan.up_to_date),
+                could_not_grade=sum(not o.graded for o in outcomes),
+                elapsed_s=result.elapsed_s,
+                grading_s=sum(o.duration_s for o in result.outcomes),
+                workers=tuple(pool.describe()),
+                options=options,
+                phase_s=add_up_phases(result.outcomes),
+            )
+            summary = write_class_outputs(store, catalog, layout, outcomes, stats)
+    except StoreBusy as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot write the results in {out}: {error.strerror or error}", EXIT_GRADER_ERROR)
+    for problem in result.problems:
+        errors.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+    _print_summary(summary, out)
+    if stats.could_not_grade or result.problems:
+        fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",
+             EXIT_GRADER_ERROR)
