@@ -57,6 +57,9 @@ def grade(
         fail(f"--report {report}: the file must end in .html or .md")
     if run_limit <= 0:
         fail("--time-limit must be positive")
+    for option, written in (("--json", json_file), ("--report", report)):
+        if written is not None and file.exists() and written.exists() and written.resolve() == file.resolve():
+            fail(f"{option} {written}: that is the submission itself; write the result to another file")
     own = registry.by_suffix(file.suffix)
     if own is not None and not sanitize:
         prestart_worker(own.name)  # its imports and driver start overlap ours

@@ -150,3 +150,21 @@ def test_occupancy_of_a_cuda_kernel_without_a_gpu():
     assert result.exit_code == 0, result.output
     assert "registers per thread" in result.output and "theoretical occupancy" in result.output
     assert "more register" in result.output
+
+
+def test_results_are_never_written_over_the_submission(tmp_path):
+    mine = tmp_path / "mine.cl"
+    mine.write_text(EXAMPLE.read_text())
+    result = lab("grade", "transpose_coalesced", mine, "--json", tmp_path / "." / "mine.cl")
+    assert result.exit_code == 2 and "the submission itself" in result.output
+    assert lab("grade", "transpose_coalesced", mine, "--report", mine).exit_code == 2  # not .html/.md
+    assert mine.read_text() == EXAMPLE.read_text()
+
+
+@needs_opencl
+def test_a_backslash_in_the_file_name_is_only_a_name(tmp_path):
+    wrong = tmp_path / "my\\dkernel.cl"
+    wrong.write_text("__kernel void transpose(__global float *out, __global const float *in, int width, "
+                     "int height) { undeclared = 1; }\n")
+    result = lab("grade", "transpose_coalesced", wrong, "--no-timing")
+    assert result.exit_code == 1 and "bad escape" not in result.output and "compile error" in result.output
