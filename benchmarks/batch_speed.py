@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from trees import child_env, parse_trees, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 HERE = Path(__file__).resolve().parents[1]
 BUILD = """\
@@ -44,33 +43,6 @@ print(build(Path(sys.argv[1]), default_catalog()).submissions)
 GRADED_LINE = re.compile(r"^graded \d+ in .*$", re.MULTILINE)
 
 
-def parse_trees(text: str) -> list[tuple[str, Path]]:
-    trees = []
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, sep, path = item.partition("=")
-        if not sep:
-            name, path = Path(item).resolve().name, item
-        folder = Path(path).expanduser().resolve()
-        if not (folder / "lab").is_dir():
-            raise SystemExit(f"--trees: {name}={path}: no lab/ package in {folder}")
-        if name in {n for n, _ in trees}:
-            raise SystemExit(f"--trees: the name {name!r} is given twice")
-        trees.append((name, folder))
-    if not trees:
-        raise SystemExit("--trees: no tree given")
-    return trees
-
-
-def child_env(tree: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-    env.pop("LAB_COURSE_ROOT", None)  # it would point every tree at one course
-    env.setdefault("COLUMNS", "200")  # rich wraps its lines at 80 columns when writing to a file
-    return env
-
-
 def build_class(tree: Path, root: Path) -> tuple[int, Path]:
     """Write the class under `root`; (its number of submissions, the tree that built it)."""
     builder = tree if (tree / "tests" / "batch" / "classroom.py").is_file() else HERE
@@ -79,26 +51,6 @@ def build_class(tree: Path, root: Path) -> tuple[int, Path]:
     if done.returncode != 0:
         raise SystemExit(f"building the class with {builder} failed:\n{done.stdout}{done.stderr}")
     return int(done.stdout.strip().splitlines()[-1]), builder
-
-
-def run_timed(command: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path) -> tuple[int | None, float]:
-    """Run `command` in a session of its own, output into `log`; (exit code or None on timeout, wall s)."""
-    with open(log, "wb") as sink:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            code: int | None = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            code = None
-        wall = time.perf_counter() - started
-        if code is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # the batch's grading children too
-            except ProcessLookupError:
-                pass
-            process.wait()
-    return code, wall
 
 
 def count_results(out: Path) -> dict[str, int]:

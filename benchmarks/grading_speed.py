@@ -25,69 +25,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from trees import child_env, parse_trees, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 EXIT_WORDS = {0: "passed", 1: "failed", 2: "usage error", 3: "grader error"}
 TAIL_CHARS = 2000
 
 
-def parse_trees(text: str) -> list[tuple[str, Path]]:
-    trees = []
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, sep, path = item.partition("=")
-        if not sep:  # a bare path: named by its folder
-            name, path = Path(item).resolve().name, item
-        folder = Path(path).expanduser().resolve()
-        if not (folder / "lab").is_dir():
-            raise SystemExit(f"--trees: {name}={path}: no lab/ package in {folder}")
-        if name in {n for n, _ in trees}:
-            raise SystemExit(f"--trees: the name {name!r} is given twice")
-        trees.append((name, folder))
-    if not trees:
-        raise SystemExit("--trees: no tree given")
-    return trees
-
-
 def stage_ids(tree: Path) -> list[str]:
     root = tree / "assignments"
     return sorted(p.parent.name for p in root.glob("*/assignment.toml")) if root.is_dir() else []
-
-
-def child_env(tree: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-    env.pop("LAB_COURSE_ROOT", None)  # it would point every tree at one course
-    return env
-
-
-def run_timed(command: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path) -> tuple[int | None, float]:
-    """Run `command` in a session of its own, output into `log`; (exit code or None on timeout, wall s)."""
-    with open(log, "wb") as sink:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            code: int | None = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            code = None
-        wall = time.perf_counter() - started
-        if code is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # the grader's own children too
-            except ProcessLookupError:
-                pass
-            process.wait()
-    return code, wall
 
 
 def tail(log: Path) -> str:

@@ -1,0 +1,57 @@
+"""What the benchmark scripts share: the trees to compare, each one's environment, and a
+command timed from outside in a process session of its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+def parse_trees(text: str) -> list[tuple[str, Path]]:
+    trees = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, path = item.partition("=")
+        if not sep:  # a bare path: named by its folder
+            name, path = Path(item).resolve().name, item
+        folder = Path(path).expanduser().resolve()
+        if not (folder / "lab").is_dir():
+            raise SystemExit(f"--trees: {name}={path}: no lab/ package in {folder}")
+        if name in {n for n, _ in trees}:
+            raise SystemExit(f"--trees: the name {name!r} is given twice")
+        trees.append((name, folder))
+    if not trees:
+        raise SystemExit("--trees: no tree given")
+    return trees
+
+
+def child_env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env.pop("LAB_COURSE_ROOT", None)  # it would point every tree at one course
+    env.setdefault("COLUMNS", "200")  # rich wraps its lines at 80 columns when writing to a file
+    return env
+
+
+def run_timed(command: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path) -> tuple[int | None, float]:
+    """Run `command` in a session of its own, output into `log`; (exit code or None on timeout, wall s)."""
+    with open(log, "wb") as sink:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        wall = time.perf_counter() - started
+        if code is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # its children too
+            except ProcessLookupError:
+                pass
+            process.wait()
+    return code, wall
