@@ -51,6 +51,11 @@ def _check_count(count: int, *buffers: Buffer) -> None:
             raise ValueError(f"count {count} floats do not fit in a buffer of {buffer.nbytes} bytes")
 
 
+def supports(backend: str) -> bool:
+    """Whether the grader's own kernels exist in this backend's language."""
+    return backend in SOURCES
+
+
 class DeviceOps:
     """The grader's own kernels on one backend: fill a buffer with uniform random floats, compare
     two float buffers."""

@@ -58,10 +58,26 @@ class Context:
     # the spec it is launched by.
     trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
-    ops: Any = None  # grader.device_ops.DeviceOps, made on first use
+    _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
 
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))
+
+    @property
+    def inputs_on_device(self) -> bool:
+        """Whether benchmark-size inputs are made on the device: the problem says what they are
+        (uniform floats), and the grader's own kernels exist for this backend."""
+        from grader.device_ops import supports
+
+        return hasattr(self.problem, "uniform_inputs") and supports(self.request.backend)
+
+    def device_ops(self) -> Any:
+        """The grader's own kernels on this device (grader.device_ops.DeviceOps), made once."""
+        if self._ops is None:
+            from grader.device_ops import DeviceOps
+
+            self._ops = DeviceOps(self.backend)
+        return self._ops
 
     @property
     def timed(self) -> bool:

@@ -4,9 +4,8 @@ stage's benchmark case: inputs made on the device where the problem allows it.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from grader.correctness import case_label
+from grader.correctness import case_label, make_setup
 from grader.results import TimingResult
 from grader.steps import Context, Step
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, time_roles
@@ -21,20 +20,6 @@ def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
     if spec.bench_cases:
         return spec.bench_cases[0]
     return max(spec.test_cases, key=lambda c: spec.work(c)[0] or spec.work(c)[1] or 0)
-
-
-def device_ops(ctx: Context) -> Any:
-    """The grader's own kernels on this device (made once), or None where the problem's
-    inputs cannot be made there."""
-    if ctx.ops is None:
-        from grader.device_ops import DeviceOps
-
-        ctx.ops = DeviceOps(ctx.backend)
-    return ctx.ops
-
-
-def inputs_on_device(ctx: Context) -> bool:
-    return hasattr(ctx.problem, "uniform_inputs") and ctx.request.backend in ("cuda", "opencl")
 
 
 @dataclass
@@ -61,13 +46,11 @@ class Benchmark(Step):
         roles = {**{k: v for k, v in ctx.trusted.items() if k == "baseline"},
                  "submission": (ctx.spec, ctx.kernels),
                  **{k: v for k, v in ctx.trusted.items() if k != "baseline"}}
-        on_device = inputs_on_device(ctx)
+        on_device = ctx.inputs_on_device
         if on_device:
-            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, device_ops(ctx),
+            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, ctx.device_ops(),
                                   int(ctx.rng.integers(1 << 62)))
         else:
-            from grader.correctness import make_setup
-
             inputs = ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs)
         ctx.benchmark = Bench(case, timed, on_device)

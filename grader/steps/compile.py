@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from grader.results import CompileResult, FailureKind, GraderError
 from grader.steps import Context, Step
+from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit
 from lab.spec import Spec
 
@@ -14,7 +15,7 @@ from lab.spec import Spec
 def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
     """The kernels timed beside the submission, by role, each as its own stage launches it."""
     catalog, spec = ctx.catalog, ctx.spec
-    suffix = _suffix(ctx)
+    suffix = registry.by_name(ctx.request.backend).suffix
     wanted: dict[str, tuple[Spec, str, str]] = {}
     if spec.baseline:
         # "stage" is that stage's reference; "stage:name" is reference/<stage>/<name>.cu|.cl
@@ -34,18 +35,6 @@ def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
     return units
 
 
-def inputs_on_device(ctx: Context) -> bool:
-    from grader.steps.benchmark import inputs_on_device as on_device
-
-    return on_device(ctx)
-
-
-def _suffix(ctx: Context) -> str:
-    from lab.backends import registry
-
-    return registry.by_name(ctx.request.backend).suffix
-
-
 class Compile(Step):
     def run(self, ctx: Context) -> bool:
         assert ctx.backend is not None
@@ -59,10 +48,8 @@ class Compile(Step):
             ctx.send(GraderError(f"cannot time this stage: {error}"))
             trusted = {}
         units = [submission, *(unit for _, unit in trusted.values())]
-        if trusted and inputs_on_device(ctx):
-            from grader.steps.benchmark import device_ops
-
-            units.append(device_ops(ctx).unit())
+        if trusted and ctx.inputs_on_device:
+            units.append(ctx.device_ops().unit())
         results = ctx.backend.compile_all(units)
         own = results[0]
         if isinstance(own, CompileError):
@@ -76,7 +63,7 @@ class Compile(Step):
             if isinstance(ops, CompileError):
                 ctx.send(GraderError(f"the grader's own kernels do not compile here: {ops.log[:300]}"))
                 return True
-            ctx.ops.adopt(ops)
+            ctx.device_ops().adopt(ops)
         for (role, (role_spec, unit)), result in zip(trusted.items(), results[1:]):
             if isinstance(result, CompileError):
                 first = result.log.splitlines()[0] if result.log else ""

@@ -12,10 +12,10 @@ for the problem's own float64 oracle and its message. Elsewhere that oracle chec
 from __future__ import annotations
 
 from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
-from grader.launching import LaunchRefused
+from grader.launching import LaunchRefused, plan_for
 from grader.results import CaseResult, FailureKind
 from grader.steps import Context, Step
-from grader.steps.benchmark import benchmark_case, device_ops
+from grader.steps.benchmark import benchmark_case
 from grader.timing import TimedRole
 from lab.backends.base import LaunchError
 from lab.problems.base import Verdict
@@ -64,8 +64,6 @@ class BenchmarkSizeCheck(Step):
         if bench is not None:
             role = bench.roles["submission"]
         else:
-            from grader.launching import plan_for
-
             setup = make_setup(ctx.spec, case)
             buffers = CaseBuffers(ctx.backend, ctx.problem, setup, ctx.problem.inputs(setup, ctx.rng))
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
@@ -73,7 +71,7 @@ class BenchmarkSizeCheck(Step):
         try:
             for number in range(ROUNDS):
                 if bench is not None and bench.on_device:
-                    role.buffers.refill(device_ops(ctx), int(ctx.rng.integers(1 << 62)))
+                    role.buffers.refill(ctx.device_ops(), int(ctx.rng.integers(1 << 62)))
                 elif number or bench is not None:
                     role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
                 role.buffers.reset_outputs()
@@ -88,7 +86,7 @@ class BenchmarkSizeCheck(Step):
 
     def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole) -> Verdict:
         assert ctx.backend is not None
-        ops = device_ops(ctx)
+        ops = ctx.device_ops()
         elementwise = hasattr(ctx.problem, "reference_tolerance")
         tolerance = ctx.problem.reference_tolerance(own.buffers.setup) if elementwise else {}
         for _ in range(ROUNDS):
