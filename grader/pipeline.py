@@ -90,9 +90,9 @@ CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaw
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
                worker: WorkerProcess | None = None) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time
-    went and the tail of what it printed into `grading`. `sanitize` is a command the worker
-    runs under."""
-    if worker is None or sanitize:
+    went and the tail of what it printed into `grading`. `worker`: one started ahead; otherwise
+    one is started here, under `sanitize` (a command it runs under) where given."""
+    if worker is None:
         worker = WorkerProcess(request.backend, sanitize)
     proc = worker.proc
     phase = "startup"
