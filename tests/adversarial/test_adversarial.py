@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,9 @@ VERDICT = re.compile(r"^(?P<check>\w+)\s+(?P<status>\w+)\s*(?P<words>.*)$")
 # Only the fields this grader's Limits has.
 _LIMITS = {"compile_s": 20.0, "run_s": 5.0, "jit_s": 10.0, "benchmark_s": 60.0}
 LIMITS = Limits(**{k: v for k, v in _LIMITS.items() if k in Limits.__dataclass_fields__})
+# For kernels that must pass: the first launch keeps the grader's own allowance for a device's
+# just-in-time compile (PoCL took about 14 s for a transpose on 2 cores, over the 10 s above).
+PASSING_LIMITS = replace(LIMITS, jit_s=Limits().jit_s)
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,8 @@ def test_editor_variants_of_the_reference_pass(tmp_path: Path, variant: str, tar
             "cr": source.replace(b"\n", b"\r")}[variant]
     path = tmp_path / f"{variant}{suffix}"
     path.write_bytes(data)
-    report = grade_file(catalog(), catalog().get(DEFAULT_STAGE), path, target, timing=False, limits=LIMITS)
+    report = grade_file(catalog(), catalog().get(DEFAULT_STAGE), path, target, timing=False,
+                        limits=PASSING_LIMITS)
     assert report.status == PASSED, [(c.name, c.message) for c in report.checks]
 
 
@@ -286,7 +290,7 @@ def test_next_grading_after_a_crash_works(target: Target) -> None:
     crashed = grade_file(catalog(), spec, crash.path, target, timing=False, limits=LIMITS)
     assert crashed.check("correct").status == "failed", crashed.check("correct").message
     reference = catalog().reference_file(crash.stage, SUFFIX[target.backend])
-    after = grade_file(catalog(), spec, reference, target, timing=False, limits=LIMITS)
+    after = grade_file(catalog(), spec, reference, target, timing=False, limits=PASSING_LIMITS)
     assert after.status == PASSED, [(c.name, c.message) for c in after.checks]
 
 
