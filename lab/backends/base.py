@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: the command line's parent process never needs it
+    import numpy as np
 
 
 class CompileError(Exception):
@@ -112,6 +113,8 @@ class Backend(ABC):
     def fill32(self, buffer: Buffer, bits: int) -> None:
         """Set every 4-byte word of `buffer` to `bits` (a device-side fill where the backend
         has one: it keeps the GPU busy, where a host upload would leave it idle)."""
+        import numpy as np
+
         self.upload(buffer, np.full(buffer.nbytes // 4, bits, dtype=np.uint32))
 
     @abstractmethod
@@ -131,6 +134,8 @@ class Backend(ABC):
 
     @staticmethod
     def scalar(base_type: str, value: int | float) -> Any:
+        import numpy as np
+
         if base_type in ("int", "signed int"):
             return np.int32(value)
         if base_type in ("unsigned", "unsigned int"):

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import typer
-from rich.markdown import Markdown
 from rich.table import Table
 
 from lab.backends import registry
@@ -55,6 +54,8 @@ def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesc
     readme = spec.readme()
     if not readme.exists():
         fail(f"stage {stage} has no README.md", 3)
+    from rich.markdown import Markdown  # here: its parser costs every other command 0.1 s
+
     console.print(Markdown(readme.read_text(encoding="utf-8")))
 
 
