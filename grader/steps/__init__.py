@@ -58,6 +58,7 @@ class Context:
     # the spec it is launched by.
     trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
+    host_rounds: Any = None  # grader.steps.size_check.HostRound list: the size check's, made ahead
     _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
 
     def phase(self, name: str, limit: str = "run") -> None:
@@ -101,9 +102,9 @@ def worker_steps() -> list[Step]:
     from grader.steps.compile import Compile
     from grader.steps.correctness import Correctness
     from grader.steps.device import OpenDevice
-    from grader.steps.size_check import BenchmarkSizeCheck
+    from grader.steps.size_check import BenchmarkSizeCheck, PrepareSizeCheck
 
-    return [OpenDevice(), Compile(), Correctness(), Benchmark(), BenchmarkSizeCheck()]
+    return [OpenDevice(), Compile(), Correctness(), PrepareSizeCheck(), Benchmark(), BenchmarkSizeCheck()]
 
 
 def run_steps(ctx: Context, steps: list[Step]) -> None:

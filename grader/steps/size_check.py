@@ -6,10 +6,17 @@ On the device path (inputs made on the device, a problem that says how close its
 to the reference kernel's) the submission and the reference run on the same fresh inputs: big
 outputs are compared by a kernel that sends back only counts (`reference_tolerance`), small
 ones on the host (`agrees_with_reference`); only a disagreement brings the inputs to the host,
-for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host.
+for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host;
+where it is costly (a problem with `expect`, e.g. mlp's float64 training run), both rounds'
+inputs are made and their expected results computed in a thread while the device runs the
+benchmark (`PrepareSizeCheck`, the step before it).
 """
 
 from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
 from grader.launching import LaunchRefused, plan_for
@@ -24,6 +31,46 @@ ROUNDS = 2
 PREFIX = "correct at the test sizes but not at the benchmark size: "
 
 
+def checks_on_device(ctx: Context) -> bool:
+    """Whether the size check compares with the reference kernel on the device (else: the
+    problem's oracle on the host)."""
+    return ctx.timed and ctx.inputs_on_device and "reference" in ctx.trusted and (
+        hasattr(ctx.problem, "reference_tolerance") or hasattr(ctx.problem, "agrees_with_reference"))
+
+
+@dataclass
+class HostRound:
+    """One round of the host check made ahead: its inputs, and the problem's expected result
+    for them (computed in a thread; `problem.expect`)."""
+
+    inputs: dict[str, Any]
+    expected: Future
+
+
+class PrepareSizeCheck(Step):
+    """Start the host check's costly oracle early: both rounds' inputs now (from a generator of
+    their own, drawn here), their expected results in a thread while the benchmark runs."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return (BenchmarkSizeCheck().wanted(ctx) and hasattr(ctx.problem, "expect")
+                and not (ctx.timed and ctx.inputs_on_device))
+
+    def run(self, ctx: Context) -> bool:
+        import numpy as np
+
+        assert ctx.backend is not None
+        setup = make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind))
+        rng = np.random.default_rng(int(ctx.rng.integers(1 << 62)))
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle")
+        rounds = []
+        for _ in range(ROUNDS):
+            inputs = ctx.problem.inputs(setup, rng)
+            rounds.append(HostRound(inputs, pool.submit(ctx.problem.expect, setup, inputs)))
+        pool.shutdown(wait=False)
+        ctx.host_rounds = rounds
+        return True
+
+
 class BenchmarkSizeCheck(Step):
     def wanted(self, ctx: Context) -> bool:
         return ctx.request.timing and not ctx.request.compile_only
@@ -35,8 +82,7 @@ class BenchmarkSizeCheck(Step):
         label = f"benchmark size ({case_label(case)})"
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
         try:
-            if bench is not None and bench.on_device and "reference" in bench.roles \
-                    and (hasattr(ctx.problem, "reference_tolerance") or hasattr(ctx.problem, "agrees_with_reference")):
+            if bench is not None and bench.on_device and checks_on_device(ctx):
                 verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"])
             else:
                 verdict = self._on_host(ctx, case)
@@ -65,22 +111,30 @@ class BenchmarkSizeCheck(Step):
             role = bench.roles["submission"]
         else:
             setup = make_setup(ctx.spec, case)
-            buffers = CaseBuffers(ctx.backend, ctx.problem, setup, ctx.problem.inputs(setup, ctx.rng))
+            first = ctx.host_rounds[0].inputs if ctx.host_rounds else ctx.problem.inputs(setup, ctx.rng)
+            buffers = CaseBuffers(ctx.backend, ctx.problem, setup, first)
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
                              plan_for(ctx.problem, ctx.spec, setup), setup.values, buffers)
+        ahead = ctx.host_rounds
         try:
             for number in range(ROUNDS):
+                expected = None
                 if bench is not None and bench.on_device:
                     role.buffers.refill(ctx.device_ops(), int(ctx.rng.integers(1 << 62)))
+                elif ahead:
+                    if number or bench is not None:
+                        role.buffers.load_inputs(ahead[number].inputs)
+                    expected = ahead[number].expected
                 elif number or bench is not None:
                     role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
                 role.buffers.reset_outputs()
                 role.run(ctx.backend)
-                verdict = _check_on_host(ctx, role)
+                verdict = _check_on_host(ctx, role, expected.result() if expected is not None else None)
                 if not verdict.ok:
                     return verdict
             return Verdict(True)
         finally:
+            ctx.host_rounds = None
             if bench is None:
                 role.buffers.release()
 
@@ -113,8 +167,9 @@ class BenchmarkSizeCheck(Step):
         return Verdict(True)
 
 
-def _check_on_host(ctx: Context, role: TimedRole) -> Verdict:
-    """The problem's own oracle on the host: bounds, then the values."""
+def _check_on_host(ctx: Context, role: TimedRole, expected: Any = None) -> Verdict:
+    """The problem's own oracle on the host: bounds, then the values (against `expected`, the
+    problem's `expect` for these inputs, where it was computed ahead)."""
     buffers = role.buffers
     outputs, out_of_bounds = buffers.read_outputs()
     out_of_bounds += buffers.inputs_out_of_bounds()
@@ -123,5 +178,8 @@ def _check_on_host(ctx: Context, role: TimedRole) -> Verdict:
     read_past = buffers.read_out_of_bounds(outputs)
     if read_past:
         return Verdict(False, read_past)
-    verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs)
+    if expected is not None:
+        verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs, expected)
+    else:
+        verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs)
     return verdict if verdict.ok else explain_nans(verdict, outputs)
