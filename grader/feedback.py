@@ -5,17 +5,17 @@ Everything shown is computed in the report or here from it; templates only displ
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader
 
 from grader.report import FAILED, PASSED, SKIPPED, Report
 from grader.results import FailureKind
+from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -91,9 +91,15 @@ def rate_text(report: Report) -> str:
     return ""
 
 
-def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
-                      autoescape=select_autoescape(["html", "html.j2"]), trim_blocks=True, lstrip_blocks=True)
+def _environment(markdown: bool) -> Environment:
+    """HTML templates: autoescape on and every value through lab.sinks.for_html; Markdown ones:
+    every value through lab.sinks.for_markdown (code through the `code_block`/`code` filters)."""
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=not markdown,
+                      finalize=markdown_finalize if markdown else html_finalize,
+                      trim_blocks=True, lstrip_blocks=True)
+    if markdown:
+        env.filters["code_block"] = for_markdown_code
+        env.filters["code"] = for_markdown_inline_code
     env.filters["ms"] = lambda v: "-" if v is None else f"{v:.3f} ms"
     env.filters["x"] = lambda v: "-" if v is None else f"{v:.2f}x"
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.1f}%"
@@ -106,15 +112,15 @@ def context(report: Report) -> dict[str, Any]:
 
 
 def render_markdown(report: Report) -> str:
-    return _environment().get_template("report.md.j2").render(**context(report))
+    return _environment(markdown=True).get_template("report.md.j2").render(**context(report))
 
 
 def render_html(report: Report) -> str:
-    return _environment().get_template("report.html.j2").render(**context(report))
+    return _environment(markdown=False).get_template("report.html.j2").render(**context(report))
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2, sort_keys=False)
+    return for_json(report.to_json())
 
 
 def write_atomic(path: Path, text: str) -> None:

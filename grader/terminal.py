@@ -1,14 +1,15 @@
-"""A report in the terminal, through rich."""
+"""A report in the terminal, through rich. Text taken from the report goes through lab.sinks:
+for_text into a rich Text, for_terminal into a markup string."""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from grader.feedback import bars, hint, rate_text
 from grader.report import Report
+from lab.sinks import for_terminal, for_text
 
 STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold yellow", "skipped": "dim"}
 MARK = {"passed": "✔", "failed": "✘", "error": "!", "skipped": "–"}
@@ -16,9 +17,9 @@ MARK = {"passed": "✔", "failed": "✘", "error": "!", "skipped": "–"}
 
 def render(report: Report, console: Console) -> None:
     status = Text(f" {report.status.upper()} ", style=f"reverse {STYLE.get(report.status, '')}")
-    console.print(Text.assemble(status, f"  {report.assignment}: {report.title}"))
-    console.print(Text(f"{report.backend} on {report.device.get('name')} "
-                       f"({report.device.get('kind')}) · {report.file}", style="dim"))
+    console.print(Text.assemble(status, for_text(f"  {report.assignment}: {report.title}")))
+    console.print(Text(for_text(f"{report.backend} on {report.device.get('name')} "
+                                f"({report.device.get('kind')}) · {report.file}"), style="dim"))
 
     checks = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     checks.add_column("check")
@@ -27,17 +28,17 @@ def render(report: Report, console: Console) -> None:
     for c in report.checks:
         points = f"{c.points}/{c.max_points}" if c.counted else "not graded"
         checks.add_row(Text(f"{MARK.get(c.status, '?')} {c.name}", style=STYLE.get(c.status, "")),
-                       points, Text(c.message))
+                       points, Text(for_text(c.message)))
     console.print(checks)
     console.print(f"[bold]score {report.score} / {report.max_score}[/bold]")
     where = hint(report)
     if where:
-        console.print(f"[yellow]Where to look:[/yellow] {escape(where)}")
+        console.print(f"[yellow]Where to look:[/yellow] {for_terminal(where)}")
 
     perf = report.performance
     if perf is not None:
         case = ", ".join(f"{k}={v}" for k, v in perf.case.items())
-        table = Table(title=f"speed ({case})", box=None, header_style="bold", title_justify="left")
+        table = Table(title=f"speed ({for_terminal(case)})", box=None, header_style="bold", title_justify="left")
         table.add_column("kernel")
         table.add_column("median", justify="right")
         table.add_column("spread", justify="right")
@@ -67,19 +68,19 @@ def render(report: Report, console: Console) -> None:
     if report.resources:
         for name, r in report.resources.items():
             shown = {k: "?" if r.get(k) is None else r[k] for k in ("registers", "shared_bytes", "spill_bytes")}
-            console.print(Text(f"{name}: {shown['registers']} registers, {shown['shared_bytes']} B shared, "
-                               f"{shown['spill_bytes']} B spilled", style="dim"))
+            console.print(Text(for_text(f"{name}: {shown['registers']} registers, {shown['shared_bytes']} B shared, "
+                                        f"{shown['spill_bytes']} B spilled"), style="dim"))
     for tool, result in (report.sanitizer or {}).items():
         if isinstance(result, dict):
             for finding in result.get("findings", []):
-                console.print(Text(f"compute-sanitizer {tool}: {finding}", style="red"))
+                console.print(Text(for_text(f"compute-sanitizer {tool}: {finding}"), style="red"))
             if result.get("summary"):
-                console.print(Text(f"compute-sanitizer {tool}: {result['summary']}", style="dim"))
+                console.print(Text(for_text(f"compute-sanitizer {tool}: {result['summary']}"), style="dim"))
     for flag in report.flags:
-        console.print(f"[bold magenta]flag:[/bold magenta] {escape(flag)}")
+        console.print(f"[bold magenta]flag:[/bold magenta] {for_terminal(flag)}")
     for note in report.notes:
-        console.print(Text(f"note: {note}", style="dim"))
+        console.print(Text(for_text(f"note: {note}"), style="dim"))
     compile_check = report.check("compiles")
     if compile_check and compile_check.status == "failed" and report.compile_log:
         lines = report.compile_log.splitlines()
-        console.print(Text("\n".join(lines[:20]) + ("\n..." if len(lines) > 20 else ""), style="red"))
+        console.print(Text(for_text("\n".join(lines[:20]) + ("\n..." if len(lines) > 20 else "")), style="red"))

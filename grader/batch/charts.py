@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from html import escape
+
+from lab.sinks import for_html
 
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 24, 24, 44, 40
@@ -106,8 +107,8 @@ def speedup_histogram(speedups: Sequence[float], reference: float | None = None,
         return LEFT + (log_value - start) / (end - start) * plot_w
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="hist" viewBox="0 0 {WIDTH} {HEIGHT}" '
-             f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{escape(title)}">',
-             f"<title>{escape(title)}</title>"]
+             f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{for_html(title)}">',
+             f"<title>{for_html(title)}</title>"]
     for i, n in enumerate(counts):
         if not n:
             continue
@@ -151,6 +152,6 @@ def speedup_histogram(speedups: Sequence[float], reference: float | None = None,
     if above:
         notes.append(f"last bar: {above} at {speedup_text(2 ** end)} or more")
     axis = "speedup over the baseline (log scale)" + (f"; {', '.join(notes)}" if notes else "")
-    parts.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" class="axis-label">{escape(axis)}</text>')
+    parts.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" class="axis-label">{for_html(axis)}</text>')
     parts.append("</svg>")
     return "".join(parts)

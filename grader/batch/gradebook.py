@@ -13,17 +13,10 @@ import io
 from collections.abc import Sequence
 
 from grader.batch.outcome import Outcome
+from lab.sinks import for_csv_cell
 
 STUDENT_COLUMN = "student"
 TOTAL_COLUMN = "total"
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(text: str) -> str:
-    """A folder name a spreadsheet would run as a formula gets a leading apostrophe."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def gradebook_rows(students: Sequence[str], stages: Sequence[str],
@@ -34,7 +27,7 @@ def gradebook_rows(students: Sequence[str], stages: Sequence[str],
     for student in students:
         cells = [scores.get((student, stage)) for stage in stages]
         numbers = [c for c in cells if c is not None]
-        rows.append([safe_cell(student), *("" if c is None else str(c) for c in cells),
+        rows.append([for_csv_cell(student), *("" if c is None else str(c) for c in cells),
                      str(sum(numbers)) if numbers else ""])
     return rows
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from grader.feedback import render_markdown
 from grader.report import FAILED, PASSED, SKIPPED, Report
+from lab.sinks import for_text
 
 TEST_STATUS = {PASSED: "passed", FAILED: "failed"}
 
@@ -25,7 +26,7 @@ def gradescope_results(report: Report) -> dict[str, Any]:
             "number": str(number),
             "score": check.points if check.counted else 0,
             "max_score": check.max_points if check.counted else 0,
-            "output": check.message,
+            "output": for_text(check.message),
             "output_format": "text",
             "visibility": "visible",
         }
@@ -37,7 +38,7 @@ def gradescope_results(report: Report) -> dict[str, Any]:
     results: dict[str, Any] = {
         "score": report.score,
         "execution_time": max(0, round(report.duration_s)),
-        "output": render_markdown(report),
+        "output": render_markdown(report),  # every value in it through lab.sinks.for_markdown
         "output_format": "md",
         "visibility": "visible",
         "tests": tests,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader
 
 from grader.batch.charts import speedup_histogram, speedup_text
 from grader.batch.summary import ClassSummary
 from grader.feedback import TEMPLATES
+from lab.sinks import html_finalize
 
 TEMPLATE = "batch_summary.html.j2"
 
@@ -34,7 +35,7 @@ def _median(values: Sequence[float]) -> float | None:
 
 
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, finalize=html_finalize,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["x"] = lambda v: "-" if v is None else speedup_text(v)
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.0f}%"

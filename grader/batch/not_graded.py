@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 
 from grader.batch.layout import NotGraded
+from lab.sinks import for_csv_cell, for_json
 
 COLUMNS = ("path", "reason", "detail")
 
@@ -18,10 +18,10 @@ def render_not_graded_csv(items: Sequence[NotGraded]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(COLUMNS)
-    writer.writerows((n.path, n.reason, n.detail) for n in items)
+    writer.writerows([for_csv_cell(n.path), for_csv_cell(n.reason), for_csv_cell(n.detail)] for n in items)
     return buffer.getvalue()
 
 
 def render_not_graded_json(items: Sequence[NotGraded]) -> str:
     data = [{"path": n.path, "reason": n.reason, "detail": n.detail} for n in items]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return for_json(data) + "\n"

@@ -20,6 +20,7 @@ from grader.batch.gradescope import gradescope_results
 from grader.batch.layout import Submission
 from grader.feedback import render_html, render_markdown, write_atomic
 from grader.report import Report
+from lab.sinks import for_json, for_path_component
 
 RESULT = "result.json"
 FEEDBACK_MD = "feedback.md"
@@ -43,7 +44,7 @@ def is_temp_file(name: str) -> bool:
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return for_json(data) + "\n"
 
 
 class ResultStore:
@@ -51,7 +52,7 @@ class ResultStore:
         self.root = root
 
     def folder(self, submission: Submission) -> Path:
-        return self.root / submission.student / submission.stage
+        return self.root / for_path_component(submission.student) / for_path_component(submission.stage)
 
     def load(self, submission: Submission) -> dict[str, Any] | None:
         """The content of a submission's result.json, or None when it is missing or unreadable."""

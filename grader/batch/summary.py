@@ -16,6 +16,7 @@ from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
 from grader.report import PASSED
+from lab.sinks import for_regex
 from lab.spec import Spec
 
 TOP_REASONS = 6
@@ -26,7 +27,7 @@ class Redactor:
 
     def __init__(self, students: Iterable[str]):
         names = sorted({s for s in students if s.strip()}, key=len, reverse=True)
-        self._pattern = (re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in names))
+        self._pattern = (re.compile("|".join(rf"(?<!\w){for_regex(n)}(?!\w)" for n in names))
                          if names else None)
 
     def __call__(self, text: str) -> str:

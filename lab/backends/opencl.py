@@ -21,6 +21,7 @@ from lab.backends.base import (
 )
 from lab.backends.nvcc import parse_ptxas_report
 from lab.backends.registry import BackendKind, KernelSyntax, Target
+from lab.sinks import for_regex_replacement
 
 
 def all_devices() -> list[tuple[Any, Any]]:
@@ -162,7 +163,7 @@ class OpenCLBackend(Backend):
                 log = program.get_build_info(self.device, cl.program_build_info.LOG) or ""
             except cl.Error:
                 log = ""
-            log = _LOG_PATHS.sub(lambda _: unit.filename, log).strip()
+            log = _LOG_PATHS.sub(for_regex_replacement(unit.filename), log).strip()
         if failed:
             raise CompileError(log or "the OpenCL compiler rejected the source without a message")
         if key and cached is None:

@@ -7,7 +7,8 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+
+from lab.sinks import for_terminal
 
 # Exit codes: 0 every check passed; 1 graded and something failed; 2 a usage error (unknown
 # stage, missing file, bad option, no device); 3 the grader could not finish.
@@ -20,13 +21,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+# Student text reaches these through lab.sinks (for_terminal, for_text); no :emoji: codes either.
+console = Console(highlight=False, emoji=False)
+errors = Console(stderr=True, highlight=False, emoji=False)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line reason and exit."""
-    errors.print(f"[bold red]error:[/bold red] {escape(message)}", soft_wrap=True)
+    errors.print(f"[bold red]error:[/bold red] {for_terminal(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from types import FrameType
 
 import typer
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -36,6 +35,7 @@ from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.course import load_catalog
+from lab.sinks import for_terminal
 
 BACKENDS = ("auto", "cuda", "opencl")
 EXIT_INTERRUPTED = 130
@@ -78,10 +78,10 @@ def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
         line += f", {len(plan.unavailable)} with no device here"
     console.print(line)
     for lane in pool.describe():
-        console.print(f"[dim]  on {escape(lane)}[/dim]")
+        console.print(f"[dim]  on {for_terminal(lane)}[/dim]")
     for backend, why in pool.missing:
         if any(s.backend == backend for s in layout.submissions):
-            console.print(f"[yellow]{backend}[/yellow]: {escape(why)}")
+            console.print(f"[yellow]{backend}[/yellow]: {for_terminal(why)}")
 
 
 def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
@@ -104,10 +104,10 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
                 in_flight.discard(event.outcome.file)
                 progress.update(task, advance=1, description=describe())
                 if event.problem:
-                    progress.console.print(f"[yellow]{escape(event.problem)}[/yellow]")
+                    progress.console.print(f"[yellow]{for_terminal(event.problem)}[/yellow]")
                 elif not event.outcome.graded and event.outcome.failure is not None:
-                    progress.console.print(f"[yellow]{escape(event.outcome.file)}[/yellow]: "
-                                           f"{escape(event.outcome.failure.message)}")
+                    progress.console.print(f"[yellow]{for_terminal(event.outcome.file)}[/yellow]: "
+                                           f"{for_terminal(event.outcome.failure.message)}")
 
     runner.on_event = on_event
     with progress:
@@ -136,7 +136,7 @@ def _print_summary(summary: ClassSummary, out: Path) -> None:
     if split:
         console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
             f"{label} {100 * share:.1f}%" for label, _, share in split))
-    console.print(f"results in {escape(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
+    console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
 
 
 def _discover(layout: Layout) -> Discovery:
@@ -198,7 +198,7 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
     except OSError as error:
         fail(f"cannot write the results in {out}: {error.strerror or error}", EXIT_GRADER_ERROR)
     for problem in result.problems:
-        errors.print(f"[yellow]warning:[/yellow] {escape(problem)}")
+        errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
     _print_summary(summary, out)
     if stats.could_not_grade or result.problems:
         fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.table import Table
 
 from lab.backends.discovery import discover
 from lab.cli.app import app, console
+from lab.sinks import for_terminal
 
 
 @app.command()
@@ -18,9 +18,9 @@ def devices() -> None:
         for column in ("backend", "device", "name", "kind", "platform"):
             table.add_column(column)
         for t in found.targets:
-            table.add_row(t.backend, str(t.index), escape(t.name), t.kind, escape(t.platform))
+            table.add_row(t.backend, str(t.index), for_terminal(t.name), t.kind, for_terminal(t.platform))
         console.print(table)
     else:
         console.print("no usable device")
     for backend, why in found.problems.items():
-        console.print(f"[yellow]{backend}[/yellow] not usable: {escape(why)}")
+        console.print(f"[yellow]{backend}[/yellow] not usable: {for_terminal(why)}")

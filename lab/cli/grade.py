@@ -15,6 +15,7 @@ from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
 from lab.cli.course import load_catalog, load_stage
+from lab.sinks import for_terminal
 from lab.source_checks import SubmissionError
 
 
@@ -85,7 +86,7 @@ def grade(
     render(result, console)
     if report is not None:
         write_report(result, report)
-        console.print(f"[dim]feedback written to {report}[/dim]")
+        console.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
     if json_file is not None:
         write_atomic(json_file, render_json(result))
     if result.status == PASSED:

@@ -14,6 +14,7 @@ from lab.backends.nvcc import compile_cubin
 from lab.cli.app import app, console, fail
 from lab.cli.course import load_catalog, load_stage
 from lab.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
+from lab.sinks import for_terminal
 from lab.source_checks import SubmissionError, read_submission
 
 
@@ -135,7 +136,7 @@ def occupancy_command(
     else:
         name, res, limits, where = _opencl_resources(submission.source, defines, str(file), kernel, device)
 
-    table = Table(title=f"{name} on {where}", box=None, header_style="bold", title_justify="left")
+    table = Table(title=for_terminal(f"{name} on {where}"), box=None, header_style="bold", title_justify="left")
     table.add_column("resource")
     table.add_column("value", justify="right")
     show = lambda v: "not reported" if v is None else str(v)  # noqa: E731
