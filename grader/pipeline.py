@@ -94,6 +94,16 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
     one is started here, under `sanitize` (a command it runs under) where given."""
     if worker is None:
         worker = WorkerProcess(request.backend, sanitize)
+    try:
+        _converse(worker, request, limits, grading)
+    except BaseException:  # an interrupt, or a bug here: the worker must not outlive it
+        worker.discard()
+        raise
+    worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
+
+
+def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: Grading) -> None:
+    """run_worker's exchange with the worker, up to the worker's end."""
     proc = worker.proc
     phase = "startup"
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes

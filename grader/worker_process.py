@@ -4,6 +4,7 @@ imports and the GPU library's start overlap the parent's own work. Standard libr
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from grader import pocl_scratch
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,10 +30,19 @@ class WorkerProcess:
         env.setdefault("PYTHONUNBUFFERED", "1")
         env["LAB_WORKER_PRELOAD"] = backend
         self.backend = backend
+        # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch)
+        self.scratch = pocl_scratch.create() if backend == "opencl" else None
+        if self.scratch is not None:
+            env["POCL_CACHE_DIR"] = str(self.scratch.path)
         self.errors = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([*(sanitize or []), sys.executable, "-m", "grader.worker"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                                     start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+        try:
+            self.proc = subprocess.Popen([*(sanitize or []), sys.executable, "-m", "grader.worker"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+                                         start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+        except BaseException:
+            self.cleanup()
+            raise
+        _live.add(self)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -39,6 +51,32 @@ class WorkerProcess:
         kill_group(self.proc)
         self.proc.wait()
         self.errors.close()
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        """After the worker has ended (and been waited for): remove what it left."""
+        _live.discard(self)
+        if self.scratch is not None:
+            self.scratch.remove()
+
+
+_live: set[WorkerProcess] = set()  # started and not yet cleaned up
+
+
+def kill_all() -> None:
+    """Kill every worker's process group (from a signal handler too: no lock, no waiting)."""
+    try:
+        workers = list(_live)
+    except RuntimeError:  # another thread changed it just then
+        workers = list(_live)
+    for worker in workers:
+        kill_group(worker.proc)
+
+
+@atexit.register
+def _discard_all() -> None:
+    for worker in list(_live):
+        worker.discard()
 
 
 _spares: dict[tuple[str, int], WorkerProcess] = {}
