@@ -11,6 +11,7 @@ from rich.table import Table
 from lab.backends import registry
 from lab.catalog import Catalog, UnknownStageError, default_catalog
 from lab.cli.app import app, console, fail
+from lab.sinks import for_terminal
 from lab.spec import Spec, SpecError
 
 
@@ -81,4 +82,5 @@ def init(
         fail(f"stage {stage} has no {skeleton.name}", 3)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(skeleton, target)
-    console.print(f"wrote {target}: fill in the TODOs, then `lab grade {spec.id} {target}`")
+    shown = for_terminal(str(target))
+    console.print(f"wrote {shown}: fill in the TODOs, then `lab grade {spec.id} {shown}`")
