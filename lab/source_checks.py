@@ -6,7 +6,9 @@ Each problem found gets a one-line reason a student can act on.
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,22 +36,83 @@ class Submission:
     backend: str  # "cuda" or "opencl", from the suffix
 
 
+class SubmissionTooBig(SubmissionError):
+    """Over MAX_BYTES: refused whatever its bytes are (so they are never read)."""
+
+    def __init__(self, message: str, size: int):
+        super().__init__(message)
+        self.size = size
+
+
 def read_submission(path: Path) -> Submission:
     """Read a submitted file, refusing what cannot be a kernel source."""
-    if not path.exists():
-        raise SubmissionError(f"{path}: no such file", usage=True)
-    if path.is_dir():
-        raise SubmissionError(f"{path}: is a folder, not a kernel file", usage=True)
-    suffix = path.suffix.lower()
-    kind = registry.by_suffix(suffix)
+    data = read_submission_bytes(path)
+    kind = registry.by_suffix(path.suffix)
     if kind is None:
         raise SubmissionError(f"{path}: a submission is a {registry.suffix_list()} file", usage=True)
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise SubmissionError(f"{path}: {size} bytes is over the {MAX_BYTES // 1024} KiB limit for a kernel file")
-    data = path.read_bytes()
-    source = decode_source(data, str(path))
-    return Submission(path, source, kind.name)
+    return Submission(path, decode_source(data, str(path)), kind.name)
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(path: Path, mode: int) -> SubmissionError:
+    if stat.S_ISDIR(mode):
+        return SubmissionError(f"{path}: is a folder, not a kernel file", usage=True)
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a plain file")
+    return SubmissionError(f"{path}: is {what}, not a regular file; a submission is a kernel source file",
+                           usage=True)
+
+
+def read_submission_bytes(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a submitted file, at most `limit`: never blocks, never reads without end.
+
+    The file is opened without waiting (a FIFO would wait for a writer), links followed, and
+    must be a regular file (not a FIFO, a device like /dev/zero, a folder); its size is checked
+    on the open file before anything is read, and no more than `limit` + 1 bytes are read (a
+    file may grow, or say size 0 and have no end). Raises SubmissionError: usage=True for a
+    missing or unreadable path, a folder, anything not a regular file; SubmissionTooBig for a
+    file over `limit`.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SubmissionError(f"{path}: no such file", usage=True) from None
+    except OSError as error:
+        try:  # opening a socket fails (ENXIO): say what it is
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode) from None
+        raise SubmissionError(f"{path}: cannot be read ({error.strerror or error})", usage=True) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(path, info.st_mode)
+        if info.st_size > limit:
+            raise SubmissionTooBig(_too_big(path, f"{info.st_size} bytes", limit), info.st_size)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            try:
+                chunk = os.read(fd, limit + 1 - got)
+            except OSError as error:
+                raise SubmissionError(f"{path}: cannot be read ({error.strerror or error})", usage=True) from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:  # it grew while being read
+            raise SubmissionTooBig(_too_big(path, f"more than {limit} bytes", limit), got)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_big(path: Path, size: str, limit: int) -> str:
+    return f"{path}: {size} is over the {limit // 1024} KiB limit for a kernel file"
 
 
 def decode_source(data: bytes, name: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from grader import GRADER_VERSION
 from lab.backends import registry
 from lab.catalog import Catalog
+from lab.source_checks import SubmissionTooBig, read_submission_bytes
 from lab.spec import Spec
 
 NO_DEVICE = "(no device)"
@@ -40,6 +41,18 @@ def file_digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def submission_file_digest(path: Path) -> str:
+    """sha256 of a submission's bytes, read the way grading reads them (never a FIFO or a
+    device, never past the size limit: lab.source_checks.read_submission_bytes). A file over
+    the limit is refused for its size whatever its bytes are: its digest is of the size alone,
+    from one fstat, nothing read. Raises SubmissionError (not a regular file, unreadable)."""
+    try:
+        data = read_submission_bytes(path)
+    except SubmissionTooBig as error:
+        return hashlib.sha256(f"over the size limit: {error.size} bytes".encode()).hexdigest()
+    return hashlib.sha256(data).hexdigest()
 
 
 def _digest_or_missing(path: Path) -> str:

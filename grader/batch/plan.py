@@ -10,11 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grader.batch.devices import Pool
-from grader.batch.keys import GradingOptions, file_digest, result_key, stage_digest
+from grader.batch.keys import GradingOptions, result_key, stage_digest, submission_file_digest
 from grader.batch.layout import Submission
 from grader.batch.outcome import Outcome, outcome_from_result
 from grader.batch.store import ResultStore
 from lab.catalog import Catalog
+from lab.source_checks import SubmissionError
 from lab.spec import Spec
 
 
@@ -50,8 +51,8 @@ class Plan:
 def submission_digest(submission: Submission) -> str | None:
     """None when the file cannot be read: its result is then never taken as up to date."""
     try:
-        return file_digest(submission.path)
-    except OSError:
+        return submission_file_digest(submission.path)
+    except (OSError, SubmissionError):
         return None
 
 

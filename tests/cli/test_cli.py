@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,3 +172,26 @@ def test_a_backslash_in_the_file_name_is_only_a_name(tmp_path):
                      "int height) { undeclared = 1; }\n")
     result = lab("grade", "transpose_coalesced", wrong, "--no-timing")
     assert result.exit_code == 1 and "bad escape" not in result.output and "compile error" in result.output
+
+
+def run_lab(*args, timeout: float = 60.0, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m lab ARGS` as a process of its own, its address space capped (a read without
+    end fails in seconds rather than taking the machine's memory); a hang fails the test."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run([sys.executable, "-m", "lab", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=cap, env=env)
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (os.mkfifo, "is a named pipe (FIFO), not a regular file"),
+    (lambda path: path.symlink_to("/dev/zero"), "is a character device, not a regular file"),
+], ids=["fifo", "dev_zero"])
+def test_a_pipe_or_a_device_named_like_a_kernel_is_refused_at_once(tmp_path, make, words):
+    path = tmp_path / "k.cl"
+    make(path)
+    result = run_lab("grade", "transpose_coalesced", path, "--json", tmp_path / "r.json", timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [f"error: {path}: {words}; a submission is a kernel source file"]
+    assert not (tmp_path / "r.json").exists()
