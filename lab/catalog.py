@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -67,9 +68,7 @@ class Catalog:
         for spec in self.stages:
             if spec.id == stage_id:
                 return spec
-        import difflib
-
-        close = difflib.get_close_matches(stage_id, self.ids(), n=3)
+        close = close_names(stage_id, self.ids(), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UnknownStageError(f"unknown stage {stage_id!r}{hint}; `lab list` shows them all")
 
@@ -81,8 +80,23 @@ class Catalog:
         return sorted(folder.glob("*.c[lu]")) if folder.exists() else []
 
 
+def close_names(name: str, names: Iterable[str], n: int = 1) -> list[str]:
+    """The names most like `name`, best first, ignoring case (so TRANSPOSE_NAIVE finds
+    transpose_naive): a name that differs only in case comes first."""
+    import difflib
+
+    by_folded: dict[str, str] = {}
+    for candidate in names:
+        by_folded.setdefault(candidate.casefold(), candidate)
+    folded = name.casefold()
+    same = [by_folded[folded]] if folded in by_folded and by_folded[folded] != name else []
+    close = difflib.get_close_matches(folded, list(by_folded), n=n + len(same))
+    found = same + [by_folded[c] for c in close if by_folded[c] not in same and by_folded[c] != name]
+    return found[:n]
+
+
 def default_catalog() -> Catalog:
     return Catalog(course_root())
 
 
-__all__ = ["Catalog", "SpecError", "UnknownStageError", "course_root", "default_catalog"]
+__all__ = ["Catalog", "SpecError", "UnknownStageError", "close_names", "course_root", "default_catalog"]

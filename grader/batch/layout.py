@@ -7,13 +7,13 @@ detail says what exactly is wrong with that one path.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from lab.backends import registry
+from lab.catalog import close_names
 
 # Generic reasons: shown, with their counts, in the class summary.
 TOP_LEVEL_FILE = "a file at the top level (submissions go in one folder per student)"
@@ -22,11 +22,15 @@ SYMLINK = "a symbolic link (submissions must be plain files)"
 NESTED_FOLDER = "a folder inside a student's folder (kernel files go directly in the student's folder)"
 NOT_A_KERNEL_FILE = "not a .cu or .cl file"
 UNKNOWN_STAGE = "the file name is not a stage of this course"
-BOTH_BACKENDS = "more than one file for one stage (a .cu and a .cl)"
+BOTH_BACKENDS = "more than one file for one stage"
 EMPTY_STUDENT = "a student folder with no files in it"
 UNREADABLE = "a folder that cannot be read"
 RESERVED_NAME = "a student folder named like one of the batch's own output files"
 NOT_A_FILE = "not a regular file"
+MACOS_METADATA = "macOS archive metadata (__MACOSX)"
+
+# The folder macOS's Finder adds to a zip: resource forks (._name) of the files beside it.
+MACOS_FOLDER = "__MACOSX"
 
 # Names the batch writes at the top of RESULTS: a student folder may not be called that.
 RESERVED_NAMES = frozenset({"gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json"})
@@ -107,6 +111,9 @@ def scan(root: Path, stage_ids: Collection[str]) -> Layout:
         if entry.name.startswith("."):
             where = entry.name + ("/" if kind == "dir" else "")
             skipped.append(NotGraded(where, HIDDEN, f"{where}: hidden, so not a student folder"))
+        elif entry.name == MACOS_FOLDER and kind == "dir":
+            skipped.append(NotGraded(entry.name + "/", MACOS_METADATA,
+                                     f"{entry.name}/: metadata macOS adds to a zip, not a student folder"))
         elif kind == "symlink":
             skipped.append(NotGraded(entry.name, SYMLINK, f"{entry.name}: a symbolic link at the top level"))
         elif kind == "file":
@@ -145,6 +152,8 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
         if entry.name.startswith("."):
             skipped.append(NotGraded(where + ("/" if kind == "dir" else ""), HIDDEN, f"{where}: a hidden "
                                      + ("folder" if kind == "dir" else "file")))
+        elif kind == "dir" and entry.name == MACOS_FOLDER:
+            skipped.append(NotGraded(where + "/", MACOS_METADATA, f"{where}/: metadata macOS adds to a zip"))
         elif kind == "dir":
             count = sum(len(files) for _, _, files in os.walk(entry.path))
             skipped.append(NotGraded(where + "/", NESTED_FOLDER,
@@ -158,7 +167,7 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
             skipped.append(NotGraded(where, NOT_A_KERNEL_FILE,
                                      f"{where}: only <stage>.cu and <stage>.cl files are graded"))
         elif stem not in stage_ids:
-            close = difflib.get_close_matches(stem, list(stage_ids), n=1)
+            close = close_names(stem, stage_ids)
             hint = f" (did you mean {close[0]}{suffix}?)" if close else ""
             skipped.append(NotGraded(where, UNKNOWN_STAGE, f"{where}: {stem!r} is not a stage{hint}"))
         else:
@@ -167,10 +176,12 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
     found: list[Submission] = []
     for stage, files in by_stage.items():
         if len(files) > 1:
-            names = " and ".join(f.name for f in files)
+            names = [f.name for f in files]
+            listed = ", ".join(names[:-1]) + " and " + names[-1]
             for f in files:
                 skipped.append(NotGraded(f"{student}/{f.name}", BOTH_BACKENDS,
-                                         f"{student}/: {names} are both there; keep the one to be graded"))
+                                         f"{student}/: {listed} are all for stage {stage}; keep only the one "
+                                         f"to be graded"))
             continue
         file = files[0]
         backend = registry.by_suffix(os.path.splitext(file.name)[1]).name

@@ -111,7 +111,8 @@ class Runner:
         except OSError as error:
             problem = f"{sub.relative}: its result could not be written ({error.strerror or error})"
             data = report.to_json()
-            data["batch"] = meta
+            # Not stored, so no grade: the gradebook counts only results on disk (the next run grades it again).
+            data["batch"] = {**meta, "graded": False}
         outcome = outcome_from_result(sub, data, graded_now=True)
         with self._lock:
             self._outcomes.append(outcome)
