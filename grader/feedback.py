@@ -9,13 +9,14 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader
+from typing import TYPE_CHECKING, Any
 
 from grader.report import FAILED, PASSED, SKIPPED, Report
 from grader.results import FailureKind
 from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -94,6 +95,9 @@ def rate_text(report: Report) -> str:
 def _environment(markdown: bool) -> Environment:
     """HTML templates: autoescape on and every value through lab.sinks.for_html; Markdown ones:
     every value through lab.sinks.for_markdown (code through the `code_block`/`code` filters)."""
+    # jinja2 is imported here: `lab grade` shows its terminal report without it.
+    from jinja2 import Environment, FileSystemLoader
+
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=not markdown,
                       finalize=markdown_finalize if markdown else html_finalize,
                       trim_blocks=True, lstrip_blocks=True)
