@@ -21,7 +21,9 @@ of `lab grade`).
 
 from __future__ import annotations
 
+import atexit
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -64,12 +66,40 @@ class Scratch:
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+        _mine.discard(self.path)
         if self._lock is not None:
             try:
                 os.close(self._lock)
             except OSError:
                 pass
             self._lock = None
+
+
+# Every folder this process made and has not removed, named here before it exists: whenever
+# an interrupt comes (even inside create()), what it made is removed at exit.
+_mine: set[Path] = set()
+
+
+@atexit.register
+def _remove_mine() -> None:
+    for path in list(_mine):
+        shutil.rmtree(path, ignore_errors=True)
+    _mine.clear()
+
+
+def _new_folder(parent: Path, prefix: str) -> Path:
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        _mine.add(path)
+        try:
+            path.mkdir(mode=0o700)
+            return path
+        except FileExistsError:
+            _mine.discard(path)
+        except BaseException:
+            _mine.discard(path)
+            raise
+    raise FileExistsError(f"no free folder name in {parent}")
 
 
 def create() -> Scratch | None:
@@ -82,7 +112,7 @@ def create() -> Scratch | None:
             if shared not in _swept:
                 _swept.add(shared)
                 sweep(shared)
-            path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=shared))
+            path = _new_folder(shared, PREFIX)
         except OSError:
             pass
         else:
@@ -98,10 +128,9 @@ def create() -> Scratch | None:
             except OSError:
                 scratch.remove()
     try:
-        private = Path(tempfile.mkdtemp(prefix="lab-pocl-"))
+        return Scratch(_new_folder(Path(tempfile.gettempdir()), "lab-pocl-"), None)
     except OSError:
         return None
-    return Scratch(private, None)
 
 
 def _hold(path: Path) -> int | None:

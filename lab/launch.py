@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from lab import interrupt
+
 
 def _start_grading_worker(args: list[str]) -> None:
     if not args or args[0] != "grade" or "--sanitize" in args or "--help" in args:
@@ -22,7 +24,14 @@ def _start_grading_worker(args: list[str]) -> None:
 
 
 def main() -> None:
-    _start_grading_worker(sys.argv[1:])
-    from lab.cli import main as cli
+    args = sys.argv[1:]
+    try:
+        interrupt.install()  # Ctrl-C from here on: one line, the workers killed, exit 130
+        _start_grading_worker(args)
+        from lab.cli import main as cli
 
-    cli()
+        if not args or args[0] != "grade":
+            interrupt.restore()  # the other commands say what an interrupt kept (lab batch)
+        cli()
+    except KeyboardInterrupt:  # during the imports, before typer runs (it turns one into exit 130)
+        interrupt.end()

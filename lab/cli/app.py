@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import NoReturn
 
 import typer
@@ -11,8 +10,10 @@ from rich.console import Console
 from lab.sinks import for_terminal
 
 # Exit codes: 0 every check passed; 1 graded and something failed; 2 a usage error (unknown
-# stage, missing file, bad option, no device); 3 the grader could not finish.
-EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR = 0, 1, 2, 3
+# stage, missing file, bad option, no device); 3 the grader could not finish; 4 graded, but a
+# file asked for (--json, --report) could not be written (the result is on the terminal); 130
+# interrupted.
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     name="lab",
@@ -36,5 +37,6 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        errors.print("interrupted")
-        sys.exit(130)
+        from lab import interrupt
+
+        interrupt.end()

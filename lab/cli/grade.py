@@ -6,16 +6,15 @@ from pathlib import Path
 
 import typer
 
-from grader.feedback import render_json, write_atomic, write_report
 from grader.pipeline import Limits, grade_file
 from grader.report import ERROR, PASSED
 from grader.terminal import render
 from grader.worker_process import prestart_worker, take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
-from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_PASSED, app, console, fail
+from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_PASSED, app, console, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.sinks import for_terminal
+from lab.cli.written import check_outputs, write_outputs
 from lab.source_checks import SubmissionError
 
 
@@ -61,6 +60,7 @@ def grade(
     for option, written in (("--json", json_file), ("--report", report)):
         if written is not None and file.exists() and written.exists() and written.resolve() == file.resolve():
             fail(f"{option} {written}: that is the submission itself; write the result to another file")
+    check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
     own = registry.by_suffix(file.suffix)
     if own is not None and not sanitize:
         prestart_worker(own.name)  # its imports and driver start overlap ours
@@ -84,11 +84,8 @@ def grade(
     except NoDeviceError as error:
         no_device(error, target)
     render(result, console)
-    if report is not None:
-        write_report(result, report)
-        console.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
-    if json_file is not None:
-        write_atomic(json_file, render_json(result))
+    if not write_outputs(result, report, json_file):
+        raise typer.Exit(EXIT_NOT_WRITTEN)
     if result.status == PASSED:
         raise typer.Exit(EXIT_PASSED)
     raise typer.Exit(EXIT_GRADER_ERROR if result.status == ERROR else EXIT_FAILED)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
+import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -58,6 +62,7 @@ def test_init_copies_the_skeleton_and_never_overwrites(tmp_path):
         (("grade", "transpose_coalesced", EXAMPLE, "--report", "x.pdf"), ".html or .md"),
         (("grade", "transpose_coalesced", EXAMPLE, "--backend", "cuda"), "cannot run on the cuda backend"),
         (("show", "transpose_coalesced_x"), "did you mean"),
+        (("grade", "TRANSPOSE_COALESCED", EXAMPLE), "did you mean transpose_coalesced"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args, words):
@@ -195,3 +200,110 @@ def test_a_pipe_or_a_device_named_like_a_kernel_is_refused_at_once(tmp_path, mak
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [f"error: {path}: {words}; a submission is a kernel source file"]
     assert not (tmp_path / "r.json").exists()
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Pids whose environment holds `marker` (a `lab` and the workers it started)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{name}/environ").read_bytes():
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+@pytest.mark.parametrize("delay", [0.05, 0.2, 1.0])
+def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_leaves_no_worker(tmp_path, delay):
+    """0.05 s: in the command line's imports; 0.2 s: about when typer starts; 1.0 s: grading (a
+    kernel that never ends). The interpreter runs with -S (its own site-packages on PYTHONPATH
+    instead), so that the delay counts from when lab's code runs: a Ctrl-C while Python itself
+    starts (site, .pth files; 30-90 ms here) comes before any of it."""
+    marker = f"LAB_TEST_MARKER={uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, sys.path)]),
+               POCL_CACHE_DIR=str(tmp_path / "pocl"), LAB_TEST_MARKER=marker.split("=", 1)[1])
+    hang = ROOT / "tests" / "adversarial" / "kernels" / "hang_spin.cl"
+    proc = subprocess.Popen([sys.executable, "-S", "-m", "lab", "grade", "transpose_coalesced", hang,
+                             "--json", tmp_path / "r.json", "--no-timing"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"still running 30 s after Ctrl-C at {delay} s")
+    assert "Traceback" not in err and "Error" not in err, err
+    assert err.strip().splitlines() == ["interrupted; nothing was graded or written"], (err, out)
+    assert proc.returncode == 130
+    assert not (tmp_path / "r.json").exists()
+    deadline = time.monotonic() + 5
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []  # its worker's process group is gone
+    pocl = tmp_path / "pocl"
+    assert not pocl.exists() or not [p for p in pocl.iterdir() if p.name.startswith("lab-worker-")]
+
+
+@contextmanager
+def read_only(folder: Path):
+    """`folder` unwritable, even by root (chattr +i), or the test is skipped."""
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o555)
+    immutable = False
+    try:
+        if os.access(folder, os.W_OK):  # root: file modes do not stop it
+            immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+            if not immutable:
+                pytest.skip("cannot make a folder read-only here (root, no chattr)")
+        yield folder
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("where", ["read_only_folder", "a_folder", "proc", "under_a_file"])
+@pytest.mark.parametrize("option", ["--json", "--report"])
+def test_an_output_that_cannot_be_written_is_a_usage_error_before_any_grading(tmp_path, where, option):
+    name = "r.json" if option == "--json" else "r.md"
+    (tmp_path / "file.txt").write_text("x")
+    target = {"read_only_folder": tmp_path / "ro" / name, "a_folder": tmp_path / name,
+              "proc": Path("/proc") / name, "under_a_file": tmp_path / "file.txt" / name}[where]
+    if where == "a_folder":
+        target.mkdir()
+    if where == "proc" and not Path("/proc/self").exists():
+        pytest.skip("no /proc")
+    (tmp_path / "ro").mkdir()
+    with read_only(tmp_path / "ro"):
+        result = lab("grade", "transpose_coalesced", EXAMPLE, option, target)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {option} {target}: "), lines
+    assert "Traceback" not in result.output and "score" not in result.output  # nothing graded
+    assert not list((tmp_path / "ro").iterdir())
+
+
+@needs_opencl
+def test_a_write_that_fails_after_grading_loses_nothing(tmp_path, monkeypatch):
+    import grader.feedback
+    from lab.cli import written
+
+    def refuse(path, text):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(grader.feedback, "write_atomic", refuse)  # what write_report writes with
+    monkeypatch.setattr(written, "write_atomic", refuse)
+    result = lab("grade", "transpose_coalesced", EXAMPLE, "--json", tmp_path / "r.json", "--report",
+                 tmp_path / "f.md", "--no-timing")
+    assert result.exit_code == 4, result.output  # graded (and passed), but not written
+    assert "PASSED" in result.output and "score 70 / 70" in result.output  # the result, on the terminal
+    assert "Traceback" not in result.output
+    for option, path in (("--json", tmp_path / "r.json"), ("--report", tmp_path / "f.md")):
+        assert (f"error: {option} {path}: could not be written (Read-only file system); the result is shown above"
+                in result.output)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,74 @@
+"""The files `lab grade` writes (--json, --report): each checked before anything is graded (a
+usage error, exit 2), written atomically after (a temporary file in the same folder, then
+os.replace); one that still cannot be written loses nothing: the result is on the terminal,
+one line says why, and the exit code says so (EXIT_NOT_WRITTEN)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from grader.feedback import render_json, write_atomic, write_report
+from grader.report import Report
+from lab.cli.app import console, errors, fail
+from lab.sinks import for_terminal
+
+
+def output_problem(path: Path) -> str | None:
+    """Why a result could not be written to `path`, or None. Tried for real: a file is made
+    and removed where the result would go (a read-only folder, /proc, a full quota, ...)."""
+    try:
+        if path.is_dir():
+            return "is a folder; name a file to write"
+        if path.exists() and not path.is_file():
+            return "is not a regular file"
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:  # missing folders are made
+            folder = folder.parent
+        if not folder.is_dir():
+            return f"{folder} is not a folder"
+    except OSError as error:
+        return f"cannot be checked ({error.strerror or error})"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    except OSError as error:
+        return f"no file can be written in {folder} ({error.strerror or error})"
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
+    return None
+
+
+def check_outputs(outputs: Sequence[tuple[str, Path | None]]) -> None:
+    """Before any grading: a usage error for the first output that could not be written."""
+    for option, path in outputs:
+        if path is not None and (problem := output_problem(path)) is not None:
+            fail(f"{option} {path}: {problem}")
+
+
+def write_outputs(result: Report, report: Path | None, json_file: Path | None) -> bool:
+    """Write the files asked for; False if one could not be (each failure said in one line)."""
+    written = True
+    if report is not None:
+        if _write("--report", report, lambda: write_report(result, report)):
+            console.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
+        else:
+            written = False
+    if json_file is not None:
+        written &= _write("--json", json_file, lambda: write_atomic(json_file, render_json(result)))
+    return written
+
+
+def _write(option: str, path: Path, write: Callable[[], None]) -> bool:
+    try:
+        write()
+        return True
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        message = f"{option} {path}: could not be written ({reason}); the result is shown above"
+        errors.print(f"[bold red]error:[/bold red] {for_terminal(message)}", soft_wrap=True)
+        return False

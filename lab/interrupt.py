@@ -1,0 +1,85 @@
+"""Ctrl-C during `lab grade`, at any moment (its imports included): one line, the grading
+workers' process groups killed, exit 130, no traceback.
+
+Standard library only: lab.launch installs the handler before it imports anything else.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+from typing import NoReturn
+
+MESSAGE = "interrupted; nothing was graded or written"
+EXIT_INTERRUPTED = 130
+
+_said = False
+
+
+def say(message: str = MESSAGE) -> None:
+    """Print the one line, once (straight to the descriptor: safe inside a signal handler)."""
+    global _said
+    if _said:
+        return
+    _said = True
+    try:
+        os.write(2, (message + "\n").encode())
+    except OSError:
+        pass
+
+
+def kill_workers() -> None:
+    """Kill the grading workers started so far (none if their module was never imported)."""
+    module = sys.modules.get("grader.worker_process")
+    if module is not None:
+        try:
+            module.kill_all()
+        except Exception:  # noqa: BLE001 - ending anyway
+            pass
+
+
+def _on_interrupt(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this one ends things
+    kill_workers()
+    say()
+    raise KeyboardInterrupt
+
+
+def install() -> None:
+    """From now on the first Ctrl-C kills the workers, says so, and raises KeyboardInterrupt
+    (typer turns that into exit 130; lab.launch.main ends with 130 where typer is not running)."""
+    signal.signal(signal.SIGINT, _on_interrupt)
+    atexit.register(_exit_130)  # registered first, so it runs last
+
+
+def _exit_130() -> None:
+    """The last thing at exit after an interrupt: exit 130 for sure. (CPython marks a
+    KeyboardInterrupt raised inside exec() of a string, as dataclasses and namedtuple do while
+    modules are imported, as never caught, and then kills itself with SIGINT after exiting.)"""
+    if not _said:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream: nothing more to say
+            pass
+    os._exit(EXIT_INTERRUPTED)
+
+
+def restore() -> None:
+    """Python's own Ctrl-C again (commands that report their interruption themselves)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def end() -> NoReturn:
+    """After a KeyboardInterrupt: kill the workers, say so (once), exit 130. At exit the
+    workers are waited for and their folders removed (grader.worker_process)."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+    kill_workers()
+    say()
+    sys.exit(EXIT_INTERRUPTED)
