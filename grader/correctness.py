@@ -131,10 +131,10 @@ class CaseBuffers:
 
     def read_out_of_bounds(self, outputs: dict[str, np.ndarray]) -> str | None:
         """A kernel that reads past an input carries that input's guard NaN into its outputs."""
+        with_nans = {out_name: values for out_name, values in outputs.items()
+                     if values.dtype.itemsize == 4 and values.dtype.kind == "f" and np.isnan(values).any()}
         for name, (number, _) in self.guarded_inputs.items():
-            for out_name, values in outputs.items():
-                if values.dtype.itemsize != 4 or values.dtype.kind != "f":
-                    continue
+            for out_name, values in with_nans.items():
                 hits = memory.carried_input_guard(values, number)
                 if hits.size:
                     where = ", ".join(str(int(i)) for i in np.unravel_index(int(hits[0]), values.shape))

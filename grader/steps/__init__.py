@@ -58,7 +58,7 @@ class Context:
     # the spec it is launched by.
     trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
-    host_rounds: Any = None  # grader.steps.size_check.HostRound list: the size check's, made ahead
+    host_inputs: Any = None  # grader.steps.host_inputs.HostInputs: benchmark-size inputs made ahead
     _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
 
     def phase(self, name: str, limit: str = "run") -> None:
@@ -102,12 +102,17 @@ def worker_steps() -> list[Step]:
     from grader.steps.compile import Compile
     from grader.steps.correctness import Correctness
     from grader.steps.device import OpenDevice
-    from grader.steps.size_check import BenchmarkSizeCheck, PrepareSizeCheck
+    from grader.steps.host_inputs import MakeHostInputs
+    from grader.steps.size_check import BenchmarkSizeCheck
 
-    return [OpenDevice(), Compile(), Correctness(), PrepareSizeCheck(), Benchmark(), BenchmarkSizeCheck()]
+    return [OpenDevice(), MakeHostInputs(), Compile(), Correctness(), Benchmark(), BenchmarkSizeCheck()]
 
 
 def run_steps(ctx: Context, steps: list[Step]) -> None:
-    for step in steps:
-        if step.wanted(ctx) and not step.run(ctx):
-            return
+    try:
+        for step in steps:
+            if step.wanted(ctx) and not step.run(ctx):
+                return
+    finally:
+        if ctx.host_inputs is not None:
+            ctx.host_inputs.close()

@@ -51,7 +51,8 @@ class Benchmark(Step):
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, ctx.device_ops(),
                                   int(ctx.rng.integers(1 << 62)))
         else:
-            inputs = ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
+            ahead = ctx.host_inputs.benchmark if ctx.host_inputs is not None else None
+            inputs = ahead.result() if ahead is not None else ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs)
         ctx.benchmark = Bench(case, timed, on_device)
         stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase)

@@ -6,16 +6,13 @@ On the device path (inputs made on the device, a problem that says how close its
 to the reference kernel's) the submission and the reference run on the same fresh inputs: big
 outputs are compared by a kernel that sends back only counts (`reference_tolerance`), small
 ones on the host (`agrees_with_reference`); only a disagreement brings the inputs to the host,
-for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host;
-where it is costly (a problem with `expect`, e.g. mlp's float64 training run), both rounds'
-inputs are made and their expected results computed in a thread while the device runs the
-benchmark (`PrepareSizeCheck`, the step before it).
+for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host,
+on inputs (and, where the problem has `expect`, expected results) made ahead in a thread
+(grader.steps.host_inputs).
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
@@ -23,11 +20,11 @@ from grader.launching import LaunchRefused, plan_for
 from grader.results import CaseResult, FailureKind
 from grader.steps import Context, Step
 from grader.steps.benchmark import benchmark_case
+from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
 from grader.timing import TimedRole
 from lab.backends.base import LaunchError
 from lab.problems.base import Verdict
 
-ROUNDS = 2
 PREFIX = "correct at the test sizes but not at the benchmark size: "
 
 
@@ -36,39 +33,6 @@ def checks_on_device(ctx: Context) -> bool:
     problem's oracle on the host)."""
     return ctx.timed and ctx.inputs_on_device and "reference" in ctx.trusted and (
         hasattr(ctx.problem, "reference_tolerance") or hasattr(ctx.problem, "agrees_with_reference"))
-
-
-@dataclass
-class HostRound:
-    """One round of the host check made ahead: its inputs, and the problem's expected result
-    for them (computed in a thread; `problem.expect`)."""
-
-    inputs: dict[str, Any]
-    expected: Future
-
-
-class PrepareSizeCheck(Step):
-    """Start the host check's costly oracle early: both rounds' inputs now (from a generator of
-    their own, drawn here), their expected results in a thread while the benchmark runs."""
-
-    def wanted(self, ctx: Context) -> bool:
-        return (BenchmarkSizeCheck().wanted(ctx) and hasattr(ctx.problem, "expect")
-                and not (ctx.timed and ctx.inputs_on_device))
-
-    def run(self, ctx: Context) -> bool:
-        import numpy as np
-
-        assert ctx.backend is not None
-        setup = make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind))
-        rng = np.random.default_rng(int(ctx.rng.integers(1 << 62)))
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oracle")
-        rounds = []
-        for _ in range(ROUNDS):
-            inputs = ctx.problem.inputs(setup, rng)
-            rounds.append(HostRound(inputs, pool.submit(ctx.problem.expect, setup, inputs)))
-        pool.shutdown(wait=False)
-        ctx.host_rounds = rounds
-        return True
 
 
 class BenchmarkSizeCheck(Step):
@@ -107,15 +71,15 @@ class BenchmarkSizeCheck(Step):
         there), checked by the problem's oracle on the host."""
         assert ctx.backend is not None
         bench = ctx.benchmark
+        ahead = ctx.host_inputs.rounds if ctx.host_inputs is not None else None
         if bench is not None:
             role = bench.roles["submission"]
         else:
             setup = make_setup(ctx.spec, case)
-            first = ctx.host_rounds[0].inputs if ctx.host_rounds else ctx.problem.inputs(setup, ctx.rng)
+            first = ahead[0].inputs.result() if ahead else ctx.problem.inputs(setup, ctx.rng)
             buffers = CaseBuffers(ctx.backend, ctx.problem, setup, first)
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
                              plan_for(ctx.problem, ctx.spec, setup), setup.values, buffers)
-        ahead = ctx.host_rounds
         try:
             for number in range(ROUNDS):
                 expected = None
@@ -123,7 +87,7 @@ class BenchmarkSizeCheck(Step):
                     role.buffers.refill(ctx.device_ops(), int(ctx.rng.integers(1 << 62)))
                 elif ahead:
                     if number or bench is not None:
-                        role.buffers.load_inputs(ahead[number].inputs)
+                        role.buffers.load_inputs(ahead[number].inputs.result())
                     expected = ahead[number].expected
                 elif number or bench is not None:
                     role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
@@ -134,7 +98,6 @@ class BenchmarkSizeCheck(Step):
                     return verdict
             return Verdict(True)
         finally:
-            ctx.host_rounds = None
             if bench is None:
                 role.buffers.release()
 

@@ -1,0 +1,70 @@
+"""Benchmark-size inputs made on the host, ahead of need, in a thread.
+
+Where a problem's inputs cannot be made on the device (mlp's teacher network, a CPU device's
+run without timing), the benchmark and both rounds of the size check need fresh host inputs,
+and the size check needs the problem's oracle on each round's inputs; at the benchmark size
+these take seconds (mlp: its float64 training run). None of it depends on the submission, so
+`MakeHostInputs` starts it right after the device is open, in one thread of its own, and it
+runs while nvcc compiles, the correctness cases run and the benchmark times. The thread draws
+from a generator of its own, seeded from the grading's, so a seed still gives the same inputs.
+The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
+the result as `expected`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.correctness import make_setup
+from grader.steps import Context, Step
+from grader.steps.benchmark import benchmark_case
+
+SIZE_CHECK_ROUNDS = 2
+
+
+@dataclass
+class SizeCheckRound:
+    inputs: Future
+    expected: Future | None  # the problem's `expect` for these inputs; None: it has none
+
+
+@dataclass
+class HostInputs:
+    """What the thread makes, in this order: the benchmark's inputs, then each size-check
+    round's inputs, then each round's expected result."""
+
+    benchmark: Future | None  # None where the benchmark does not run
+    rounds: list[SizeCheckRound]
+    pool: ThreadPoolExecutor = field(repr=False)
+
+    def close(self) -> None:
+        """Drop what has not started (a grading that ended early)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class MakeHostInputs(Step):
+    def wanted(self, ctx: Context) -> bool:
+        request = ctx.request
+        return request.timing and not request.compile_only and not (ctx.timed and ctx.inputs_on_device)
+
+    def run(self, ctx: Context) -> bool:
+        import numpy as np
+
+        assert ctx.backend is not None
+        problem = ctx.problem
+        setup = make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind))
+        rng = np.random.default_rng(int(ctx.rng.integers(1 << 62)))
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="host-inputs")
+        benchmark = pool.submit(problem.inputs, setup, rng) if ctx.timed else None
+        made = [pool.submit(problem.inputs, setup, rng) for _ in range(SIZE_CHECK_ROUNDS)]
+        expect = getattr(problem, "expect", None)
+        rounds = [SizeCheckRound(inputs, pool.submit(_expect, expect, setup, inputs) if expect else None)
+                  for inputs in made]
+        ctx.host_inputs = HostInputs(benchmark, rounds, pool)
+        return True
+
+
+def _expect(expect: Any, setup: Any, inputs: Future) -> Any:
+    return expect(setup, inputs.result())
