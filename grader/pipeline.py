@@ -3,6 +3,7 @@ request, read its events under time limits, and turn a crash or a hang into a ve
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -15,16 +16,18 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader import GRADER_VERSION
+from grader import GRADER_VERSION, sandbox
 from grader.report import Report
 from grader.results import (
     Abort,
+    CacheEntry,
     FailureKind,
     Grading,
     PhaseStarted,
     SanitizerFinding,
     SanitizerResult,
     SourceResult,
+    StudentCode,
     decode,
 )
 from grader.scoring import build_report
@@ -88,12 +91,17 @@ CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaw
 
 
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
-               worker: WorkerProcess | None = None) -> None:
+               worker: WorkerProcess | None = None, writable: tuple[str, ...] = ()) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time
     went and the tail of what it printed into `grading`. `worker`: one started ahead; otherwise
-    one is started here, under `sanitize` (a command it runs under) where given."""
+    one is started here, under `sanitize` (a command it runs under) where given, able to write
+    `writable` in its sandbox."""
+    if worker is not None and not worker.sees(request.course_root):  # a course its sandbox lacks
+        worker.discard()
+        worker = None
     if worker is None:
-        worker = WorkerProcess(request.backend, sanitize)
+        worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
+    grading.sandbox = worker.sandbox
     try:
         _converse(worker, request, limits, grading)
     except BaseException:  # an interrupt, or a bug here: the worker must not outlive it
@@ -120,6 +128,9 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         limit = limits.compile_s
         deadline = time.monotonic() + limit
         pending = b""
+        # A sandboxed worker's trusted-cache entries are kept until it says it holds the
+        # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
+        trusting = worker.sandbox.sandboxed
         while not grading.finished:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -137,7 +148,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             if not chunk:
                 break
             pending += chunk
-            while b"\n" in pending:
+            while b"\n" in chunk and b"\n" in pending:  # (a cache entry's line can be long)
                 line, pending = pending.split(b"\n", 1)
                 message = decode(line)
                 if isinstance(message, PhaseStarted):
@@ -147,6 +158,13 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     phase, phase_started = message.name, now
                     limit = limits.of(message.limit)
                     deadline = now + limit
+                    if phase_kind(phase) in ("correctness", "benchmark"):
+                        trusting = False
+                elif isinstance(message, StudentCode):
+                    trusting = False
+                elif isinstance(message, CacheEntry):
+                    if trusting:
+                        _keep(message)
                 elif message is not None:
                     grading.add(message)
         selector.close()
@@ -155,7 +173,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         grading.phases = seconds
         if not grading.finished:
             kill_group(proc)
-            returncode = proc.wait()
+            returncode = worker.exit_status(proc.wait())
             if grading.abort is None:
                 grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase), phase)
         else:
@@ -169,6 +187,18 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
     grading.output_tail = raw.decode("utf-8", errors="replace")
+
+
+def _keep(entry: CacheEntry) -> None:
+    """Write a trusted-cache entry a sandboxed worker sent while it was still trusted."""
+    from lab.backends import kernel_cache
+
+    try:
+        blob = base64.b64decode(entry.blob, validate=True)
+    except ValueError:
+        return
+    if isinstance(entry.meta, dict):
+        kernel_cache.store(entry.key, blob, entry.meta, group=sandbox.cache_group())
 
 
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
@@ -237,7 +267,7 @@ def run_sanitizers(request: Request, limits: Limits) -> SanitizerResult:
             except FileNotFoundError as error:
                 return SanitizerResult(error=str(error))
             run = Grading()
-            run_worker(replace(request, timing=False), slow, run, sanitize=wrapper)
+            run_worker(replace(request, timing=False), slow, run, sanitize=wrapper, writable=(tmp,))
             log = log_file.read_text(errors="replace") if log_file.exists() else ""
         found, summary = sanitizer.findings(log)
         tools.append(SanitizerFinding(tool, tuple(found), summary, run.abort.message if run.abort else None))

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from grader.results import FailureKind
+from grader.sandbox import SandboxInfo
 
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
 
@@ -70,6 +71,9 @@ class Report:
     # Wall seconds by kind of phase (startup, compiling, correctness, benchmark), and the
     # device time of the timed launches themselves (timed_kernels, part of benchmark).
     phases: dict[str, float] = field(default_factory=dict)
+    # Whether the worker that ran the student's code was sandboxed (grader.sandbox), as whom,
+    # or why not; None where no worker ran (a refused file).
+    sandbox: SandboxInfo | None = None
 
     @property
     def failure(self) -> Check | None:

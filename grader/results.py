@@ -97,9 +97,36 @@ class Done:
     pass
 
 
+@dataclass(frozen=True)
+class CacheEntry:
+    """A trusted kernel's binary for the parent to keep in lab.backends.kernel_cache, from a
+    sandboxed worker (which cannot write the cache). The parent keeps it only if it arrives
+    before StudentCode: the pipe keeps order, and until then no code of the student's has
+    been in the worker."""
+
+    key: str
+    blob: str  # base64
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StudentCode:
+    """From here on the worker holds the student's code (its compile, its load, its runs):
+    nothing it says can be trusted to be the grader's (no CacheEntry is kept after this)."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Tests only: what a probe run in the worker in place of a grading found (LAB_TEST_PROBE)."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+
+
 WORKER_MESSAGES = {cls.__name__: cls for cls in
-                   (PhaseStarted, DeviceOpened, CompileResult, CaseResult, TimingResult, GraderError, Done)}
-WorkerMessage = PhaseStarted | DeviceOpened | CompileResult | CaseResult | TimingResult | GraderError | Done
+                   (PhaseStarted, DeviceOpened, CompileResult, CaseResult, TimingResult, GraderError, Done,
+                    CacheEntry, StudentCode, ProbeResult)}
+WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CaseResult | TimingResult | GraderError | Done
+                 | CacheEntry | StudentCode | ProbeResult)
 
 
 def _plain(value: Any) -> Any:
@@ -190,6 +217,8 @@ class Grading:
     duration_s: float = 0.0
     timed: bool = True  # speed was asked for (not --no-timing)
     finished: bool = False  # the worker said Done
+    sandbox: Any = None  # grader.sandbox.SandboxInfo of the worker, where one ran
+    probe: dict[str, Any] | None = None  # tests only: a ProbeResult's findings
 
     def add(self, message: WorkerMessage) -> None:
         if isinstance(message, DeviceOpened):
@@ -204,3 +233,5 @@ class Grading:
             self.errors.append(message)
         elif isinstance(message, Done):
             self.finished = True
+        elif isinstance(message, ProbeResult):
+            self.probe = message.results

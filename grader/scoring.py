@@ -226,6 +226,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         grader_version=grader_version,
         duration_s=g.duration_s,
         phases=phases,
+        sandbox=g.sandbox,
     )
 
 

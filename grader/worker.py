@@ -6,16 +6,28 @@ crash or a hang into a verdict."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from grader.results import CaseResult, Done, FailureKind, GraderError, WorkerMessage, encode
+from grader.results import (
+    CacheEntry,
+    CaseResult,
+    Done,
+    FailureKind,
+    GraderError,
+    ProbeResult,
+    WorkerMessage,
+    encode,
+)
+from grader.sandbox import SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
 from lab.catalog import Catalog
 from lab.problems import load_problem
@@ -26,10 +38,12 @@ class Channel:
 
     def __init__(self, stream: TextIO):
         self.stream = stream
+        self.lock = threading.Lock()  # CUDA's compile threads send trusted-cache entries
 
     def send(self, message: WorkerMessage) -> None:
-        self.stream.write(encode(message) + "\n")
-        self.stream.flush()
+        with self.lock:
+            self.stream.write(encode(message) + "\n")
+            self.stream.flush()
 
 
 def private_channel() -> Channel:
@@ -92,9 +106,33 @@ def preload(backend: str) -> None:
         pass
 
 
+def send_cache_entries(channel: Channel) -> None:
+    """Sandboxed (the kernel cache is read-only here): hand new trusted-cache entries to the
+    parent, which keeps those that come before StudentCode."""
+    from lab.backends import kernel_cache
+
+    def send(key: str, blob: bytes, meta: dict) -> None:
+        channel.send(CacheEntry(key, base64.b64encode(blob).decode("ascii"), meta))
+
+    kernel_cache.sink = send
+
+
+def run_probe(spec: str, channel: Channel) -> None:
+    """Tests only: LAB_TEST_PROBE (set in the worker's environment by a test; nothing a
+    submission holds can set it) names a module whose probe(args, send) runs here in place of
+    a grading, and its findings go back as a ProbeResult."""
+    import importlib
+
+    data = json.loads(spec)
+    module = importlib.import_module(data["module"])
+    channel.send(ProbeResult(module.probe(data.get("args", {}), channel.send)))
+
+
 def main() -> int:
     die_with_parent()
     channel = private_channel()
+    if os.environ.get(SANDBOXED_ENV) == "1":
+        send_cache_entries(channel)
     preload(os.environ.get("LAB_WORKER_PRELOAD", ""))
     limit = None
     try:
@@ -103,7 +141,10 @@ def main() -> int:
             return 0
         request = Request(**json.loads(text))
         limit = request.memory_limit
-        grade(request, channel)
+        if os.environ.get("LAB_TEST_PROBE"):
+            run_probe(os.environ["LAB_TEST_PROBE"], channel)
+        else:
+            grade(request, channel)
     except MemoryError:
         channel.send(CaseResult("memory", False, FailureKind.MEMORY,
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))

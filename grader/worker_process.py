@@ -13,7 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grader import pocl_scratch
+from grader import pocl_scratch, sandbox
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,25 +24,44 @@ class WorkerProcess:
     library's start overlap the parent's own work. It grades one submission, in its own
     fresh device context, and ends."""
 
-    def __init__(self, backend: str, sanitize: list[str] | None = None):
+    def __init__(self, backend: str, sanitize: list[str] | None = None, *, course_root: str | None = None,
+                 writable: tuple[str, ...] = ()):
+        """`course_root`: a course folder besides the project's and LAB_COURSE_ROOT's, and
+        `writable`: folders it may write (compute-sanitizer's log), both for the sandbox
+        (grader.sandbox), which raises SandboxUnavailable where one is required and none can be had."""
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONUNBUFFERED", "1")
         env["LAB_WORKER_PRELOAD"] = backend
         self.backend = backend
-        # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch)
-        self.scratch = pocl_scratch.create() if backend == "opencl" else None
+        self.courses = (course_root,) if course_root else ()
+        launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
+                              courses=self.courses, writable=writable)
+        self.sandbox = launch.info
+        # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
+        # a sandboxed worker's PoCL cache is in its own temporary folder.
+        self.scratch = pocl_scratch.create() if backend == "opencl" and not self.sandbox.sandboxed else None
         if self.scratch is not None:
-            env["POCL_CACHE_DIR"] = str(self.scratch.path)
+            launch.env["POCL_CACHE_DIR"] = str(self.scratch.path)
         self.errors = tempfile.TemporaryFile()
         try:
-            self.proc = subprocess.Popen([*(sanitize or []), sys.executable, "-m", "grader.worker"],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                                         start_new_session=True, env=env, cwd=str(PACKAGE_ROOT))
+            self.proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.errors, start_new_session=True, env=launch.env,
+                                         cwd=str(PACKAGE_ROOT), pass_fds=launch.pass_fds)
         except BaseException:
             self.cleanup()
             raise
+        finally:
+            launch.close()
         _live.add(self)
+
+    def sees(self, course_root: str) -> bool:
+        """Whether this worker can read the course at `course_root`."""
+        return not self.sandbox.sandboxed or sandbox.sees(self.courses, course_root)
+
+    def exit_status(self, returncode: int) -> int:
+        """The worker's own exit status (negative: killed by that signal), through bwrap."""
+        return sandbox.exit_status(self.sandbox, returncode)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -90,7 +109,10 @@ def prestart_worker(backend: str) -> None:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
             return
-        _spares[key] = WorkerProcess(backend)
+        try:
+            _spares[key] = WorkerProcess(backend)
+        except sandbox.SandboxUnavailable:  # said where the grading takes its worker
+            pass
 
 
 def take_worker(backend: str) -> WorkerProcess:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from grader.results import CompileResult, FailureKind, GraderError
+from grader.results import CompileResult, FailureKind, GraderError, StudentCode
 from grader.steps import Context, Step
 from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit
@@ -50,7 +50,9 @@ class Compile(Step):
         units = [submission, *(unit for _, unit in trusted.values())]
         if trusted and ctx.inputs_on_device:
             units.append(ctx.device_ops().unit())
-        results = ctx.backend.compile_all(units)
+        # The trusted kernels are compiled first; then the worker says it takes in the student's
+        # code (a sandboxed worker's trusted-cache entries end there: grader.sandbox).
+        results = ctx.backend.compile_all(units, before_untrusted=lambda: ctx.send(StudentCode()))
         own = results[0]
         if isinstance(own, CompileError):
             ctx.send(CompileResult(False, own.log, failure=FailureKind.COMPILE_ERROR))

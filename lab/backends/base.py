@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,16 +88,27 @@ class Backend(ABC):
                 filename: str) -> dict[str, CompiledKernel]:
         """Compile `source`; return its entry points by name. Raise CompileError with the log."""
 
-    def compile_all(self, units: list[CompileUnit]) -> list[dict[str, CompiledKernel] | CompileError]:
+    def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
+                    ) -> list[dict[str, CompiledKernel] | CompileError]:
         """Compile every unit (a backend may do so concurrently, and may take a trusted unit's
-        binary from its cache); each result is the entry points, or the CompileError."""
-        results: list[dict[str, CompiledKernel] | CompileError] = []
-        for unit in units:
+        binary from its cache); each result, in the units' order, is the entry points or the
+        CompileError. The trusted units come first: `before_untrusted` is called once they are
+        all compiled and loaded, before this process handles any other unit's code (the end of
+        a sandboxed worker's trusted-cache entries)."""
+        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+        hook = before_untrusted
+        for i in trusted_first(units):
+            unit = units[i]
+            if not unit.trusted and hook is not None:
+                hook()
+                hook = None
             try:
-                results.append(self.compile(unit.source, list(unit.entries), unit.defines, unit.filename))
+                results[i] = self.compile(unit.source, list(unit.entries), unit.defines, unit.filename)
             except CompileError as error:
-                results.append(error)
-        return results
+                results[i] = error
+        if hook is not None:
+            hook()
+        return results  # type: ignore[return-value]
 
     @abstractmethod
     def alloc(self, nbytes: int) -> Buffer: ...
@@ -147,3 +159,8 @@ class Backend(ABC):
         if base_type in ("long", "long long"):
             return np.int64(value)
         raise ValueError(f"unsupported scalar type {base_type!r}")
+
+
+def trusted_first(units: list[CompileUnit]) -> list[int]:
+    """The indices of `units`: the trusted ones first, then the others, each in their order."""
+    return sorted(range(len(units)), key=lambda i: not units[i].trusted)

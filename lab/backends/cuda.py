@@ -3,6 +3,7 @@ launches it and times it with CUDA events."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -18,6 +19,7 @@ from lab.backends.base import (
     DeviceInfo,
     KernelResources,
     LaunchError,
+    trusted_first,
 )
 from lab.backends.nvcc import Cubin, compile_cubin, nvcc_path, nvcc_version, parse_ptxas_report
 from lab.backends.registry import BackendKind, KernelSyntax, Target
@@ -126,18 +128,27 @@ class CudaBackend(Backend):
                 filename: str) -> dict[str, CudaKernel]:
         return self._load(self._cubin(CompileUnit(source, tuple(entries), defines, filename)), entries)
 
-    def compile_all(self, units: list[CompileUnit]) -> list[dict[str, CompiledKernel] | CompileError]:
-        """Run nvcc for every unit at once, and make the context while they run."""
-        results: list[dict[str, CompiledKernel] | CompileError] = []
+    def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
+                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+        """Run nvcc for every unit at once (each in a process of its own), and make the context
+        while they run; load the trusted cubins into this process first."""
+        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+        order = trusted_first(units)
+        hook = before_untrusted
         with ThreadPoolExecutor(max_workers=max(1, len(units))) as pool:
-            futures = [pool.submit(self._cubin, unit) for unit in units]
+            futures = {i: pool.submit(self._cubin, units[i]) for i in order}
             self._ready()
-            for unit, future in zip(units, futures):
+            for i in order:
+                if not units[i].trusted and hook is not None:
+                    hook()
+                    hook = None
                 try:
-                    results.append(self._load(future.result(), list(unit.entries)))
+                    results[i] = self._load(futures[i].result(), list(units[i].entries))
                 except CompileError as error:
-                    results.append(error)
-        return results
+                    results[i] = error
+        if hook is not None:
+            hook()
+        return results  # type: ignore[return-value]
 
     def _load(self, cubin: Cubin, entries: list[str]) -> dict[str, CudaKernel]:
         self._ready()

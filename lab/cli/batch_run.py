@@ -23,6 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from grader import sandbox
 from grader.batch.devices import Pool, PoolError, build_pool
 from grader.batch.html import duration_text
 from grader.batch.keys import GradingOptions
@@ -153,6 +154,10 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
     if jobs is not None and jobs < 1:
         fail("--jobs must be at least 1")
     catalog = load_catalog()
+    try:
+        sandbox.check()  # once, before the progress display: refused, or graded without one (said)
+    except sandbox.SandboxUnavailable as error:
+        fail(str(error))
     _check_folders(submissions, out)
     try:
         layout = scan(submissions, catalog.ids())

@@ -8,6 +8,7 @@ import typer
 
 from grader.pipeline import Limits, grade_file
 from grader.report import ERROR, PASSED
+from grader.sandbox import SandboxUnavailable
 from grader.terminal import render
 from grader.worker_process import prestart_worker, take_worker
 from lab.backends import registry
@@ -83,6 +84,8 @@ def grade(
         fail(str(error))
     except NoDeviceError as error:
         no_device(error, target)
+    except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
+        fail(str(error))
     render(result, console)
     if not write_outputs(result, report, json_file):
         raise typer.Exit(EXIT_NOT_WRITTEN)

@@ -40,6 +40,8 @@ def test_a_compile_killed_at_its_limit_leaves_nothing_in_pocls_cache(tmp_path, m
 def test_what_pocl_compiles_is_kept_in_the_shared_cache(tmp_path, monkeypatch):
     cache = tmp_path / "pocl"
     monkeypatch.setenv("POCL_CACHE_DIR", str(cache))
+    # Unsandboxed: a sandboxed worker's PoCL cache is its own, shared with no later grading (grader.sandbox)
+    monkeypatch.setenv("LAB_SANDBOX", "off")
     example = ROOT / "examples" / "transpose_coalesced.cl"
     report = grade_file(catalog(), catalog().get("transpose_coalesced"), example, Target.to_choose("opencl"),
                         timing=False)

@@ -1,0 +1,485 @@
+"""The sandbox of the worker that runs student code: bubblewrap (`bwrap`).
+
+On PoCL a student's kernel is native code inside the worker process; on a GPU the driver and
+the compiler handle what the student wrote. A memory-corruption exploit there must not reach
+the network, other students' submissions and results, the gradebook, the grader's caches or
+the machine. The worker therefore runs under bwrap (Flatpak's sandbox: small, audited, no
+daemon) in namespaces of its own (no network, its own pids, IPC, hostname, cgroup view), where
+the only files are read-only views of the system's libraries, the Python installation, the
+project and the course, the GPU device files, and an empty temporary folder of its own (its
+HOME). Nothing else of the host's file tree (home folders, submissions, results, the kernel
+cache writable) is there.
+
+- The grader runs as root: bwrap runs privileged (no user namespace needed) and the worker
+  becomes an unprivileged user (LAB_SANDBOX_USER, default `nobody`) before it starts.
+- The grader runs as another user: bwrap makes a user namespace, where that user stays itself
+  and cannot make further namespaces.
+
+LAB_SANDBOX=on (the default): sandbox where it can be set up, otherwise grade without one and
+say so once. LAB_SANDBOX=require: refuse to grade without it (course servers).
+LAB_SANDBOX=off: no sandbox (for debugging the worker with tools the sandbox hides).
+LAB_BWRAP: the bwrap binary (default: `bwrap` on PATH).
+
+Standard library only: grader.worker_process imports it before `lab grade` imports the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+MIN_BWRAP = (0, 8)  # --disable-userns, --size and --perms for --tmpfs
+TMP_SIZE = 1 << 30  # bytes of the sandbox's own /tmp (a tmpfs): its only writable place
+SANDBOXED_ENV = "LAB_SANDBOXED"  # set in a sandboxed worker: trusted-cache entries go to the parent
+TRIAL_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """Whether a grading's worker ran sandboxed, as the Report records it."""
+
+    sandboxed: bool
+    user: str = ""  # who the worker ran as inside the sandbox
+    reason: str = ""  # why it was not sandboxed
+
+
+class SandboxUnavailable(RuntimeError):
+    """LAB_SANDBOX=require (or an unknown LAB_SANDBOX value) and no sandbox can be set up."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    bwrap: str
+    drop: tuple[int, int] | None  # (uid, gid) the worker becomes, where the grader is root
+    user: str
+
+
+def mode() -> str:
+    value = os.environ.get("LAB_SANDBOX", "").strip().lower()
+    if value in ("", "on", "auto", "1", "yes", "true"):
+        return "on"
+    if value in ("off", "0", "no", "false", "none"):
+        return "off"
+    if value == "require":
+        return "require"
+    raise SandboxUnavailable(f"LAB_SANDBOX={value!r}: it must be on, off or require")
+
+
+# -- what the sandbox holds -------------------------------------------------------------------
+
+def _home_ancestors() -> set[str]:
+    """Folders never bound whole: /, and the home folder and everything above it."""
+    found = {"/"}
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        path = Path(home).resolve()
+        found.update(str(p) for p in (path, *path.parents))
+    return found
+
+
+def _python_paths() -> list[str]:
+    """The interpreter, its standard library and every folder on its path (site-packages, the
+    project: an editable install's), so the worker imports what the grader imports."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(p for p in sys.path if p and os.path.isabs(p))
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            paths.add(entry)
+    return [p for p in paths if os.path.exists(p)]
+
+
+def _ld_paths() -> list[str]:
+    """Library folders outside /usr that the loader is told about (LD_LIBRARY_PATH,
+    /etc/ld.so.conf.d): where containers put the NVIDIA driver and the CUDA libraries."""
+    found = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
+    conf = Path("/etc/ld.so.conf.d")
+    try:
+        files = sorted(conf.glob("*.conf"))
+    except OSError:
+        files = []
+    for file in files:
+        try:
+            lines = file.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        found.extend(line.split("#")[0].strip() for line in lines
+                     if line.strip().startswith("/"))
+    return [p for p in found if os.path.isabs(p) and os.path.isdir(p)]
+
+
+def _cuda_paths() -> list[str]:
+    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it."""
+    found = []
+    for name in ("nvcc", "compute-sanitizer"):
+        tool = shutil.which(name)
+        for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
+            if tool is None and os.path.exists(os.path.join(folder, name)):
+                tool = os.path.join(folder, name)
+        if tool is not None:
+            real = Path(tool).resolve()
+            found.append(str(real.parent.parent if real.parent.name == "bin" else real.parent))
+            found.append(os.path.dirname(tool))
+    return found
+
+
+def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
+    """The trusted-kernel cache, made here if missing (so entries the parent writes later are
+    seen by later workers): bound read-only; None where it is off."""
+    from lab.backends import kernel_cache  # standard library only
+
+    root = kernel_cache.cache_root()
+    if root is None:
+        return None
+    root = root.expanduser().resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if drop is not None and not root.stat().st_mode & 0o001:
+            # The worker sheds root: let its group search the folder (entries are 0640, that group's).
+            os.chown(root, -1, drop[1])
+            os.chmod(root, root.stat().st_mode | 0o050)
+    except OSError:
+        pass
+    return str(root)
+
+
+def _course_roots(extra: tuple[str, ...]) -> list[str]:
+    roots = [str(PACKAGE_ROOT)]
+    if os.environ.get("LAB_COURSE_ROOT"):
+        roots.append(str(Path(os.environ["LAB_COURSE_ROOT"]).resolve()))
+    roots.extend(str(Path(p).resolve()) for p in extra)
+    return roots
+
+
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "OpenCL", "alternatives",
+       "localtime", "nsswitch.conf", "nvidia")
+SYS = ("block", "bus", "class", "dev", "devices")  # hardware topology (hwloc, the drivers)
+DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
+           "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
+RUN = ("/run/nvidia-persistenced",)
+ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH")
+ENV_PREFIXES = ("LC_", "LAB_", "POCL_", "CUDA_", "OCL_", "PYOPENCL_", "PYCUDA_", "NVIDIA_", "__NV",
+                "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "COVERAGE_")
+ENV_DROP = ("POCL_CACHE_DIR", "CUDA_CACHE_PATH", "PYTHONUSERBASE", "PYTHONSTARTUP")  # caches: its own
+
+
+def _gpu_devices() -> list[str]:
+    found = [str(p) for p in sorted(Path("/dev").glob("nvidia[0-9]*"))]
+    return found + [p for p in DEVICES if os.path.exists(p)]
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _env(env: dict[str, str], cache: str | None) -> dict[str, str]:
+    kept = {k: v for k, v in env.items()
+            if (k in ENV_KEEP or k.startswith(ENV_PREFIXES)) and k not in ENV_DROP}
+    kept.update(HOME="/tmp", TMPDIR="/tmp", LAB_KERNEL_CACHE=cache or "off")
+    kept[SANDBOXED_ENV] = "1"
+    return kept
+
+
+def _identity(drop: tuple[int, int] | None) -> tuple[bytes, bytes]:
+    """A minimal /etc/passwd and /etc/group: root, the worker's user, nobody."""
+    uid, gid = drop if drop is not None else (os.getuid(), os.getgid())
+    users = {0: ("root", 0), 65534: ("nobody", 65534), uid: (_name(uid), gid)}
+    passwd = "".join(f"{name}:x:{u}:{g}::/tmp:/usr/sbin/nologin\n" for u, (name, g) in sorted(users.items()))
+    groups = {0: "root", 65534: "nogroup", gid: _name(gid, group=True)}
+    group = "".join(f"{name}:x:{g}:\n" for g, name in sorted(groups.items()))
+    return passwd.encode(), group.encode()
+
+
+def _name(id_: int, group: bool = False) -> str:
+    try:
+        if group:
+            import grp
+
+            return grp.getgrgid(id_).gr_name
+        return pwd.getpwuid(id_).pw_name
+    except (KeyError, ImportError):
+        return f"u{id_}"
+
+
+@dataclass
+class Launch:
+    """How to start one command: argv, env and the descriptors bwrap reads its data from."""
+
+    argv: list[str]
+    env: dict[str, str]
+    info: SandboxInfo
+    pass_fds: tuple[int, ...] = ()
+    writable: tuple[str, ...] = ()
+    _close: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Close this side's copies of the data descriptors (after Popen)."""
+        for fd in self._close:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._close.clear()
+
+
+def _data_fd(data: bytes) -> int:
+    read, write = os.pipe()
+    os.write(write, data)  # a few hundred bytes: less than a pipe holds
+    os.close(write)
+    return read
+
+
+# Run by the sandbox's interpreter as root, before the worker: become the unprivileged user (no
+# capability is left then; bwrap has set no_new_privs), empty the inheritable capabilities too,
+# and start the worker (or compute-sanitizer, in front of it).
+DROP = ("import ctypes,os,sys;u,g=int(sys.argv[1]),int(sys.argv[2]);os.setgroups([]);os.setresgid(g,g,g);"
+        "os.setresuid(u,u,u);ctypes.CDLL(None).capset((ctypes.c_uint32*2)(0x20080522,0),(ctypes.c_uint32*6)());"
+        "os.execv(sys.argv[3],sys.argv[3:])")
+
+
+def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[str, ...],
+          writable: tuple[str, ...]) -> Launch:
+    cache = _kernel_cache(plan.drop)
+    avoid = _home_ancestors()
+    binds: list[tuple[str, str]] = []  # (option, path), bound at the same path inside
+
+    def add(option: str, path: str) -> None:
+        path = os.path.realpath(path) if option != "--dev-bind-try" else os.path.abspath(path)
+        if path not in avoid and (option in ("--ro-bind", "--bind") or os.path.exists(path)):
+            binds.append((option, path))
+
+    add("--ro-bind", "/usr")
+    for path in _python_paths() + _ld_paths() + _cuda_paths():
+        add("--ro-bind-try", path)
+    for path in _course_roots(courses):
+        add("--ro-bind", path)
+    if cache is not None:
+        add("--ro-bind-try", cache)
+    for name in ETC:
+        add("--ro-bind-try", f"/etc/{name}")
+    for name in SYS:
+        add("--ro-bind-try", f"/sys/{name}")
+    for path in RUN:
+        add("--ro-bind-try", path)
+    for path in _gpu_devices():
+        add("--dev-bind-try", path)
+    for path in writable:
+        add("--bind", path)
+        if plan.drop is not None:
+            os.chown(path, *plan.drop)
+    # The parents first (a path bound inside another comes after it); then no path twice, and
+    # no read-only path inside another read-only one.
+    binds.sort(key=lambda b: (b[1].count("/"), b[1]))
+    kept: list[tuple[str, str]] = []
+    for option, path in binds:
+        if any(p == path for _, p in kept):
+            continue
+        if option.startswith("--ro") and _under(path, [p for o, p in kept if o.startswith("--ro")]):
+            continue
+        kept.append((option, path))
+
+    args = [plan.bwrap]
+    if plan.drop is not None or os.geteuid() == 0:
+        # Root: bwrap needs no user namespace; the worker sheds root itself (below).
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        if plan.drop is not None:
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-all", "--unshare-user", "--disable-userns"]
+    args += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+    # Folders bwrap would make on the way to a bound path are private (0700) to root: make
+    # them readable, so that a worker that is not root can reach what is bound below them.
+    covered = [p for _, p in kept] + ["/proc", "/dev"]
+    parents = {str(parent) for _, path in kept for parent in Path(path).parents}
+    for parent in sorted(parents - {"/"}, key=lambda p: (p.count("/"), p)):
+        if not _under(parent, covered) and not os.path.islink(parent):
+            args += ["--perms", "0755", "--dir", parent]
+    for option, path in kept:
+        args += [option, path, path]
+    passwd, group = _identity(plan.drop)
+    fds = [_data_fd(passwd), _data_fd(group)]
+    args += ["--perms", "0644", "--ro-bind-data", str(fds[0]), "/etc/passwd",
+             "--perms", "0644", "--ro-bind-data", str(fds[1]), "/etc/group",
+             "--chdir", str(PACKAGE_ROOT), "--"]
+    if plan.drop is not None:
+        args += [sys.executable, "-I", "-S", "-c", DROP, str(plan.drop[0]), str(plan.drop[1])]
+    args += command
+    return Launch(args, _env(env, cache), SandboxInfo(True, plan.user), tuple(fds),
+                  tuple(writable), list(fds))
+
+
+# -- can it be set up here? -----------------------------------------------------------------
+
+def _bwrap_version(bwrap: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(g) for g in match.groups() if g is not None) if match else None
+
+
+def _trial(plan: _Plan) -> str:
+    """Start the interpreter in the sandbox as the worker will be started, reading a file of
+    the project: '' where that works, else what went wrong (bwrap's or Python's first line)."""
+    probe = [sys.executable, "-S", "-c", "import sys; open(sys.argv[1], 'rb').close()",
+             str(PACKAGE_ROOT / "grader" / "worker.py")]
+    launch = _argv(plan, probe, dict(os.environ), (), ())
+    try:
+        done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True,
+                              text=True, timeout=TRIAL_SECONDS, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as error:
+        return str(error)
+    finally:
+        launch.close()
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+    return (lines[-1] if lines else f"exit code {done.returncode}").strip()
+
+
+def _user() -> tuple[int, int, str]:
+    wanted = os.environ.get("LAB_SANDBOX_USER", "").strip() or "nobody"
+    try:
+        entry = pwd.getpwuid(int(wanted)) if wanted.isdigit() else pwd.getpwnam(wanted)
+        return entry.pw_uid, entry.pw_gid, entry.pw_name
+    except (KeyError, ValueError):
+        if wanted.isdigit():
+            return int(wanted), int(wanted), wanted
+        raise LookupError(f"LAB_SANDBOX_USER={wanted}: no such user") from None
+
+
+_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=8)
+def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: int) -> _Plan | str:
+    """The sandbox this process uses, or why there is none (decided once per setting)."""
+    if mode_ == "off":
+        return "LAB_SANDBOX=off"
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox (bubblewrap) needs Linux, not {sys.platform}"
+    bwrap = bwrap_setting or shutil.which("bwrap", path=path or None)
+    if not bwrap or not os.access(bwrap, os.X_OK):
+        where = f"LAB_BWRAP={bwrap_setting} is not an executable" if bwrap_setting else "bwrap was not found"
+        return f"{where} (install bubblewrap, or set LAB_BWRAP to its binary)"
+    version = _bwrap_version(bwrap)
+    if version is None:
+        return f"{bwrap} --version failed"
+    if version[:2] < MIN_BWRAP:
+        return (f"bubblewrap {'.'.join(map(str, MIN_BWRAP))} or newer is needed ({bwrap} is "
+                f"{'.'.join(map(str, version))})")
+    if euid == 0:
+        try:
+            uid, gid, name = _user()
+        except LookupError as error:
+            return str(error)
+        if uid == 0:
+            return "LAB_SANDBOX_USER is root: the worker must run as an unprivileged user"
+        plan = _Plan(bwrap, (uid, gid), name)
+        problem = _trial(plan)
+        if problem:
+            return (f"the worker cannot start as {name} in the sandbox ({problem}): the Python "
+                    f"installation, the project and the course must be readable by {name} "
+                    f"(or set LAB_SANDBOX_USER)")
+        return plan
+    plan = _Plan(bwrap, None, _name(os.getuid()))
+    problem = _trial(plan)
+    if problem:
+        return f"bwrap could not set up the sandbox ({problem})"
+    return plan
+
+
+def decide() -> _Plan | str:
+    with _lock:
+        return _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
+                       os.environ.get("PATH", ""), os.geteuid())
+
+
+_said: set[str] = set()
+
+
+def _say_once(reason: str) -> None:
+    with _lock:
+        if reason in _said:
+            return
+        _said.add(reason)
+    print(f"note: grading without a sandbox: {reason}", file=sys.stderr, flush=True)
+
+
+def problem() -> str | None:
+    """Why grading must refuse here (LAB_SANDBOX=require and no sandbox), or None."""
+    try:
+        plan = decide()
+    except SandboxUnavailable as error:
+        return str(error)
+    if isinstance(plan, str) and mode() == "require":
+        return f"LAB_SANDBOX=require, and the sandbox cannot be set up: {plan}"
+    return None
+
+
+def check() -> None:
+    """Decide now: raise SandboxUnavailable where grading must refuse; otherwise, where there is
+    no sandbox, say so (once)."""
+    refusal = problem()
+    if refusal is not None:
+        raise SandboxUnavailable(refusal)
+    plan = decide()
+    if isinstance(plan, str) and plan != "LAB_SANDBOX=off":
+        _say_once(plan)
+
+
+def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = (),
+         writable: tuple[str, ...] = ()) -> Launch:
+    """How to start `command` (the worker, behind compute-sanitizer where asked) in the sandbox;
+    unchanged, with a note once, where there is none. Raises SandboxUnavailable where one is
+    required. `courses`: course folders to see read-only besides the project's; `writable`:
+    folders to see read-write (compute-sanitizer's log)."""
+    refusal = problem()
+    if refusal is not None:
+        raise SandboxUnavailable(refusal)
+    plan = decide()
+    if isinstance(plan, str):
+        if plan != "LAB_SANDBOX=off":
+            _say_once(plan)
+        env = {k: v for k, v in env.items() if k != SANDBOXED_ENV}
+        return Launch(list(command), env, SandboxInfo(False, reason=plan))
+    return _argv(plan, command, env, courses, writable)
+
+
+def sees(launch_courses: tuple[str, ...], path: str) -> bool:
+    """Whether a worker given `launch_courses` sees the course at `path`."""
+    return _under(str(Path(path).resolve()), _course_roots(launch_courses))
+
+
+def exit_status(info: SandboxInfo, returncode: int) -> int:
+    """The worker's own exit status: bwrap reports a child killed by signal N as 128 + N."""
+    if info.sandboxed and returncode > 128:
+        return -(returncode - 128)
+    return returncode
+
+
+def cache_group() -> int | None:
+    """The group a trusted-cache entry written by the parent is given, so a worker that sheds
+    root can read it (mode 0640); None where the worker runs as the grader's own user."""
+    plan = decide() if mode() != "off" else None
+    if isinstance(plan, _Plan) and plan.drop is not None:
+        return plan.drop[1]
+    return None

@@ -1,0 +1,82 @@
+"""A probe that runs in the grading worker in place of a kernel (LAB_TEST_PROBE, tests only):
+what could code running there reach? Each attempt is reported as data: "ok" (with what it
+got, where that matters) or the error's name and text."""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+from grader.results import CacheEntry, StudentCode
+
+
+def _attempt(action) -> dict[str, Any]:
+    try:
+        value = action()
+    except Exception as error:  # noqa: BLE001 - every failure is a finding
+        return {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    return {"ok": True, "value": value}
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text()[:200]
+
+
+def _write(path: str) -> str:
+    Path(path).write_text("written by the probe\n")
+    return path
+
+
+def _tcp(port: int) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(b"probe\n")
+    return "connected"
+
+
+def _udp(port: int, token: str) -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.sendto(token.encode(), ("127.0.0.1", port))
+    return "sent"
+
+
+def _udp_route() -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.connect(("192.0.2.1", 9))  # TEST-NET-1: needs a route off this machine, sends nothing
+        return udp.getsockname()[0]
+
+
+def probe(args: dict[str, Any], send) -> dict[str, Any]:
+    if args.get("crash"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    found: dict[str, Any] = {"euid": os.geteuid(), "uid": os.getuid(),
+                             "interfaces": [name for _, name in socket.if_nameindex()],
+                             "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+    for name, path in args.get("read", {}).items():
+        found[f"read:{name}"] = _attempt(lambda path=path: _read(path))
+    for name, path in args.get("write", {}).items():
+        found[f"write:{name}"] = _attempt(lambda path=path: _write(path))
+    own = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"probe-own-{os.getpid()}.txt")
+    found["write:own"] = _attempt(lambda: _write(own))
+    if "tcp" in args:
+        found["tcp"] = _attempt(lambda: _tcp(args["tcp"]))
+    if "udp" in args:
+        found["udp"] = _attempt(lambda: _udp(args["udp"], args.get("token", "probe")))
+    found["udp_route"] = _attempt(_udp_route)
+    from lab.backends import kernel_cache
+
+    for key in args.get("store", []):  # as a trusted compile stores (in the sandbox: a message)
+        found[f"store:{key}"] = _attempt(lambda key=key: kernel_cache.store(key, b"trusted", {"log": ""}))
+    for key in args.get("load", []):
+        found[f"load:{key}"] = _attempt(lambda key=key: (kernel_cache.load(key) or (b"",))[0].decode())
+    # Messages a compromised worker might forge: a trusted-cache entry before it says it holds
+    # student code (as the grader's own compile would send one), and one after.
+    for key in args.get("cache_before", []):
+        send(CacheEntry(key, base64.b64encode(b"before").decode(), {"log": "probe"}))
+    send(StudentCode())
+    for key in args.get("cache_after", []):
+        send(CacheEntry(key, base64.b64encode(b"poison").decode(), {"log": "probe"}))
+    return found
