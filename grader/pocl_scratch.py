@@ -1,10 +1,10 @@
-"""Each OpenCL grading worker's own PoCL folder, removed when the worker ends or is killed.
+"""Each OpenCL grading worker's own PoCL folder, emptied when the worker ends or is killed.
 
 PoCL writes its temporary files at the top of its cache folder (POCL_CACHE_DIR, by default
 ~/.cache/pocl/kcache): `tempfile_*`, `tempdir_*`, clang's `*.tmp` outputs. A worker killed
 at a time limit leaves them there for good, and a compiler bomb's preprocessor output is
 gigabytes. So each worker gets POCL_CACHE_DIR = a folder of its own inside the shared cache,
-where those temporaries land, and the parent removes it with everything in it.
+where those temporaries land, and the parent deletes them when the worker has ended.
 
 What is worth keeping is shared as before: PoCL keeps a compiled program in `<two letters>/
 <hash>/` below its cache folder, the two letters from A-P, so the worker's folder holds a
@@ -13,10 +13,11 @@ reference and baseline kernels' first-launch builds take seconds each on a CPU) 
 through the links, and new ones are kept. The worker's folder is in the same file system as
 the cache, so PoCL's rename of a finished file into its program folder still works.
 
-A folder whose parent died without removing it (kill -9) is found by its lock: the parent
-holds an flock on `<folder>/.owner` for as long as it lives; the next parent to start a
-worker removes the folders nobody holds. Standard library only (imported before the rest
-of `lab grade`).
+Making the 256 links costs 10-200 ms (file systems differ), so a folder is made once and
+then reused: the parent holds an flock on `<folder>/.owner` while its worker may write there
+and lets go once the folder is emptied; the next worker takes any folder nobody holds, first
+emptying it of what a parent killed with -9 could not. Standard library only (imported
+before the rest of `lab grade`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 try:
@@ -35,12 +35,12 @@ except ImportError:  # not POSIX
     fcntl = None  # type: ignore[assignment]
 
 PREFIX = "lab-worker-"
-OWNER = ".owner"
+OWNER = ".owner"  # locked by the parent while its worker may write in the folder
+COMPLETE = ".complete"  # the links are all there
 LETTERS = "ABCDEFGHIJKLMNOP"  # PoCL's hash digits: 'A' + a nibble
 PAIRS = tuple(a + b for a in LETTERS for b in LETTERS)
-STALE_WITHOUT_OWNER_S = 600.0  # a folder with no lock file yet is still being made, unless this old
+_KEPT = frozenset((OWNER, COMPLETE, *PAIRS))
 
-_swept: set[Path] = set()
 _made: set[Path] = set()  # shared caches whose 256 program folders exist
 
 
@@ -58,87 +58,85 @@ def kernel_cache_on() -> bool:
 
 
 class Scratch:
-    """A worker's PoCL folder; `remove()` deletes it and everything PoCL left in it."""
+    """A worker's PoCL folder. `remove()`, once the worker has ended: delete everything PoCL
+    left in it and let the next worker have it (a private folder is deleted outright)."""
 
-    def __init__(self, path: Path, lock: int | None):
+    def __init__(self, path: Path, lock: int | None, shared: bool):
         self.path = path
         self._lock = lock
+        self.shared = shared  # complete and in the shared cache: kept for the next worker
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-        _mine.discard(self.path)
+        if self.shared:
+            empty(self.path)
+        else:
+            shutil.rmtree(self.path, ignore_errors=True)
         if self._lock is not None:
             try:
-                os.close(self._lock)
+                os.close(self._lock)  # lets go of the flock
             except OSError:
                 pass
             self._lock = None
+        _mine.discard(self)
 
 
-# Every folder this process made and has not removed, named here before it exists: whenever
-# an interrupt comes (even inside create()), what it made is removed at exit.
-_mine: set[Path] = set()
+# Every folder this process holds or is making, named here before it exists: whatever an
+# interrupt stops (even inside create()), it is emptied or removed at exit.
+_mine: set[Scratch] = set()
 
 
 @atexit.register
 def _remove_mine() -> None:
-    for path in list(_mine):
-        shutil.rmtree(path, ignore_errors=True)
-    _mine.clear()
+    for scratch in list(_mine):
+        scratch.remove()
 
 
-def _new_folder(parent: Path, prefix: str) -> Path:
-    for _ in range(100):
-        path = parent / f"{prefix}{secrets.token_hex(6)}"
-        _mine.add(path)
+def empty(folder: Path) -> None:
+    """Delete what PoCL put in a worker folder: all but the links and the lock files."""
+    try:
+        with os.scandir(folder) as entries:
+            left = [e for e in entries if e.name not in _KEPT or (e.name in PAIRS and not e.is_symlink())]
+    except OSError:
+        return
+    for entry in left:
         try:
-            path.mkdir(mode=0o700)
-            return path
-        except FileExistsError:
-            _mine.discard(path)
-        except BaseException:
-            _mine.discard(path)
-            raise
-    raise FileExistsError(f"no free folder name in {parent}")
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def create() -> Scratch | None:
-    """A new worker folder in the shared cache (linked to its programs); else a private one
-    in the temporary folder (nothing shared: slower, still nothing left behind); else None."""
-    shared = shared_cache()
-    if kernel_cache_on():
+    """A worker folder in the shared cache, linked to its programs: one nobody holds, emptied,
+    else a new one; else a private folder in the temporary folder (nothing shared: slower,
+    still nothing left behind); else None."""
+    if kernel_cache_on() and fcntl is not None:
+        shared = shared_cache()
         try:
             shared.mkdir(parents=True, exist_ok=True)
-            if shared not in _swept:
-                _swept.add(shared)
-                sweep(shared)
-            path = _new_folder(shared, PREFIX)
+            scratch = _take(shared) or _make(shared)
         except OSError:
-            pass
-        else:
-            scratch = Scratch(path, _hold(path))
-            try:
-                if shared not in _made:
-                    for pair in PAIRS:
-                        (shared / pair).mkdir(exist_ok=True)
-                    _made.add(shared)
-                for pair in PAIRS:
-                    os.symlink(os.path.join(os.pardir, pair), path / pair)
-                return scratch
-            except OSError:
-                scratch.remove()
+            scratch = None
+        if scratch is not None:
+            return scratch
+    scratch = Scratch(Path(tempfile.gettempdir()) / f"lab-pocl-{secrets.token_hex(6)}", None, shared=False)
+    _mine.add(scratch)
     try:
-        return Scratch(_new_folder(Path(tempfile.gettempdir()), "lab-pocl-"), None)
+        scratch.path.mkdir(mode=0o700)
     except OSError:
+        _mine.discard(scratch)
         return None
+    return scratch
 
 
-def _hold(path: Path) -> int | None:
-    """Lock `<path>/.owner` for this process's lifetime (the descriptor is not inherited)."""
-    if fcntl is None:
-        return None
+def _hold(folder: Path, create: bool = False) -> int | None:
+    """An flock on `<folder>/.owner`, or None where someone holds it (the descriptor is not
+    inherited by the worker: it is the parent that holds the folder)."""
     try:
-        fd = os.open(path / OWNER, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(folder / OWNER, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | (os.O_CREAT if create else 0),
+                     0o600)
     except OSError:
         return None
     try:
@@ -149,37 +147,49 @@ def _hold(path: Path) -> int | None:
     return fd
 
 
-def sweep(shared: Path) -> int:
-    """Remove the worker folders in `shared` whose parent is gone (nobody holds their lock)."""
-    if fcntl is None:
-        return 0
-    removed = 0
+def _take(shared: Path) -> Scratch | None:
+    """A complete folder nobody holds (its parent let go of it, or died), emptied. Folders
+    whose making was stopped (kill -9) are deleted on the way."""
     try:
         with os.scandir(shared) as entries:
-            folders = [Path(e.path) for e in entries
-                       if e.name.startswith(PREFIX) and e.is_dir(follow_symlinks=False)]
+            folders = [Path(e.path) for e in entries if e.name.startswith(PREFIX) and e.is_dir(follow_symlinks=False)]
     except OSError:
-        return 0
+        return None
+    taken = None
     for folder in folders:
-        try:
-            fd = os.open(folder / OWNER, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            try:
-                if time.time() - folder.stat().st_mtime < STALE_WITHOUT_OWNER_S:
-                    continue
-            except OSError:
-                continue
+        complete = (folder / COMPLETE).is_file()
+        if complete and taken is not None:
+            continue
+        lock = _hold(folder)  # None: in use, or being made (no lock file yet)
+        if lock is None:
+            continue
+        if not complete:
             shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
+            os.close(lock)
             continue
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # its parent is alive
-            os.close(fd)
-            continue
-        shutil.rmtree(folder, ignore_errors=True)
-        os.close(fd)
-        removed += 1
-    return removed
+        taken = Scratch(folder, lock, shared=True)
+        _mine.add(taken)
+        empty(folder)
+    return taken
+
+
+def _make(shared: Path) -> Scratch | None:
+    scratch = Scratch(shared / f"{PREFIX}{secrets.token_hex(6)}", None, shared=False)
+    _mine.add(scratch)  # from here on, an interrupt still removes it (deleted outright until complete)
+    try:
+        scratch.path.mkdir(mode=0o700)
+        scratch._lock = _hold(scratch.path, create=True)
+        if scratch._lock is None:
+            raise OSError("no lock")
+        if shared not in _made:
+            for pair in PAIRS:
+                (shared / pair).mkdir(exist_ok=True)
+            _made.add(shared)
+        for pair in PAIRS:
+            os.symlink(os.path.join(os.pardir, pair), scratch.path / pair)
+        (scratch.path / COMPLETE).touch()
+    except OSError:
+        scratch.remove()
+        return None
+    scratch.shared = True
+    return scratch

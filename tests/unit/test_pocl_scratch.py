@@ -20,7 +20,10 @@ needs_opencl = pytest.mark.skipif(not any(t.backend == "opencl" and t.kind == "c
 
 
 def _files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    """Every file under PoCL's cache folder but the worker folders' links and lock files."""
+    kept = {pocl_scratch.OWNER, pocl_scratch.COMPLETE}
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and not p.is_symlink() and p.name not in kept)
 
 
 @needs_opencl
@@ -52,25 +55,47 @@ def test_what_pocl_compiles_is_kept_in_the_shared_cache(tmp_path, monkeypatch):
     assert not [name for name in kept if name.startswith(pocl_scratch.PREFIX) or "tempfile" in name], kept
 
 
-def test_a_folder_is_removed_once_its_parent_is_gone_and_kept_while_it_lives(tmp_path, monkeypatch):
+def test_a_folder_is_reused_once_let_go_of_and_emptied_first(tmp_path, monkeypatch):
     monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path))
-    dead = tmp_path / f"{pocl_scratch.PREFIX}dead"
-    dead.mkdir()
-    (dead / pocl_scratch.OWNER).write_text("")
-    (dead / "tempfile_big.preproc-1.cl.tmp").write_bytes(b"x" * 1000)
-    alive = tmp_path / f"{pocl_scratch.PREFIX}alive"
-    alive.mkdir()
-    holder = os.open(alive / pocl_scratch.OWNER, os.O_RDWR | os.O_CREAT)
-    fcntl.flock(holder, fcntl.LOCK_EX)  # as a running `lab` holds it
+    first = pocl_scratch.create()
+    assert first is not None and first.path.parent == tmp_path and first.shared
+    assert os.readlink(first.path / "AB") == os.path.join(os.pardir, "AB") and (tmp_path / "AB").is_dir()
+    second = pocl_scratch.create()  # the first is held: another one
+    assert second is not None and second.path != first.path
+    (first.path / "tempfile_big.preproc-1.cl.tmp").write_bytes(b"x" * 1000)  # as a killed compile leaves
+    (first.path / "tempdir_x").mkdir()
+    first.remove()
+    assert not (first.path / "tempfile_big.preproc-1.cl.tmp").exists() and not (first.path / "tempdir_x").exists()
+    again = pocl_scratch.create()
+    assert again is not None and again.path == first.path  # made once, used again
+    second.remove()
+    again.remove()
+
+
+def test_what_a_parent_killed_with_9_left_is_deleted_by_the_next(tmp_path, monkeypatch):
+    monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path))
+    held = pocl_scratch.create()
+    assert held is not None
+    (held.path / "tempfile_a.preproc-1.cl.tmp").write_bytes(b"x")
+    os.close(held._lock)  # the parent died: its lock is gone, its worker's files are not
+    held._lock = None
+    pocl_scratch._mine.discard(held)
+    unfinished = tmp_path / f"{pocl_scratch.PREFIX}unfinished"  # killed while it made the links
+    unfinished.mkdir()
+    (unfinished / pocl_scratch.OWNER).write_text("")
+    (unfinished / "AA").symlink_to(os.path.join(os.pardir, "AA"))
+    busy = tmp_path / f"{pocl_scratch.PREFIX}busy"  # another lab's, in use
+    busy.mkdir()
+    (busy / pocl_scratch.COMPLETE).write_text("")
+    (busy / "tempfile_b").write_text("in use")
+    holder = os.open(busy / pocl_scratch.OWNER, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(holder, fcntl.LOCK_EX)
     try:
-        assert pocl_scratch.sweep(tmp_path) == 1
-        assert not dead.exists() and alive.exists()
-        scratch = pocl_scratch.create()
-        assert scratch is not None and scratch.path.parent == tmp_path
-        assert os.readlink(scratch.path / "AB") == os.path.join(os.pardir, "AB") and (tmp_path / "AB").is_dir()
-        (scratch.path / "tempfile_x").write_text("left by PoCL")
-        assert pocl_scratch.sweep(tmp_path) == 0  # this process holds it
-        scratch.remove()
-        assert not scratch.path.exists()
+        taken = pocl_scratch.create()
+        assert taken is not None and taken.path == held.path
+        assert not (held.path / "tempfile_a.preproc-1.cl.tmp").exists()
+        assert not unfinished.exists()
+        assert (busy / "tempfile_b").exists()
+        taken.remove()
     finally:
         os.close(holder)
