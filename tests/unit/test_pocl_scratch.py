@@ -30,6 +30,7 @@ def _files(folder: Path) -> list[str]:
 def test_a_compile_killed_at_its_limit_leaves_nothing_in_pocls_cache(tmp_path, monkeypatch):
     cache = tmp_path / "pocl"
     monkeypatch.setenv("POCL_CACHE_DIR", str(cache))
+    monkeypatch.setenv("LAB_SANDBOX", "off")  # sandboxed, PoCL writes in the sandbox's own /tmp (grader.sandbox)
     bomb = ROOT / "tests" / "adversarial" / "kernels" / "compiler_bomb.cl"
     report = grade_file(catalog(), catalog().get("transpose_coalesced"), bomb, Target.to_choose("opencl"),
                         timing=False, limits=Limits(compile_s=3.0))
