@@ -151,7 +151,17 @@ def main() -> int:
     except Exception as error:  # noqa: BLE001 - the parent turns this into an "error" verdict
         channel.send(GraderError(f"{type(error).__name__}: {error}", traceback.format_exc()))
     channel.send(Done())
+    quick_exit()
     return 0
+
+
+def quick_exit() -> None:
+    """End now, without Python's and the GPU library's teardown (freeing each module and buffer
+    and the context one by one took 0.17 s on an H100 while the parent waited): the operating
+    system and the driver free all of it when the process ends, and the grading is done."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
