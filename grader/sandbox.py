@@ -117,6 +117,27 @@ def _ld_paths() -> list[str]:
     return [p for p in found if os.path.isabs(p) and os.path.isdir(p)]
 
 
+def _opencl_paths() -> list[str]:
+    """The OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
+    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path."""
+    lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
+             "/etc/OpenCL/vendors"]
+    found = []
+    for entry in lists:
+        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
+            continue
+        found.append(entry)
+        icds = [Path(entry)] if os.path.isfile(entry) else sorted(Path(entry).glob("*.icd"))
+        for icd in icds:
+            try:
+                library = icd.read_text(errors="replace").strip()
+            except OSError:
+                continue
+            if os.path.isabs(library) and os.path.exists(library):
+                found.append(library)
+    return found
+
+
 def _cuda_paths() -> list[str]:
     """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it."""
     found = []
@@ -258,7 +279,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
             binds.append((option, path))
 
     add("--ro-bind", "/usr")
-    for path in _python_paths() + _ld_paths() + _cuda_paths():
+    for path in _python_paths() + _ld_paths() + _opencl_paths() + _cuda_paths():
         add("--ro-bind-try", path)
     for path in _course_roots(courses):
         add("--ro-bind", path)
@@ -315,6 +336,10 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
         args += [option, path, path]
     passwd, group = _identity(plan.drop)
     fds = [_data_fd(passwd), _data_fd(group)]
+    seccomp = seccomp_filter()
+    if seccomp is not None:
+        fds.append(_data_fd(seccomp))
+        args += ["--seccomp", str(fds[-1])]
     args += ["--perms", "0644", "--ro-bind-data", str(fds[0]), "/etc/passwd",
              "--perms", "0644", "--ro-bind-data", str(fds[1]), "/etc/group",
              "--chdir", str(PACKAGE_ROOT), "--"]
@@ -323,6 +348,66 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
     args += command
     return Launch(args, _env(env, cache), SandboxInfo(True, plan.user), tuple(fds),
                   tuple(writable), list(fds))
+
+
+# -- a seccomp filter: a few system calls the worker never needs ------------------------------
+# Kernel interfaces that sandboxed code has used to attack the kernel, none of which Python,
+# PoCL, the CUDA driver or nvcc need: new namespaces (unshare, and clone with a namespace
+# flag: a user namespace reopens much of the kernel to an unprivileged user), the key store,
+# eBPF, perf events, userfaultfd and io_uring. clone3 answers ENOSYS (its flags cannot be
+# inspected; the C library then uses clone), as in Flatpak.
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+_DENIED = {  # name: (x86_64, aarch64)
+    "unshare": (272, 97), "setns": (308, 268), "keyctl": (250, 219), "add_key": (248, 217),
+    "request_key": (249, 218), "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+}
+_CLONE = {"x86_64": 56, "aarch64": 220}
+_CLONE3 = 435
+_NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_X32 = 0x40000000  # x86_64's x32 system calls: the same calls by other numbers
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """The filter as a classic BPF program (what bwrap --seccomp reads), or None on a machine
+    this table does not know."""
+    import platform
+    import struct
+
+    machine = machine or platform.machine()
+    if machine not in _AUDIT_ARCH:
+        return None
+    index = 0 if machine == "x86_64" else 1
+    LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, ..., RET|K
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    EPERM, ENOSYS = 1, 38
+    program: list[tuple[int, int, int, int]] = []  # (code, jt, jf, k)
+    deny_at: list[int] = []  # jumps to patch to the final "deny" instruction
+
+    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> int:
+        program.append((code, jt, jf, k))
+        return len(program) - 1
+
+    op(LD, 4)  # seccomp_data.arch
+    op(JEQ, _AUDIT_ARCH[machine], 1, 0)
+    op(RET, ERRNO | EPERM)  # another architecture's system calls (i386 on x86_64)
+    op(LD, 0)  # seccomp_data.nr
+    if machine == "x86_64":
+        deny_at.append(op(JGE, _X32))
+    for numbers in _DENIED.values():
+        deny_at.append(op(JEQ, numbers[index]))
+    op(JEQ, _CLONE3, 0, 1)
+    op(RET, ERRNO | ENOSYS)
+    op(JEQ, _CLONE[machine], 0, 3)
+    op(LD, 16)  # clone's flags (the low half of its first argument)
+    deny_at.append(op(JSET, _NAMESPACE_FLAGS))
+    op(RET, ALLOW)
+    op(RET, ALLOW)
+    deny = op(RET, ERRNO | EPERM)
+    for at in deny_at:
+        code, _, jf, k = program[at]
+        program[at] = (code, deny - at - 1, jf, k)
+    return b"".join(struct.pack("=HBBI", *ins) for ins in program)
 
 
 # -- can it be set up here? -----------------------------------------------------------------

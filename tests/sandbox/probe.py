@@ -49,6 +49,23 @@ def _udp_route() -> str:
         return udp.getsockname()[0]
 
 
+def _unshare_user() -> str:
+    """In a child (the worker has threads: a process with threads cannot change namespace)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    unshare = libc.unshare
+    pid = os.fork()
+    if pid == 0:
+        code = 0 if unshare(0x10000000) == 0 else (ctypes.get_errno() or 255)  # CLONE_NEWUSER
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    errno = os.waitstatus_to_exitcode(status)
+    if errno != 0:
+        raise OSError(errno, os.strerror(errno))
+    return "a user namespace of its own"
+
+
 def probe(args: dict[str, Any], send) -> dict[str, Any]:
     if args.get("crash"):
         os.kill(os.getpid(), signal.SIGSEGV)
@@ -72,6 +89,11 @@ def probe(args: dict[str, Any], send) -> dict[str, Any]:
         found[f"store:{key}"] = _attempt(lambda key=key: kernel_cache.store(key, b"trusted", {"log": ""}))
     for key in args.get("load", []):
         found[f"load:{key}"] = _attempt(lambda key=key: (kernel_cache.load(key) or (b"",))[0].decode())
+    found["status"] = {line.split(":")[0]: line.split(":", 1)[1].strip()
+                       for line in Path("/proc/self/status").read_text().splitlines()
+                       if line.startswith(("NoNewPrivs", "Seccomp", "CapEff", "CapPrm"))}
+    if args.get("unshare"):
+        found["unshare_user"] = _attempt(_unshare_user)
     # Messages a compromised worker might forge: a trusted-cache entry before it says it holds
     # student code (as the grader's own compile would send one), and one after.
     for key in args.get("cache_before", []):

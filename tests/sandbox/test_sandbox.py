@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -35,12 +36,19 @@ NOTE = "grading without a sandbox"
 
 
 def _why_not() -> str | None:
-    if os.environ.get("LAB_SANDBOX", "").lower() in ("off", "0", "no", "false", "none"):
-        return "LAB_SANDBOX=off in the environment"
+    """Why the sandbox cannot be set up here (these tests turn it on themselves: the rest of
+    the suite runs without it, tests/conftest.py)."""
+    saved = os.environ.get("LAB_SANDBOX")
+    os.environ["LAB_SANDBOX"] = "on"
     try:
         plan = sandbox.decide()
     except sandbox.SandboxUnavailable as error:
         return str(error)
+    finally:
+        if saved is None:
+            del os.environ["LAB_SANDBOX"]
+        else:
+            os.environ["LAB_SANDBOX"] = saved
     return plan if isinstance(plan, str) else None
 
 
@@ -146,8 +154,8 @@ def _can_route_off_machine() -> bool:
 
 @needs_sandbox
 def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(world, monkeypatch):
-    outside, graded_outside = _probe(world, monkeypatch, "off")
-    inside, graded_inside = _probe(world, monkeypatch, "on")
+    outside, graded_outside = _probe(world, monkeypatch, "off", unshare=True)
+    inside, graded_inside = _probe(world, monkeypatch, "on", unshare=True)
     assert graded_outside.sandbox.sandboxed is False and graded_inside.sandbox.sandboxed is True
 
     for name in world["read"]:
@@ -170,6 +178,19 @@ def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(wor
     assert inside["euid"] != 0 and inside["uid"] != 0
     if os.geteuid() == 0:
         assert graded_inside.sandbox.user != "root"
+    assert inside["status"]["CapEff"] == inside["status"]["CapPrm"] == "0000000000000000"
+    assert inside["status"]["NoNewPrivs"] == "1"
+    # No new namespaces from inside (a user namespace reopens the kernel to an unprivileged user)
+    assert not inside["unshare_user"]["ok"], inside["unshare_user"]
+    if sandbox.seccomp_filter() is not None:
+        assert inside["status"]["Seccomp"] == "2"
+    if _can_unshare_user():
+        assert outside["unshare_user"]["ok"], outside["unshare_user"]
+
+
+def _can_unshare_user() -> bool:
+    return subprocess.run(["unshare", "-U", "true"], capture_output=True).returncode == 0 \
+        if shutil.which("unshare") else False
 
 
 @needs_sandbox
@@ -298,6 +319,7 @@ def test_an_unknown_setting_refuses_rather_than_grading_unsandboxed(tmp_path):
 def test_a_worker_killed_by_a_signal_is_reported_as_that_signal(world, monkeypatch):
     """bwrap reports a child killed by signal N as exit code 128 + N: the verdict still names
     the signal."""
+    monkeypatch.setenv("LAB_SANDBOX", "on")
     monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.probe", "args": {"crash": True}}))
     request = Request(course_root=str(catalog().root), stage="transpose_coalesced", source="",
                       filename="probe.cl", backend="opencl", device=-1, seed=1)
