@@ -268,7 +268,7 @@ DROP = ("import ctypes,os,sys;u,g=int(sys.argv[1]),int(sys.argv[2]);os.setgroups
 
 
 def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[str, ...],
-          writable: tuple[str, ...]) -> Launch:
+          writable: tuple[str, ...], read_only: tuple[str, ...] = ()) -> Launch:
     cache = _kernel_cache(plan.drop)
     avoid = _home_ancestors()
     binds: list[tuple[str, str]] = []  # (option, path), bound at the same path inside
@@ -281,7 +281,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
     add("--ro-bind", "/usr")
     for path in _python_paths() + _ld_paths() + _opencl_paths() + _cuda_paths():
         add("--ro-bind-try", path)
-    for path in _course_roots(courses):
+    for path in _course_roots(courses) + list(read_only):
         add("--ro-bind", path)
     if cache is not None:
         add("--ro-bind-try", cache)
@@ -546,7 +546,89 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
             _say_once(plan)
         env = {k: v for k, v in env.items() if k != SANDBOXED_ENV}
         return Launch(list(command), env, SandboxInfo(False, reason=plan))
-    return _argv(plan, command, env, courses, writable)
+    template = _nv_template(plan, env) if env.get("LAB_WORKER_PRELOAD") == "opencl" else None
+    launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
+    if template:
+        launch.env[NV_TEMPLATE_ENV] = template
+    return launch
+
+
+# -- NVIDIA's JIT cache -----------------------------------------------------------------------
+# NVIDIA's OpenCL compiles kernels of its own each time it makes a context (0.13 s on an H100)
+# and keeps them in the CUDA JIT cache (~/.nv/ComputeCache). A worker's cache is its own (in
+# its /tmp: shared and writable, a worker could plant machine code that later gradings run),
+# so it starts from a copy of a template made once per driver by a sandboxed process that runs
+# no student code (it only makes a context on each NVIDIA device).
+NV_TEMPLATE_ENV = "LAB_NV_CACHE_TEMPLATE"
+NV_WARM = ("import pyopencl as cl\n"
+           "for p in cl.get_platforms():\n"
+           "    if 'NVIDIA' in p.name:\n"
+           "        for d in p.get_devices():\n"
+           "            cl.CommandQueue(cl.Context([d])).finish()\n")
+_nv_templates: dict[str, str | None] = {}
+
+
+def _driver_version() -> str | None:
+    for path in ("/sys/module/nvidia/version", "/proc/driver/nvidia/version"):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            continue
+        match = re.search(r"\d+\.\d+(?:\.\d+)?", text)
+        if match:
+            return match.group(0)
+    return None
+
+
+def _nv_template(plan: _Plan, env: dict[str, str]) -> str | None:
+    """The template's folder (holding ComputeCache/), made here the first time; None where
+    there is no NVIDIA driver or it could not be made."""
+    version = _driver_version()
+    if version is None or not os.path.exists("/dev/nvidiactl"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "gpu-teaching-lab" / "nv-compute-cache" / version
+    if (folder / "ComputeCache").is_dir():
+        return str(folder)
+    with _nv_lock:
+        if version in _nv_templates:
+            return _nv_templates[version]
+        _nv_templates[version] = None
+        build = None
+        try:
+            import tempfile
+
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            build = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
+            launch = _argv(plan, [sys.executable, "-c", NV_WARM], env, (), (str(build),))
+            launch.env["CUDA_CACHE_PATH"] = str(build / "ComputeCache")
+            try:
+                done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True,
+                                      timeout=120, stdin=subprocess.DEVNULL)
+            finally:
+                launch.close()
+            if done.returncode != 0 or not (build / "ComputeCache").is_dir():
+                return None
+            for root, _dirs, files in os.walk(build):  # the grader's again, readable, not writable
+                for name in [root, *(os.path.join(root, f) for f in files)]:
+                    if plan.drop is not None:
+                        os.chown(name, os.getuid(), os.getgid())
+                    os.chmod(name, 0o755 if os.path.isdir(name) else 0o644)
+            try:
+                os.rename(build, folder)
+            except OSError:  # another process made it first
+                pass
+            if (folder / "ComputeCache").is_dir():
+                _nv_templates[version] = str(folder)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        finally:
+            if build is not None and build.exists():
+                shutil.rmtree(build, ignore_errors=True)
+        return _nv_templates[version]
+
+
+_nv_lock = threading.Lock()
 
 
 def sees(launch_courses: tuple[str, ...], path: str) -> bool:

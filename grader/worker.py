@@ -27,7 +27,7 @@ from grader.results import (
     WorkerMessage,
     encode,
 )
-from grader.sandbox import SANDBOXED_ENV
+from grader.sandbox import NV_TEMPLATE_ENV, SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
 from lab.catalog import Catalog
 from lab.problems import load_problem
@@ -128,11 +128,26 @@ def run_probe(spec: str, channel: Channel) -> None:
     channel.send(ProbeResult(module.probe(data.get("args", {}), channel.send)))
 
 
+def copy_driver_cache() -> None:
+    """Sandboxed with NVIDIA's OpenCL: start from a copy of the template JIT cache (its own
+    kernels, compiled at every context otherwise: grader.sandbox), in this worker's own HOME."""
+    template = os.environ.get(NV_TEMPLATE_ENV)
+    if template:
+        import shutil
+
+        try:
+            shutil.copytree(os.path.join(template, "ComputeCache"),
+                            os.path.join(os.path.expanduser("~"), ".nv", "ComputeCache"), dirs_exist_ok=True)
+        except OSError:
+            pass
+
+
 def main() -> int:
     die_with_parent()
     channel = private_channel()
     if os.environ.get(SANDBOXED_ENV) == "1":
         send_cache_entries(channel)
+        copy_driver_cache()
     preload(os.environ.get("LAB_WORKER_PRELOAD", ""))
     limit = None
     try:
