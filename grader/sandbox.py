@@ -173,6 +173,19 @@ def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
     return str(root)
 
 
+CODE = ("lab", "grader")  # of the project: all the worker runs
+COURSE = ("assignments", "reference")  # of a course folder: all the worker reads
+
+
+def _project_paths(courses: list[str]) -> list[str]:
+    """What the worker reads of the project and the courses: their code and course folders,
+    not the whole folder (an instructor's submissions or results may be kept there)."""
+    paths = [str(PACKAGE_ROOT / name) for name in CODE]
+    if os.environ.get("LAB_TEST_PROBE"):  # tests only: the probe module (grader.worker)
+        paths.append(str(PACKAGE_ROOT / "tests"))
+    return paths + [os.path.join(root, name) for root in courses for name in COURSE]
+
+
 def _course_roots(extra: tuple[str, ...]) -> list[str]:
     roots = [str(PACKAGE_ROOT)]
     if os.environ.get("LAB_COURSE_ROOT"):
@@ -280,9 +293,11 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
 
     add("--ro-bind", "/usr")
     for path in _python_paths() + _ld_paths() + _opencl_paths() + _cuda_paths():
+        if not any(_under(root, [os.path.realpath(path)]) for root in _course_roots(courses)):
+            add("--ro-bind-try", path)  # (not a folder holding the project or a course whole)
+    roots = _course_roots(courses)
+    for path in _project_paths(roots) + list(read_only):
         add("--ro-bind-try", path)
-    for path in _course_roots(courses) + list(read_only):
-        add("--ro-bind", path)
     if cache is not None:
         add("--ro-bind-try", cache)
     for name in ETC:

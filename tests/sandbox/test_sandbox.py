@@ -108,12 +108,15 @@ def world(tmp_path, monkeypatch):
     home_file = tempfile.NamedTemporaryFile("w", dir=home, prefix=".lab-probe-", delete=False)
     home_file.write("private\n")
     home_file.close()
-    course_file = ROOT / f".lab-probe-{uuid.uuid4().hex}.txt"
+    course_file = ROOT / "reference" / f".lab-probe-{uuid.uuid4().hex}.txt"
+    in_project = ROOT / f".lab-probe-results-{uuid.uuid4().hex}"  # results kept in the checkout
+    in_project.mkdir()
+    (in_project / "gradebook.csv").write_text("student,score\nbob,70\n")
     servers = Servers()
     world = {
         "tmp": tmp_path, "servers": servers, "course_file": course_file,
         "read": {"other_student": str(bob), "gradebook": str(results / "gradebook.csv"),
-                 "home": home_file.name},
+                 "home": home_file.name, "gradebook_in_project": str(in_project / "gradebook.csv")},
         "write": {"results": str(results / "forged.csv"), "course": str(course_file),
                   "cache": str(tmp_path / "cache" / f"{'ab' * 32}.bin"), "home": f"{home_file.name}.w"},
     }
@@ -123,6 +126,7 @@ def world(tmp_path, monkeypatch):
     servers.close()
     for path in (home_file.name, f"{home_file.name}.w", str(course_file)):
         Path(path).unlink(missing_ok=True)
+    shutil.rmtree(in_project, ignore_errors=True)
 
 
 def _probe(world, monkeypatch, sandbox_mode: str, **extra) -> tuple[dict, Grading]:
@@ -138,7 +142,8 @@ def _probe(world, monkeypatch, sandbox_mode: str, **extra) -> tuple[dict, Gradin
     assert grading.probe is not None, (grading.abort, grading.errors, grading.output_tail)
     found = dict(grading.probe)
     found["udp_received"] = world["servers"].received(token)
-    for path in world["write"].values():  # what the outside probe wrote
+    for name, path in world["write"].items():  # what reached the machine's files; then away with it
+        found[f"written:{name}"] = Path(path).exists()
         Path(path).unlink(missing_ok=True)
     return found, grading
 
@@ -162,8 +167,10 @@ def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(wor
         assert outside[f"read:{name}"]["ok"], (name, outside[f"read:{name}"])
         assert "FileNotFoundError" in inside[f"read:{name}"]["error"], (name, inside[f"read:{name}"])  # not there
     for name in world["write"]:
-        assert outside[f"write:{name}"]["ok"], (name, outside[f"write:{name}"])
-        assert not inside[f"write:{name}"]["ok"], (name, inside[f"write:{name}"])
+        assert outside[f"write:{name}"]["ok"] and outside[f"written:{name}"], (name, outside[f"write:{name}"])
+        assert not inside[f"written:{name}"], (name, inside[f"write:{name}"])  # nothing reached the file
+        if name != "home":  # (a user's sandbox may write an empty HOME folder of its own, gone with it)
+            assert not inside[f"write:{name}"]["ok"], (name, inside[f"write:{name}"])
     assert inside["write:own"]["ok"] and outside["write:own"]["ok"]  # its own temporary folder
 
     assert outside["tcp"]["ok"] and not inside["tcp"]["ok"], inside["tcp"]
