@@ -122,7 +122,8 @@ def log_verdict(case: Case, target: Target, report) -> None:
     failing = next((c for c in report.checks if c.status != PASSED), None)
     record = {"case": case.path.name, "device": target_id(target), "status": report.status,
               "check": failing.name if failing else "", "check_status": failing.status if failing else "",
-              "message": failing.message if failing else "", "expected": f"{case.check} {case.status} {case.words}"}
+              "message": failing.message if failing else "", "expected": f"{case.check} {case.status} {case.words}",
+              "sandboxed": bool(report.sandbox and report.sandbox.sandboxed)}
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(record) + "\n")
 
