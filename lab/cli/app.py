@@ -27,6 +27,31 @@ console = Console(highlight=False, emoji=False)
 errors = Console(stderr=True, highlight=False, emoji=False)
 
 
+def version_text() -> str:
+    """`lab --version`: the package's version and the grader's (a result file records the latter)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from grader import GRADER_VERSION
+
+    try:
+        package = version("gpu-teaching-lab")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        package = "unknown (not installed)"
+    return f"lab {package} (grader {GRADER_VERSION})"
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        console.print(version_text())
+        raise typer.Exit(EXIT_PASSED)
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="print the lab's version and exit")) -> None:
+    """The GPU-programming teaching lab: stages, kernels, verdicts."""
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line reason and exit."""
     errors.print(f"[bold red]error:[/bold red] {for_terminal(message)}", soft_wrap=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
 
+from grader.feedback import render_json
 from grader.pipeline import Limits, grade_file
 from grader.report import ERROR, PASSED
 from grader.sandbox import SandboxUnavailable
@@ -13,7 +15,16 @@ from grader.terminal import render
 from grader.worker_process import prestart_worker, take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
-from lab.cli.app import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_PASSED, app, console, fail
+from lab.cli.app import (
+    EXIT_FAILED,
+    EXIT_GRADER_ERROR,
+    EXIT_NOT_WRITTEN,
+    EXIT_PASSED,
+    app,
+    console,
+    errors,
+    fail,
+)
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.written import check_outputs, write_outputs
 from lab.source_checks import SubmissionError
@@ -44,7 +55,8 @@ def grade(
     backend: str = typer.Option("auto", "--backend", "-b", help="auto, cuda or opencl"),
     device: str = typer.Option(None, "--device", "-d", help="device index or part of its name"),
     report: Path = typer.Option(None, "--report", help="write feedback to FILE (.html or .md)"),
-    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE"),
+    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE "
+                                   "(-: to standard output, the report then goes to standard error)"),
     seed: int = typer.Option(None, "--seed", help="random seed for the inputs (default: fresh)"),
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),
     cpu_timing: bool = typer.Option(False, "--cpu-timing", help="on a CPU device, time the kernels too "
@@ -61,6 +73,9 @@ def grade(
     for option, written in (("--json", json_file), ("--report", report)):
         if written is not None and file.exists() and written.exists() and written.resolve() == file.resolve():
             fail(f"{option} {written}: that is the submission itself; write the result to another file")
+    json_to_stdout = json_file is not None and str(json_file) == "-"
+    if json_to_stdout:
+        json_file = None
     check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
     own = registry.by_suffix(file.suffix)
     if own is not None and not sanitize:
@@ -86,8 +101,11 @@ def grade(
         no_device(error, target)
     except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
         fail(str(error))
-    render(result, console)
-    if not write_outputs(result, report, json_file):
+    render(result, errors if json_to_stdout else console)
+    if json_to_stdout:
+        sys.stdout.write(render_json(result) + "\n")
+        sys.stdout.flush()
+    if not write_outputs(result, report, json_file, notes=errors if json_to_stdout else console):
         raise typer.Exit(EXIT_NOT_WRITTEN)
     if result.status == PASSED:
         raise typer.Exit(EXIT_PASSED)

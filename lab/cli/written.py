@@ -10,6 +10,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from rich.console import Console
+
 from grader.feedback import render_json, write_atomic, write_report
 from grader.report import Report
 from lab.cli.app import console, errors, fail
@@ -50,12 +52,13 @@ def check_outputs(outputs: Sequence[tuple[str, Path | None]]) -> None:
             fail(f"{option} {path}: {problem}")
 
 
-def write_outputs(result: Report, report: Path | None, json_file: Path | None) -> bool:
-    """Write the files asked for; False if one could not be (each failure said in one line)."""
+def write_outputs(result: Report, report: Path | None, json_file: Path | None, notes: Console = console) -> bool:
+    """Write the files asked for; False if one could not be (each failure said in one line).
+    `notes`: where "feedback written to" goes (standard error when the JSON is on standard output)."""
     written = True
     if report is not None:
         if _write("--report", report, lambda: write_report(result, report)):
-            console.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
+            notes.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
         else:
             written = False
     if json_file is not None:

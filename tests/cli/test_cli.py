@@ -309,3 +309,23 @@ def test_a_write_that_fails_after_grading_loses_nothing(tmp_path, monkeypatch):
         assert (f"error: {option} {path}: could not be written (Read-only file system); the result is shown above"
                 in result.output)
     assert not list(tmp_path.iterdir())
+
+
+def test_version_names_the_package_and_the_grader():
+    from grader import GRADER_VERSION
+
+    result = lab("--version")
+    assert result.exit_code == 0 and result.output.startswith("lab ")
+    assert f"(grader {GRADER_VERSION})" in result.output
+
+
+@needs_opencl
+def test_json_dash_is_standard_output_and_the_report_goes_to_standard_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "lab", "grade", "transpose_coalesced", str(EXAMPLE), "--json", "-",
+                           "--report", str(tmp_path / "f.md")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "passed"  # nothing but the JSON on stdout
+    assert "PASSED" in proc.stderr and "feedback written to" in proc.stderr
+    assert not (tmp_path / "-").exists() and (tmp_path / "f.md").exists()
