@@ -278,11 +278,14 @@ def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **optio
     """Grade a file: a file that cannot be a kernel source gets a failed report with the reason.
 
     Raises SubmissionError(usage=True) for a path that is missing, a folder, or not .cu/.cl.
+    `shown_as`: the name the report and the compiler's messages give the file (the batch: its
+    path inside SUBMISSIONS, so no student's feedback shows the instructor's folders).
     """
     from lab.source_checks import read_submission
 
     seed = options.pop("seed", None)
     seed = secrets.randbits(31) if seed is None else seed
+    shown = options.pop("shown_as", None) or str(path)
     try:
         submission = read_submission(path)
     except SubmissionError as error:
@@ -290,5 +293,5 @@ def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **optio
             options["worker"].discard()
         if error.usage:
             raise
-        return refused_report(spec, str(error), str(path), target, seed)
-    return grade(catalog, spec, submission.source, str(path), target, seed=seed, **options)
+        return refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
+    return grade(catalog, spec, submission.source, shown, target, seed=seed, **options)

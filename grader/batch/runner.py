@@ -39,7 +39,7 @@ try:  # grader.pipeline's preexec_fn imports `resource` in the forked child of a
 except ImportError:  # not POSIX
     pass
 
-GradeFunction = Callable[[Spec, Path, Target], Report]
+GradeFunction = Callable[[Spec, Path, Target, str], Report]  # the last: the file as the report shows it
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,11 @@ def pipeline_grader(catalog: Catalog, options: GradingOptions) -> GradeFunction:
     """grade_file with the batch's options: the same isolated path as `lab grade`."""
     limits = Limits(run_s=options.run_limit_s)
 
-    def grade(spec: Spec, path: Path, target: Target) -> Report:
+    def grade(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
         worker = take_worker(target.backend)
         prestart_worker(target.backend)  # the lane's next worker starts while this one grades
         return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
-                          cpu_timing=options.cpu_timing, worker=worker)
+                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as)
 
     return grade
 
@@ -129,7 +129,7 @@ class Runner:
     def record_unavailable(self, item: Unavailable) -> None:
         job = item.job
         sub = job.submission
-        report = error_report(job.spec, str(sub.path), sub.backend, f"not graded: {item.why}", NO_DEVICE,
+        report = error_report(job.spec, sub.relative, sub.backend, f"not graded: {item.why}", NO_DEVICE,
                               note="Grade it on a machine with a device for this backend.")
         digest = submission_digest(sub)
         key = (result_key(digest, job.stage_fingerprint, sub.backend, item.device_name, self.options)
@@ -141,10 +141,10 @@ class Runner:
         self._emit(Started(job, target.label))
         before = submission_digest(sub)
         try:
-            report = self.grade(job.spec, sub.path, target)
+            report = self.grade(job.spec, sub.path, target, sub.relative)
             graded = True
         except Exception as error:  # noqa: BLE001 - one submission's failure is its own result
-            report = error_report(job.spec, str(sub.path), sub.backend,
+            report = error_report(job.spec, sub.relative, sub.backend,
                                   f"the batch could not grade this file: {type(error).__name__}: {error}",
                                   GRADER_ERROR, note="The next run of the batch grades it again.")
             graded = False

@@ -71,7 +71,7 @@ def test_a_sparse_giant_is_refused_by_its_size_and_never_read(tmp_path):
     options = GradingOptions(timing=False)
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
 
-    def grade(spec, path, target):
+    def grade(spec, path, target, shown_as):
         read_submission_bytes(path)  # raises as grading does: over the limit
         raise AssertionError("unreachable")
 
@@ -139,7 +139,7 @@ def test_a_result_that_could_not_be_written_gets_no_grade_in_the_gradebook(tmp_p
         return save(submission, *args, **kwargs)
 
     monkeypatch.setattr(store, "save", save_or_fail)
-    result = Runner(store, options, lambda spec, path, target: report(file=str(path))).run(
+    result = Runner(store, options, lambda spec, path, target, shown_as: report(file=str(path))).run(
         make_plan(subs, catalog(), pool, store, options), pool)
     assert any("bob" in p and "No space left" in p for p in result.problems)
     rows = {row[0]: row for row in gradebook_rows(["ann", "bob"], [STAGE], result.outcomes)}

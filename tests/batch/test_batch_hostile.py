@@ -128,3 +128,13 @@ def test_result_folders_stay_inside_and_hide_nothing(batch):
     for path in out.rglob("*"):
         assert out.resolve() in path.resolve().parents and not raw_characters(path.name), path
     assert len(list(out.glob(f"*/{STAGE}/result.json"))) == 2
+
+
+def test_feedback_names_the_file_inside_submissions_not_the_instructors_folders(batch):
+    root, out, _ = batch
+    for result in out.glob(f"*/{STAGE}/result.json"):
+        folder = result.parent
+        for name in ("result.json", "feedback.md", "feedback.html", "results.json"):
+            if (folder / name).exists():
+                assert str(root) not in read(folder / name), f"{folder.name}/{name} shows {root}"
+        assert json.loads(read(result))["file"].endswith(f"/{STAGE}.cl") or json.loads(read(result))["file"].endswith(f"/{STAGE}.cu")

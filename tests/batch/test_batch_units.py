@@ -259,7 +259,7 @@ def test_the_run_loop_records_every_submission_whatever_the_grader_does(tmp_path
     options = GradingOptions(timing=False, run_limit_s=5)
     pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=2)
 
-    def grade(spec, path, target):
+    def grade(spec, path, target, shown_as):
         if "bob" in str(path):
             raise RuntimeError("the disk fell off")
         return report(file=str(path))
@@ -286,7 +286,7 @@ def test_an_interrupted_run_keeps_what_finished_and_drops_what_was_in_flight(tmp
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
     runner_box: list[Runner] = []
 
-    def grade(spec, path, target):
+    def grade(spec, path, target, shown_as):
         if "bob" in str(path):
             runner_box[0].stop.set()  # as Ctrl-C does, while bob is being graded
         return report(file=str(path))
@@ -316,7 +316,7 @@ def test_a_machine_without_the_device_keeps_a_real_grade_of_the_same_file(tmp_pa
     store = ResultStore(tmp_path / "out")
     options = GradingOptions(timing=False)
     on_gpu = build_pool(Discovery(GPUS), {"cuda"})
-    Runner(store, options, lambda spec, p, target: report(file=str(p))).run(
+    Runner(store, options, lambda spec, p, target, shown_as: report(file=str(p))).run(
         make_plan([sub], catalog(), on_gpu, store, options), on_gpu)
     assert store.load(sub)["batch"]["device"] == "cuda:0"
 
