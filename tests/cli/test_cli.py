@@ -329,3 +329,9 @@ def test_json_dash_is_standard_output_and_the_report_goes_to_standard_error(tmp_
     assert json.loads(proc.stdout)["status"] == "passed"  # nothing but the JSON on stdout
     assert "PASSED" in proc.stderr and "feedback written to" in proc.stderr
     assert not (tmp_path / "-").exists() and (tmp_path / "f.md").exists()
+
+
+def test_help_shows_arguments_and_types_plainly():
+    text = lab("grade", "--help").output
+    assert "STAGE FILE" in text, text
+    assert "<bool>" not in text and "{stage}" not in text and "<str>" not in text, text
