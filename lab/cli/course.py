@@ -63,14 +63,16 @@ def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesc
 @app.command()
 def init(
     stage: str = typer.Argument(..., help="stage id"),
-    backend: str = typer.Option("cuda", "--backend", "-b", help="cuda or opencl: which skeleton"),
+    backend: str = typer.Option("auto", "--backend", "-b",
+                                help="auto, cuda or opencl: which skeleton (auto: what `lab grade` would run here)"),
     output: Path = typer.Option(None, "--output", "-o", help="file to write (default: STAGE.cu/.cl)"),
     force: bool = typer.Option(False, "--force", help="overwrite an existing file"),
 ) -> None:
     """Copy a stage's skeleton to a working file you then edit and grade."""
-    if backend not in registry.names():
-        fail(f"--backend must be one of {', '.join(registry.names())}, not {backend!r}")
+    if backend != "auto" and backend not in registry.names():
+        fail(f"--backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
     spec = load_stage(load_catalog(), stage)
+    backend, warning = _skeleton_backend(backend)
     suffix = registry.by_name(backend).suffix
     target = output or Path(f"{spec.id}{suffix}")
     if target.suffix != suffix:
@@ -84,3 +86,23 @@ def init(
     shutil.copyfile(skeleton, target)
     shown = for_terminal(str(target))
     console.print(f"wrote {shown}: fill in the TODOs, then `lab grade {spec.id} {shown}`")
+    if warning:
+        console.print(f"[yellow]note:[/yellow] {for_terminal(warning)}")
+
+
+def _skeleton_backend(asked: str) -> tuple[str, str | None]:
+    """The backend whose skeleton `lab init` writes, and a note where this machine cannot grade
+    it. auto: the backend of the device `lab grade` would choose here; with none, OpenCL (PoCL
+    runs it on a CPU once installed)."""
+    from lab.backends.discovery import NoDeviceError, choose, discover
+
+    found = discover()
+    if asked == "auto":
+        try:
+            return choose(found, "auto").backend, None
+        except NoDeviceError:
+            asked = "opencl"
+    if found.of(asked):
+        return asked, None
+    why = found.problems.get(asked, "no device")
+    return asked, f"this machine cannot grade a {registry.by_name(asked).suffix} file ({why}); see `lab devices`"

@@ -335,3 +335,17 @@ def test_help_shows_arguments_and_types_plainly():
     text = lab("grade", "--help").output
     assert "STAGE FILE" in text, text
     assert "<bool>" not in text and "{stage}" not in text and "<str>" not in text, text
+
+
+def test_init_writes_the_skeleton_this_machine_can_grade(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    usable = {t.backend for t in targets()}
+    result = lab("init", "transpose_naive")
+    assert result.exit_code == 0, result.output
+    written = [p.suffix for p in tmp_path.iterdir()]
+    if "cuda" in usable:
+        assert written == [".cu"]
+    else:  # here (CI: PoCL only) the .cl, which lab grade can run
+        assert written == [".cl"] and "cannot grade" not in result.output
+        asked = lab("init", "transpose_naive", "--backend", "cuda", "-o", tmp_path / "k.cu")
+        assert asked.exit_code == 0 and "cannot grade a .cu file" in asked.output
