@@ -92,6 +92,13 @@ def kill_all() -> None:
         kill_group(worker.proc)
 
 
+def remove_all_scratch() -> None:
+    """From a signal handler, after kill_all: remove what the workers left, waiting for none."""
+    for worker in list(_live):
+        if worker.scratch is not None:
+            worker.scratch.remove()
+
+
 @atexit.register
 def _discard_all() -> None:
     for worker in list(_live):

@@ -40,11 +40,44 @@ def kill_workers() -> None:
             pass
 
 
+# How long the KeyboardInterrupt gets to end the run before the watchdog does.
+WATCHDOG_SECONDS = 5.0
+
+
 def _on_interrupt(signum: int, frame: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this one ends things
     kill_workers()
     say()
+    _arm_watchdog()
     raise KeyboardInterrupt
+
+
+def _arm_watchdog() -> None:
+    """CPython drops an exception raised while it runs a weakref callback or a __del__ (it
+    prints "Exception ignored in ..." and goes on): a Ctrl-C landing in one, as in an import's
+    module-lock callback, would leave `lab grade` running with its workers gone. The watchdog
+    ends the run anyway, WATCHDOG_SECONDS later, if nothing else has."""
+    try:
+        signal.signal(signal.SIGALRM, _watchdog_fired)
+        signal.setitimer(signal.ITIMER_REAL, WATCHDOG_SECONDS)
+    except (AttributeError, ValueError, OSError):  # no SIGALRM (Windows), or not the main thread
+        pass
+
+
+def _watchdog_fired(signum: int, frame: object) -> None:
+    kill_workers()
+    module = sys.modules.get("grader.worker_process")
+    if module is not None:
+        try:
+            module.remove_all_scratch()
+        except Exception:  # noqa: BLE001 - ending anyway
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream
+            pass
+    os._exit(EXIT_INTERRUPTED)
 
 
 def install() -> None:
