@@ -1,0 +1,149 @@
+"""Grading inside Gradescope's container: the upload's file for each stage of the assignment,
+through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), into one
+results.json; and the warm-up setup.sh runs once at build time (each stage's reference kernel
+graded, which checks the install and fills the kernel caches)."""
+
+from __future__ import annotations
+
+import secrets
+import traceback
+from dataclasses import dataclass, field
+
+from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
+from grader.feedback import write_atomic
+from grader.pipeline import grade_file, refused_report
+from grader.report import PASSED, PENDING, Report
+from grader.sandbox import SandboxUnavailable
+from lab.autograder.config import AutograderConfig, ConfigError, load_config
+from lab.autograder.paths import AutograderPaths
+from lab.autograder.results import failure_results, upload_results
+from lab.autograder.uploads import StageFile, expected_names, scan_upload
+from lab.backends import registry
+from lab.backends.discovery import NoDeviceError
+from lab.backends.registry import Target
+from lab.catalog import Catalog, UnknownStageError
+from lab.sinks import for_json
+from lab.source_checks import SubmissionError
+from lab.spec import Spec, SpecError
+
+GRADED_HERE = "opencl"  # the backend Gradescope's machines have (PoCL, on the CPU)
+# Report statuses that mean the reference kernel is right (speed is not graded on a CPU).
+REFERENCE_OK = (PASSED, PENDING)
+
+
+def no_device_message(backend: str) -> str:
+    kind = registry.by_name(backend)
+    if backend == GRADED_HERE:
+        return "no OpenCL device was found on the grading machine: nothing could be graded here"
+    here = registry.by_name(GRADED_HERE)
+    return (f"a {kind.language} ({kind.suffix}) file cannot be graded on Gradescope's machines (no GPU): "
+            f"it is graded on the course GPU later; upload the {here.language} ({here.suffix}) version "
+            f"to have its correctness checked here")
+
+
+@dataclass
+class GradedUpload:
+    reports: list[Report] = field(default_factory=list)  # one per stage, in the assignment's order
+    notes: list[str] = field(default_factory=list)  # files of the upload not graded, one line each
+    log: list[str] = field(default_factory=list)  # for the instructor (Gradescope's stdout)
+
+
+def load_course(paths: AutograderPaths) -> tuple[AutograderConfig, Catalog, list[Spec]]:
+    """The assignment's config, the course shipped in the zip and the stages' specs. Raises
+    ConfigError, SpecError or UnknownStageError with a one-line reason."""
+    config = load_config(paths.config)
+    catalog = Catalog(paths.course)
+    if not catalog.assignments.is_dir():
+        raise ConfigError(f"{catalog.assignments}: missing from the autograder (rebuild the zip with `lab gradescope`)")
+    return config, catalog, [catalog.get(stage) for stage in config.stages]
+
+
+def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -> Report:
+    """One uploaded file for its stage. Never raises for anything the file holds."""
+    backend = registry.by_suffix(file.path.suffix).name
+    target = Target.to_choose(backend)
+    try:
+        return grade_file(catalog, spec, file.path, target, shown_as=file.shown)
+    except NoDeviceError as error:
+        log.append(f"{spec.id}: no device for {backend}: {error}")
+        return error_report(spec, file.shown, backend, no_device_message(backend), NO_DEVICE)
+    except SubmissionError as error:  # not a regular file after all (it changed under us)
+        return refused_report(spec, str(error).replace(str(file.path), file.shown), file.shown, target,
+                              secrets.randbits(31))
+    except SandboxUnavailable as error:  # LAB_SANDBOX=require set in the container, and none there
+        log.append(f"{spec.id}: {error}")
+        return error_report(spec, file.shown, backend, f"the grader could not start: {error}", GRADER_ERROR)
+
+
+def grade_upload(paths: AutograderPaths) -> GradedUpload:
+    """Grade what the student uploaded for each stage of the assignment."""
+    config, catalog, specs = load_course(paths)
+    upload = scan_upload(paths.submission, config.stages)
+    graded = GradedUpload(notes=list(upload.ignored))
+    suffix = registry.by_name(GRADED_HERE).suffix
+    for spec in specs:
+        file = upload.found.get(spec.id)
+        if file is None:
+            reason = upload.missing[spec.id]
+            graded.reports.append(refused_report(spec, reason, f"{spec.id}{suffix}", Target.to_choose(GRADED_HERE),
+                                                 secrets.randbits(31)))
+            graded.log.append(f"{spec.id}: not graded: {reason}")
+            continue
+        report = grade_stage(catalog, spec, file, graded.log)
+        graded.log.append(f"{spec.id}: {file.shown}: {report.status}, score {report.score} of {report.max_score} "
+                          f"({report.duration_s:.1f} s)")
+        graded.reports.append(report)
+    return graded
+
+
+def write_results(paths: AutograderPaths, results: dict) -> None:
+    write_atomic(paths.results, for_json(results) + "\n")
+
+
+def run(paths: AutograderPaths) -> list[str]:
+    """Grade the upload and write results.json, whatever happens: a broken autograder writes
+    results that say so (never a missing file). Returns the lines for the instructor's log."""
+    try:
+        graded = grade_upload(paths)
+        results = upload_results(graded.reports, graded.notes)
+        log = graded.log
+    except (ConfigError, SpecError, UnknownStageError) as error:
+        results, log = failure_results(str(error)), [f"error: {error}"]
+    except Exception as error:  # a bug: the student sees one line, the instructor the traceback
+        results = failure_results(f"an internal error ({type(error).__name__})")
+        log = ["error: the autograder failed:", traceback.format_exc()]
+    write_results(paths, results)
+    return log + [f"wrote {paths.results}"]
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    stage: str
+    status: str  # a grader.report.Status, or "error" where it could not be graded
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status in REFERENCE_OK
+
+
+def warm_up(paths: AutograderPaths) -> list[WarmUp]:
+    """Grade each stage's reference OpenCL kernel: setup.sh fails the build when one is not
+    right here, and the kernel caches hold the trusted kernels before any student's upload."""
+    _config, catalog, specs = load_course(paths)
+    suffix = registry.by_name(GRADED_HERE).suffix
+    done = []
+    for spec in specs:
+        reference = catalog.reference_file(spec.id, suffix)
+        if not reference.exists():
+            done.append(WarmUp(spec.id, "error", f"{reference}: missing ({expected_names(spec.id)} uploads "
+                                                 f"cannot be checked without it)"))
+            continue
+        try:
+            report = grade_file(catalog, spec, reference, Target.to_choose(GRADED_HERE))
+        except (NoDeviceError, SubmissionError, SandboxUnavailable) as error:
+            done.append(WarmUp(spec.id, "error", str(error)))
+            continue
+        failed = report.failure
+        done.append(WarmUp(spec.id, report.status, failed.message if failed else f"{report.duration_s:.1f} s"))
+    return done

@@ -1,0 +1,35 @@
+"""`lab gradescope STAGE... --out autograder.zip`: the Gradescope autograder for an assignment
+of one or more stages (lab/autograder/; docs/gradescope.md says how to set it up)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lab.cli.app import app, console, fail
+
+
+@app.command()
+def gradescope(
+    stages: list[str] = typer.Argument(..., help="the assignment's stages, e.g. transpose_naive transpose_coalesced"),
+    out: Path = typer.Option(Path("autograder.zip"), "--out", "-o", help="the zip to write"),
+    wheel: Path = typer.Option(None, "--wheel", help="the lab as a wheel (default: built from this checkout)"),
+) -> None:
+    """Build the Gradescope autograder zip for STAGES: uploads are checked for correctness on
+    Gradescope (PoCL, no GPU); speed is graded later on the course GPU (lab batch)."""
+    from lab.autograder.build import BuildError, build_zip
+    from lab.cli.course import load_catalog
+    from lab.sinks import for_terminal
+
+    catalog = load_catalog()
+    try:
+        built = build_zip(catalog, stages, out, wheel)
+    except BuildError as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"{out}: cannot be written ({error.strerror or error})")
+    console.print(f"wrote {for_terminal(str(built.path))} ({built.files} files, {built.size / 1e6:.1f} MB): "
+                  f"stages {for_terminal(', '.join(built.stages))}; students upload "
+                  f"{for_terminal(' and '.join(f'{s}.cl' for s in built.stages))}")
+    console.print("next: upload it on the assignment's Configure Autograder page (docs/gradescope.md)")
