@@ -8,8 +8,8 @@ detail says what exactly is wrong with that one path.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.backends import registry
@@ -33,7 +33,8 @@ MACOS_METADATA = "macOS archive metadata (__MACOSX)"
 MACOS_FOLDER = "__MACOSX"
 
 # Names the batch writes at the top of RESULTS: a student folder may not be called that.
-RESERVED_NAMES = frozenset({"gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json"})
+RESERVED_NAMES = frozenset({"gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json",
+                            "similarity.html", "similarity.csv"})
 
 
 class LayoutError(ValueError):
@@ -48,6 +49,8 @@ class Submission:
     stage: str
     path: Path  # SUBMISSIONS as given on the command line, joined with student and file name
     backend: str  # "cuda" | "opencl", from the suffix
+    late: bool = False  # the LMS the submission came from marked it late (Canvas's LATE)
+    origin: str = ""  # its path inside an LMS export (grader.batch.exports); "" for a folder layout
 
     @property
     def relative(self) -> str:
@@ -65,11 +68,28 @@ class NotGraded:
 
 
 @dataclass(frozen=True)
+class StudentIdentity:
+    """Who a student of an LMS export is there (students' text; "" where the export does not say)."""
+
+    name: str = ""  # as the LMS shows it
+    canvas_id: str = ""  # Canvas's user ID (the ID column of its gradebook)
+    sid: str = ""  # Gradescope's student ID
+    email: str = ""
+
+
+@dataclass(frozen=True)
 class Layout:
     root: Path
     students: tuple[str, ...]  # every student folder, sorted, also those with nothing to grade
     submissions: tuple[Submission, ...]  # sorted by student, then stage
     not_graded: tuple[NotGraded, ...]  # sorted by path
+    kind: str = "folders"  # where it was read from: folders | canvas | gradescope (grader.batch.exports)
+    identities: Mapping[str, StudentIdentity] = field(default_factory=dict)  # by student, from an export
+
+    @property
+    def late(self) -> frozenset[tuple[str, str]]:
+        """(student, stage) of every submission its LMS marked late."""
+        return frozenset((s.student, s.stage) for s in self.submissions if s.late)
 
 
 def student_sort_key(name: str) -> tuple[str, str]:
