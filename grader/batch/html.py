@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from jinja2 import Environment, FileSystemLoader
 
 from grader.batch.charts import speedup_histogram, speedup_text
+from grader.batch.similarity import ClassSimilarity
 from grader.batch.summary import ClassSummary
 from grader.feedback import TEMPLATES
 from lab.sinks import html_finalize
@@ -45,10 +46,12 @@ def environment() -> Environment:
     return env
 
 
-def render_summary_html(summary: ClassSummary) -> str:
+def render_summary_html(summary: ClassSummary, similarity: ClassSimilarity | None = None) -> str:
+    """`similarity`: the similarity check's result, shown by counts only (no names) with a link
+    to similarity.html; None leaves the section out."""
     charts = {
         st.stage: speedup_histogram(st.speedups, st.reference_speedup, st.required_speedup,
                                     title=f"{st.stage}: speedups of {len(st.speedups)} submissions")
         for st in summary.stages
     }
-    return environment().get_template(TEMPLATE).render(s=summary, charts=charts)
+    return environment().get_template(TEMPLATE).render(s=summary, charts=charts, similarity=similarity)

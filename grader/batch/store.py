@@ -27,7 +27,8 @@ FEEDBACK_MD = "feedback.md"
 FEEDBACK_HTML = "feedback.html"
 GRADESCOPE = "results.json"
 SIBLINGS = (FEEDBACK_MD, FEEDBACK_HTML, GRADESCOPE)  # written before RESULT, in this order
-CLASS_FILES = ("gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json")
+CLASS_FILES = ("gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json", "similarity.html",
+               "similarity.csv")
 LOCK = ".lab-batch.lock"
 
 # grader.feedback.write_atomic's temporary files: ".<name>.<random>" beside <name>.
