@@ -28,7 +28,7 @@ from grader.batch.devices import Pool, PoolError, build_pool
 from grader.batch.html import duration_text
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Layout, LayoutError, scan
-from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY, write_class_outputs
+from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from grader.batch.store import ResultStore, StoreBusy
@@ -137,7 +137,8 @@ def _print_summary(summary: ClassSummary, out: Path) -> None:
     if split:
         console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
             f"{label} {100 * share:.1f}%" for label, _, share in split))
-    console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, <student>/<stage>/")
+    console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, {SIMILARITY_HTML}, "
+                  "<student>/<stage>/")
 
 
 def _discover(layout: Layout) -> Discovery:
