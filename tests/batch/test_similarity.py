@@ -23,6 +23,7 @@ from grader.batch.summary import BatchStats
 from tests.batch import similar_class
 from tests.batch.similar_class import STAGE
 from tests.conftest import catalog
+from tests.hostile import formula_cells, parse_html, raw_characters
 
 
 def texts(source: str) -> list[str]:
@@ -162,22 +163,30 @@ def test_the_side_by_side_shows_each_file_whole_with_the_common_code_marked(tmp_
 
 # --- outputs ---------------------------------------------------------------------------------------
 
-HOSTILE = "<img src=x onerror=alert(1)>\u202e"
+# Folder names may hold anything but "/" and NUL; a kernel's comments anything at all.
+HOSTILE_NAME = " =1+1 \x1b[2J\x1b]0;pwned\x07 \u202egnp.exe <img src=x onerror=alert(1)> {{ 7*7 }} {% raw %}"
+FORMULA_NAME = "=HYPERLINK(1)"
+HOSTILE_COMMENT = "/* </pre></td><script>alert(1)</script> \x1b[31m \u202e {{ 7*7 }} =cmd|' /C calc'!A0 */\n"
 
 
 def test_student_text_is_escaped_in_the_html_and_the_csv(tmp_path):
-    nasty = similar_class.UNROLLED.replace("__kernel", "/* </pre><script>alert(1)</script> \x1b[31m */ __kernel")
-    room = similar_class.build(tmp_path / "subs", {HOSTILE: (".cl", nasty), "=HYPERLINK(1)": (".cl", nasty)})
+    nasty = HOSTILE_COMMENT + similar_class.UNROLLED.replace("total", "total /* <b onclick=x()> */")
+    room = similar_class.build(tmp_path / "subs", {HOSTILE_NAME: (".cl", nasty), FORMULA_NAME: (".cl", nasty)})
     layout = scan(room.root, catalog().ids())
     result = compare_class(catalog(), layout.submissions)
+    assert {HOSTILE_NAME, FORMULA_NAME} in [{p.a.source.student, p.b.source.student} for p in result.stages[0].pairs]
     page = render_similarity_html(result)
-    assert "<script" not in page and "<img" not in page and "\x1b" not in page and "\u202e" not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;\\u202e" in page and "&lt;/pre&gt;&lt;script&gt;" in page
+    parsed = parse_html(page)
+    assert not {"script", "img", "b"} & set(parsed.tags) and not [k for k, _ in parsed.attributes if k.startswith("on")]
+    assert not raw_characters(page.replace("\n", " ").replace("\t", " "))
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "&lt;/pre&gt;&lt;/td&gt;&lt;script&gt;" in page
+    assert "{{ 7*7 }}" in page  # shown, never run as a template
     assert "<mark>" in page
-    rows = list(csv.DictReader(io.StringIO(render_similarity_csv(result))))
-    cells = {row["student_a"] for row in rows} | {row["student_b"] for row in rows}
-    assert "'=HYPERLINK(1)" in cells and "=HYPERLINK(1)" not in cells
-    assert all("\u202e" not in cell for cell in cells)
+    text = render_similarity_csv(result)
+    rows = list(csv.reader(io.StringIO(text)))
+    assert not formula_cells(rows) and not raw_characters(text.replace("\n", " "))
+    cells = {cell for row in rows for cell in row}
+    assert "'" + FORMULA_NAME in cells and f"'{FORMULA_NAME}/{STAGE}.cl" in cells
 
 
 def test_the_batch_writes_the_files_and_the_summary_names_no_one(tmp_path):
