@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.report import FAILED, PASSED, SKIPPED, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Report
 from grader.results import FailureKind
 from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
 
@@ -44,6 +44,8 @@ GENERIC_HINTS = {
                                    "barrier-separated phases, not the barrier inside the `if`.",
     FailureKind.SANITIZER: "compute-sanitizer names the line of its first finding: start there.",
     FailureKind.TOO_SLOW: "Compare your memory access pattern with the stage's idea in its README.",
+    FailureKind.UNCHANGED_HANDOUT: "Start from this file, but make the change the stage's README describes: "
+                                   "`lab show <stage>` prints it.",
 }
 # A stage's own hints ([feedback] in assignment.toml) are keyed by these names.
 SPEC_HINT_KEY = {FailureKind.COMPILE_ERROR: "compile", FailureKind.REFUSED_SOURCE: "compile"}
@@ -64,8 +66,37 @@ def hint(report: Report) -> str | None:
         if check.status != FAILED or check.failure is None:
             continue
         key = SPEC_HINT_KEY.get(check.failure, check.failure.value)
-        return report.hints.get(key) or GENERIC_HINTS.get(check.failure, GENERIC_HINTS[FailureKind.WRONG])
+        found = report.hints.get(key) or GENERIC_HINTS.get(check.failure, GENERIC_HINTS[FailureKind.WRONG])
+        return in_submission_language(found.replace("<stage>", report.assignment), report.backend)
     return None
+
+
+def score_text(report: Report) -> str:
+    """The score as a person is told it: pending points are still to come, an ungraded
+    submission has no score."""
+    if report.status == ERROR or report.score is None:
+        return "no score: the submission could not be graded (the reason is above)"
+    pending = sum(c.max_points for c in report.checks if c.status == PENDING)
+    if pending:
+        names = ", ".join(c.name for c in report.checks if c.status == PENDING)
+        return (f"score {report.score} / {report.max_score} so far: {names} ({pending} points) "
+                f"still to be graded on a GPU")
+    return f"score {report.score} / {report.max_score}"
+
+
+def points_text(check: Check) -> str:
+    return "to be graded" if check.status == PENDING else f"{check.points} / {check.max_points}"
+
+
+def in_submission_language(text: str, backend: str) -> str:
+    """A hint written in CUDA's words, in those of the submission's language (lab.dialect)."""
+    from lab.backends import registry
+    from lab.dialect import in_dialect
+
+    try:
+        return in_dialect(text, registry.by_name(backend).syntax)
+    except ValueError:  # a backend this grader does not know: the hint as written
+        return text
 
 
 def bars(report: Report) -> list[Bar]:
@@ -112,6 +143,7 @@ def _environment(markdown: bool) -> Environment:
 
 def context(report: Report) -> dict[str, Any]:
     return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
+            "score": score_text(report), "points": points_text,
             "PASSED": PASSED, "FAILED": FAILED, "SKIPPED": SKIPPED}
 
 

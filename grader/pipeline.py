@@ -210,7 +210,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     seed = secrets.randbits(31) if seed is None else seed
     started = time.monotonic()
     grading = Grading(timed=timing)
-    grading.source = check_submission_source(spec, source, target.backend, filename)
+    grading.source = check_submission_source(spec, source, target.backend, filename, catalog)
     if grading.source.ok:
         request = Request(
             course_root=str(catalog.root), stage=spec.id, source=source, filename=filename,

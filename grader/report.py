@@ -3,24 +3,53 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from grader.results import FailureKind
 from grader.sandbox import SandboxInfo
 
-PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
+
+class Status(StrEnum):
+    """Of a check, and of a whole report. One score model everywhere: a stage is worth its full
+    maximum on every device; what cannot be graded here is PENDING, never passed and never zero."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # a check not run because an earlier one failed (its points are lost)
+    ERROR = "error"  # could not be graded: no grade, only the reason
+    PENDING = "pending"  # not graded here (speed on a CPU device, or --no-timing): still to be graded
+
+    @property
+    def words(self) -> str:
+        """How a person is told it, as a whole report's status."""
+        return _WORDS[self]
+
+
+_WORDS = {
+    Status.PASSED: "passed",
+    Status.FAILED: "failed",
+    Status.SKIPPED: "skipped",
+    Status.ERROR: "could not be graded",
+    Status.PENDING: "correct, speed not graded here",
+}
+
+PASSED, FAILED, SKIPPED, ERROR, PENDING = (Status.PASSED, Status.FAILED, Status.SKIPPED, Status.ERROR,
+                                           Status.PENDING)
 
 
 @dataclass
 class Check:
     name: str  # "compiles" | "correct" | "fast"
-    status: str  # passed | failed | skipped | error
+    status: Status
     message: str
     points: int = 0
-    max_points: int = 0
-    counted: bool = True  # False: shown, not graded here (speed on a CPU device)
+    max_points: int = 0  # the check's full points, on every device (a PENDING check has 0 of them yet)
     details: dict[str, Any] = field(default_factory=dict)
     failure: FailureKind | None = None  # why it failed (or could not run): from the step that saw it
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
 
 
 @dataclass
@@ -51,9 +80,9 @@ class Report:
     backend: str
     device: dict[str, Any]
     file: str
-    status: str
-    score: int
-    max_score: int
+    status: Status
+    score: int | None  # None when the submission could not be graded (status ERROR)
+    max_score: int  # the stage's full maximum, wherever it was graded
     checks: list[Check]
     performance: Performance | None
     resources: dict[str, Any] | None = None
@@ -75,6 +104,14 @@ class Report:
     # or why not; None where no worker ran (a refused file).
     sandbox: SandboxInfo | None = None
 
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+
+    @property
+    def nothing_failed(self) -> bool:
+        """Passed, or passed all that could be graded here (PENDING)."""
+        return self.status in (PASSED, PENDING)
+
     @property
     def failure(self) -> Check | None:
         """The first check that failed or could not run (its `failure` says why)."""
@@ -85,9 +122,10 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["status"] = str(self.status)
         data["checks"] = [
-            {"name": c.name, "status": c.status, "message": c.message, "points": c.points,
-             "max_points": c.max_points, "counted": c.counted, "details": c.details,
+            {"name": c.name, "status": str(c.status), "message": c.message, "points": c.points,
+             "max_points": c.max_points, "details": c.details,
              "failure": c.failure.value if c.failure else None}
             for c in self.checks
         ]

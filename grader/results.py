@@ -30,6 +30,7 @@ class FailureKind(StrEnum):
     LAUNCH_FAILED = "launch_failed"  # the device stopped the kernel
     MEMORY = "memory"  # ran out of the worker's memory
     BENCHMARK_WRONG = "benchmark_wrong"  # right at the test sizes, wrong at the benchmark size
+    UNCHANGED_HANDOUT = "unchanged_handout"  # the skeleton or another stage's reference, as handed out
     TOO_SLOW = "too_slow"
     NO_DEVICE = "no_device"  # nothing here can run it
     GRADER_ERROR = "grader_error"  # the grader itself failed
@@ -163,6 +164,12 @@ class SourceResult:
 
     refused: str | None = None
     divergent_barriers: tuple[str, ...] = ()
+    # Reads of shared memory that other threads store, with no barrier between
+    # (lab.missing_barriers): they explain wrong results or a race, and warn where it passed.
+    unsynced_reads: tuple[str, ...] = ()
+    # Why it was refused: REFUSED_SOURCE (not a kernel file the stage accepts) or
+    # UNCHANGED_HANDOUT (the skeleton, or another stage's reference, as handed out).
+    failure: FailureKind = FailureKind.REFUSED_SOURCE
 
     @property
     def ok(self) -> bool:

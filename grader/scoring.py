@@ -4,7 +4,7 @@ the Report is built once, never patched afterwards."""
 
 from __future__ import annotations
 
-from grader.report import ERROR, FAILED, PASSED, SKIPPED, Check, Performance, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report, Status
 from grader.results import CaseResult, FailureKind, Grading, TimingResult
 from lab.occupancy import device_limits, occupancy
 from lab.spec import Spec
@@ -66,7 +66,7 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
 def _compiles(spec: Spec, g: Grading) -> Check:
     full = spec.points.get("compiles", 0)
     if not g.source.ok:
-        return Check("compiles", FAILED, g.source.refused or "", 0, full, failure=FailureKind.REFUSED_SOURCE)
+        return Check("compiles", FAILED, g.source.refused or "", 0, full, failure=g.source.failure)
     if g.compiled is None:
         if g.abort is not None:
             return Check("compiles", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
@@ -94,14 +94,21 @@ def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
 def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
     full = spec.points.get("correct", 0)
     if not compiled:
-        return Check("correct", SKIPPED, "not run: the kernel does not compile", 0, full)
+        why = "the file was not compiled" if not g.source.ok else "the kernel does not compile"
+        return Check("correct", SKIPPED, f"not run: {why}", 0, full)
     if g.source.divergent_barriers:
         return Check("correct", FAILED, g.source.divergent_barriers[0], 0, full,
                      failure=FailureKind.DIVERGENT_BARRIER)
     first = explaining_case(g.cases)
     if first is not None:
+        kind = first.failure or FailureKind.WRONG
+        if kind in (FailureKind.WRONG, FailureKind.RACE) and g.source.unsynced_reads:
+            # A missing barrier explains wrong values on every device: PoCL runs a work-group's
+            # items one after another (always wrong), a GPU at once (wrong in some runs).
+            return Check("correct", FAILED, f"{g.source.unsynced_reads[0]} (seen in {first.label}: {first.message})",
+                         0, full, failure=FailureKind.RACE, details={"case": first.label, **first.details})
         return Check("correct", FAILED, f"{first.label}: {first.message}", 0, full,
-                     failure=first.failure or FailureKind.WRONG, details={"case": first.label, **first.details})
+                     failure=kind, details={"case": first.label, **first.details})
     if g.abort is not None:
         return Check("correct", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
     if g.sanitizer is not None and g.sanitizer.first is not None:
@@ -116,14 +123,15 @@ def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
 
 def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str) -> Check:
     full = spec.points["fast"]
-    if kind != "gpu":
-        return Check("fast", SKIPPED, "speed is graded on a GPU only: not graded on this CPU device",
-                     0, full, counted=False)
-    if not g.timed:
-        return Check("fast", SKIPPED, "not timed (--no-timing): speed is neither graded nor counted",
-                     0, full, counted=False)
+    if correct.status == SKIPPED:
+        return Check("fast", SKIPPED, "not timed: its correctness could not be checked", 0, full)
     if correct.status != PASSED:
         return Check("fast", SKIPPED, "not timed: the kernel is not correct", 0, full)
+    if kind != "gpu":
+        return Check("fast", PENDING, f"not graded here: speed is graded on a GPU, beside {spec.baseline} "
+                     f"and the reference (this is a CPU device)", 0, full)
+    if not g.timed:
+        return Check("fast", PENDING, "not graded: not timed (--no-timing); speed is still to be graded", 0, full)
     if perf is None or perf.speedup is None or perf.required_speedup is None:
         message = g.errors[0].message if g.errors else (g.abort.message if g.abort else "not timed")
         return Check("fast", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)
@@ -158,6 +166,9 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in g.timing.stats.values()) / 1e3, 3)
     if perf and perf.note:
         notes.append(perf.note)
+    if correct.status == PASSED and g.source.unsynced_reads:
+        notes.append(f"warning: {g.source.unsynced_reads[0]}. It gave the right results in this run, by "
+                     f"luck of timing: on another device or run it may not")
     if kind == "cpu" and g.timed and g.timing is None and compiles.status == PASSED and "fast" in spec.points:
         notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
                      f"the reference's. Timings on a CPU device say nothing about a GPU, so none are taken "
@@ -188,15 +199,9 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         elif g.sanitizer.first is None:
             notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
 
-    counted = [c for c in checks if c.counted]
-    score = sum(c.points for c in counted)
-    max_score = sum(c.max_points for c in counted)
-    if any(c.status == FAILED for c in checks):
-        status = FAILED
-    elif any(c.status == ERROR for c in checks) or g.errors:
-        status = ERROR
-    else:
-        status = PASSED
+    status = report_status(checks, grader_failed=bool(g.errors))
+    score = None if status == ERROR else sum(c.points for c in checks)
+    max_score = sum(c.max_points for c in checks)
     for error in g.errors:
         if error.message not in (c.message for c in checks):
             notes.append(f"grader: {error.message}")
@@ -228,6 +233,18 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         phases=phases,
         sandbox=g.sandbox,
     )
+
+
+def report_status(checks: list[Check], grader_failed: bool = False) -> Status:
+    """Failed if any check failed; otherwise could not be graded (ERROR) if any check or the
+    grader itself could not run; otherwise PENDING while a check is still to be graded elsewhere."""
+    if any(c.status == FAILED for c in checks):
+        return FAILED
+    if any(c.status == ERROR for c in checks) or grader_failed:
+        return ERROR
+    if any(c.status == PENDING for c in checks):
+        return PENDING
+    return PASSED
 
 
 def _sanitizer_dict(g: Grading) -> dict | None:

@@ -7,16 +7,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.feedback import bars, hint, rate_text
-from grader.report import Report
+from grader.feedback import bars, hint, points_text, rate_text, score_text
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Report
 from lab.sinks import for_terminal, for_text
 
-STYLE = {"passed": "bold green", "failed": "bold red", "error": "bold yellow", "skipped": "dim"}
-MARK = {"passed": "✔", "failed": "✘", "error": "!", "skipped": "–"}
+STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan"}
+MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…"}
 
 
 def render(report: Report, console: Console) -> None:
-    status = Text(f" {report.status.upper()} ", style=f"reverse {STYLE.get(report.status, '')}")
+    status = Text(f" {report.status.words.upper()} ", style=f"reverse {STYLE.get(report.status, '')}")
     console.print(Text.assemble(status, for_text(f"  {report.assignment}: {report.title}")))
     console.print(Text(for_text(f"{report.backend} on {report.device.get('name')} "
                                 f"({report.device.get('kind')}) · {report.file}"), style="dim"))
@@ -26,11 +26,11 @@ def render(report: Report, console: Console) -> None:
     checks.add_column("points", justify="right")
     checks.add_column("details", overflow="fold")
     for c in report.checks:
-        points = f"{c.points}/{c.max_points}" if c.counted else "not graded"
+        points = points_text(c)
         checks.add_row(Text(f"{MARK.get(c.status, '?')} {c.name}", style=STYLE.get(c.status, "")),
                        points, Text(for_text(c.message)))
     console.print(checks)
-    console.print(f"[bold]score {report.score} / {report.max_score}[/bold]")
+    console.print(f"[bold]{score_text(report)}[/bold]")
     where = hint(report)
     if where:
         console.print(f"[yellow]Where to look:[/yellow] {for_terminal(where)}")

@@ -28,7 +28,7 @@ def error_report(spec: Spec, file: str, backend: str, message: str, kind: Failur
                                 spec.points[name]))
     return Report(
         assignment=spec.id, title=spec.title, concept=spec.concept, backend=backend,
-        device={"name": "(no device)", "kind": "none"}, file=file, status=ERROR, score=0,
+        device={"name": "(no device)", "kind": "none"}, file=file, status=ERROR, score=None,
         max_score=spec.max_score, checks=checks, performance=None,
         notes=[note] if note else [], grader_version=GRADER_VERSION,
     )

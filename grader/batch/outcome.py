@@ -15,7 +15,7 @@ class Outcome:
     student: str
     stage: str
     file: str  # inside SUBMISSIONS, e.g. "alice/transpose_naive.cl"
-    status: str  # passed | failed | error
+    status: str  # grader.report.Status: passed | failed | error | pending
     score: int | None  # None: no grade exists (no device for it here, or the batch failed on it)
     max_score: int
     failure: Failure | None
@@ -33,9 +33,23 @@ class Outcome:
     def graded(self) -> bool:
         return self.score is not None
 
+    @property
+    def pending(self) -> bool:
+        """Correct as far as it was graded; a check (speed, on a CPU device) is still to be graded
+        on a GPU. `score` holds the points so far, `max_score` the stage's full maximum."""
+        return self.graded and self.status == "pending"
+
 
 def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _score(data: dict[str, Any]) -> int | None:
+    """None where the report has no score (it could not be graded)."""
+    value = data.get("score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or data.get("status") == "error":
+        return None
+    return int(value)
 
 
 def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now: bool) -> Outcome:
@@ -49,7 +63,7 @@ def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now
         stage=submission.stage,
         file=submission.relative,
         status=str(data.get("status", "error")),
-        score=int(data.get("score", 0)) if graded else None,
+        score=_score(data) if graded else None,
         max_score=int(data.get("max_score", 0)),
         failure=classify(checks, str(data.get("file", ""))),
         speedup=_float(perf.get("speedup")),

@@ -15,7 +15,7 @@ from grader import GRADER_VERSION
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
-from grader.report import PASSED
+from grader.report import PASSED, PENDING
 from lab.sinks import for_regex
 from lab.spec import Spec
 
@@ -50,9 +50,10 @@ class StageSummary:
     max_score: int
     submitted: int
     passed: int
+    pending: int  # correct as far as graded here; speed still to be graded on a GPU
     failed: int
     not_graded: int  # no grade: no device for it here, or the batch failed on it
-    mean_fraction: float | None  # mean of score / max_score: maxima differ where speed is not graded
+    mean_fraction: float | None  # mean of score / max_score over the final grades (pending ones apart)
     speedups: tuple[float, ...]
     reference_speedup: float | None  # median over the class's results
     required_speedup: float | None
@@ -131,7 +132,7 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor) -> StageSummar
     groups: Counter[tuple[str, str, str]] = Counter()
     examples: dict[tuple[str, str, str], str] = {}
     for o in outcomes:
-        if o.status == PASSED or o.failure is None:
+        if o.status in (PASSED, PENDING) or o.failure is None:
             continue
         key = (o.failure.check, o.failure.kind, redact(o.failure.label))
         groups[key] += 1
@@ -145,9 +146,10 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor) -> StageSummar
         max_score=spec.max_score,
         submitted=len(outcomes),
         passed=sum(o.status == PASSED for o in outcomes),
-        failed=sum(o.graded and o.status != PASSED for o in outcomes),
+        pending=sum(o.pending for o in outcomes),
+        failed=sum(o.graded and o.status not in (PASSED, PENDING) for o in outcomes),
         not_graded=len(outcomes) - len(graded),
-        mean_fraction=_mean_fraction(graded),
+        mean_fraction=_mean_fraction([o for o in graded if not o.pending]),
         speedups=tuple(sorted(o.speedup for o in graded if o.speedup is not None)),
         reference_speedup=_median([o.reference_speedup for o in graded if o.reference_speedup is not None]),
         required_speedup=_median([o.required_speedup for o in graded if o.required_speedup is not None]),

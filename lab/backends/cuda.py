@@ -290,6 +290,7 @@ def probe() -> tuple[list[Target], str | None]:
 KIND = BackendKind(
     name="cuda", suffix=".cu", language="CUDA",
     syntax=KernelSyntax(entry='extern "C" __global__', thread_index="threadIdx.x", block_index="blockIdx.x",
-                        barrier="__syncthreads()", shared="__shared__", threads="threads", block="block"),
+                        barrier="__syncthreads()", shared="__shared__", threads="threads", block="block",
+                        label="CUDA"),
     probe=probe, open=CudaBackend,
 )

@@ -307,6 +307,12 @@ KIND = BackendKind(
     name="opencl", suffix=".cl", language="OpenCL C",
     syntax=KernelSyntax(entry="__kernel", thread_index="get_local_id(0)", block_index="get_group_id(0)",
                         barrier="barrier(CLK_LOCAL_MEM_FENCE)", shared="__local", threads="work-items",
-                        block="work-group"),
+                        block="work-group", label="OpenCL", terms=(
+                            *((f"threadIdx.{axis}", f"get_local_id({n})") for n, axis in enumerate("xyz")),
+                            *((f"blockIdx.{axis}", f"get_group_id({n})") for n, axis in enumerate("xyz")),
+                            *((f"blockDim.{axis}", f"get_local_size({n})") for n, axis in enumerate("xyz")),
+                            *((f"gridDim.{axis}", f"get_num_groups({n})") for n, axis in enumerate("xyz")),
+                            ("__syncthreads()", "barrier(CLK_LOCAL_MEM_FENCE)"), ("__shared__", "__local"),
+                            ("shared memory", "local memory"), ("shared tile", "local tile"))),
     probe=probe, open=OpenCLBackend,
 )

@@ -55,6 +55,9 @@ class KernelSyntax:
     shared: str  # the qualifier of memory shared by a block
     threads: str  # what a thread and a block are called
     block: str
+    label: str = ""  # how the course's hints name the language: "CUDA", "OpenCL" (see lab.dialect)
+    # The course writes its hints in CUDA's words; each pair is (CUDA's spelling, this language's).
+    terms: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from lab.sinks import for_terminal
 
 # Exit codes: 0 every check passed; 1 graded and something failed; 2 a usage error (unknown
 # stage, missing file, bad option, no device); 3 the grader could not finish; 4 graded, but a
-# file asked for (--json, --report) could not be written (the result is on the terminal); 130
+# file asked for (--json, --report) could not be written (the result is on the terminal); 5
+# correct as far as graded here, speed still to be graded (a CPU device, or --no-timing); 130
 # interrupted.
-EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN = 0, 1, 2, 3, 4
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_PENDING = 0, 1, 2, 3, 4, 5
 
 app = typer.Typer(
     name="lab",

@@ -40,7 +40,7 @@ from lab.sinks import for_terminal
 
 BACKENDS = ("auto", "cuda", "opencl")
 EXIT_INTERRUPTED = 130
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow"}
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan"}
 
 
 def _check_folders(submissions: Path, out: Path) -> None:
@@ -120,13 +120,14 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
 def _print_summary(summary: ClassSummary, out: Path) -> None:
     table = Table(header_style="bold", box=None, title="class summary", title_justify="left")
     table.add_column("stage", no_wrap=True)
-    for column in ("submitted", "passed", "failed", "no grade", "mean", "speedup"):
+    for column in ("submitted", "passed", "pending", "failed", "no grade", "mean", "speedup"):
         table.add_column(column, justify="right", no_wrap=True)
     for st in summary.stages:
         rate = f"{st.passed} ({100 * st.pass_rate:.0f}%)" if st.pass_rate is not None else "-"
         mean = f"{100 * st.mean_fraction:.0f}%" if st.mean_fraction is not None else "-"
         median = f"{statistics.median(st.speedups):.2f}x" if st.speedups else "-"
-        table.add_row(st.stage, str(st.submitted), rate, str(st.failed), str(st.not_graded), mean, median)
+        table.add_row(st.stage, str(st.submitted), rate, str(st.pending), str(st.failed), str(st.not_graded),
+                      mean, median)
     console.print(table)
     stats = summary.stats
     pace = f" ({stats.per_minute:.1f} per minute)" if stats.per_minute else ""

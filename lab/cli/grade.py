@@ -9,7 +9,7 @@ import typer
 
 from grader.feedback import render_json
 from grader.pipeline import Limits, grade_file
-from grader.report import ERROR, PASSED
+from grader.report import Status
 from grader.sandbox import SandboxUnavailable
 from grader.terminal import render
 from grader.worker_process import prestart_worker, take_worker
@@ -20,6 +20,7 @@ from lab.cli.app import (
     EXIT_GRADER_ERROR,
     EXIT_NOT_WRITTEN,
     EXIT_PASSED,
+    EXIT_PENDING,
     app,
     console,
     errors,
@@ -28,6 +29,9 @@ from lab.cli.app import (
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.written import check_outputs, write_outputs
 from lab.source_checks import SubmissionError
+
+EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
+             Status.PENDING: EXIT_PENDING, Status.SKIPPED: EXIT_GRADER_ERROR}
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:
@@ -107,6 +111,4 @@ def grade(
         sys.stdout.flush()
     if not write_outputs(result, report, json_file, notes=errors if json_to_stdout else console):
         raise typer.Exit(EXIT_NOT_WRITTEN)
-    if result.status == PASSED:
-        raise typer.Exit(EXIT_PASSED)
-    raise typer.Exit(EXIT_GRADER_ERROR if result.status == ERROR else EXIT_FAILED)
+    raise typer.Exit(EXIT_CODE[result.status])

@@ -276,7 +276,7 @@ def test_editor_variants_of_the_reference_pass(tmp_path: Path, variant: str, tar
     path.write_bytes(data)
     report = grade_file(catalog(), catalog().get(DEFAULT_STAGE), path, target, timing=False,
                         limits=PASSING_LIMITS)
-    assert report.status == PASSED, [(c.name, c.message) for c in report.checks]
+    assert report.nothing_failed, [(c.name, c.message) for c in report.checks]
 
 
 # -- the grader goes on after a fault, and timing cannot be gamed ----------------------------
@@ -301,7 +301,7 @@ def test_next_grading_after_a_crash_works(target: Target) -> None:
     assert crashed.check("correct").status == "failed", crashed.check("correct").message
     reference = catalog().reference_file(crash.stage, SUFFIX[target.backend])
     after = grade_file(catalog(), spec, reference, target, timing=False, limits=PASSING_LIMITS)
-    assert after.status == PASSED, [(c.name, c.message) for c in after.checks]
+    assert after.nothing_failed, [(c.name, c.message) for c in after.checks]
 
 
 def timing_params() -> list:

@@ -34,7 +34,7 @@ from grader.batch.plan import make_plan
 from grader.batch.runner import Finished, Runner
 from grader.batch.store import FEEDBACK_HTML, RESULT, ResultStore, StoreBusy, is_temp_file
 from grader.batch.summary import BatchStats, Redactor, summarize
-from grader.report import ERROR, FAILED, PASSED, SKIPPED, Check, Performance, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
 from grader.results import FailureKind
 from lab.backends.discovery import Discovery, Target
 from lab.catalog import Catalog
@@ -56,10 +56,10 @@ def report(status: str = PASSED, score: int = 70, speedup: float | None = 2.0, f
                            samples=5, graded=False)
     checks = checks or [Check("compiles", PASSED, "compiles", 10, 10),
                         Check("correct", PASSED, "correct on 5 shapes", 60, 60),
-                        Check("fast", SKIPPED, "speed is graded on a GPU only", 0, 30, counted=False)]
+                        Check("fast", PENDING, "speed is graded on a GPU only", 0, 30)]
     return Report(assignment=STAGE, title="t", concept="c", backend="opencl",
                   device={"name": "Test CPU", "kind": "cpu"}, file=file, status=status, score=score,
-                  max_score=70, checks=checks, performance=perf, grader_version="1", duration_s=1.6)
+                  max_score=100, checks=checks, performance=perf, grader_version="1", duration_s=1.6)
 
 
 def write_class(root: Path) -> None:
@@ -198,7 +198,9 @@ def test_gradescope_results_have_the_autograder_format():
     assert "leaderboard" not in data
     passed = gradescope_results(report())
     assert passed["leaderboard"] == [{"name": "speedup", "value": 2.0, "order": "desc"}]
-    assert "status" not in passed["tests"][2] and passed["tests"][2]["max_score"] == 0  # not graded here
+    pending = passed["tests"][2]  # speed, not graded on a CPU device: never shown as passed
+    assert pending["status"] == "failed" and (pending["score"], pending["max_score"]) == (0, 30)
+    assert passed["score"] == 70 and "still to be graded" in pending["name"]
     json.dumps(passed)
 
 
@@ -231,10 +233,13 @@ def test_failures_group_by_check_and_kind_without_paths(check, message, kind, la
 def test_gradebook_leaves_cells_empty_where_there_is_no_grade(tmp_path):
     ann = _submission(tmp_path, "ann")
     bob = _submission(tmp_path, "bob")
-    outcomes = [outcome_from_result(ann, {**report().to_json(), "batch": {"graded": True}}, True),
-                outcome_from_result(bob, {**report(ERROR, 0).to_json(), "batch": {"graded": False}}, True)]
+    passed = report(PASSED, 100, checks=[Check("compiles", PASSED, "compiles", 10, 10),
+                                         Check("correct", PASSED, "correct", 60, 60),
+                                         Check("fast", PASSED, "fast", 30, 30)])
+    outcomes = [outcome_from_result(ann, {**passed.to_json(), "batch": {"graded": True}}, True),
+                outcome_from_result(bob, {**report(ERROR, None).to_json(), "batch": {"graded": False}}, True)]
     rows = list(csv.reader(io.StringIO(render_gradebook(["ann", "bob", "cid"], [STAGE], outcomes))))
-    assert rows == [["student", STAGE, "total"], ["ann", "70", "70"], ["bob", "", ""], ["cid", "", ""]]
+    assert rows == [["student", STAGE, "total"], ["ann", "100", "100"], ["bob", "", ""], ["cid", "", ""]]
 
 
 def test_the_summary_names_no_student():

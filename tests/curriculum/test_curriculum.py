@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import grade_file
-from grader.report import PASSED, SKIPPED
+from grader.pipeline import grade, grade_file
+from grader.report import PASSED, PENDING, SKIPPED
+from grader.results import FailureKind
 from tests.conftest import SUFFIX, catalog, target_id, targets
 
 EXPECT = re.compile(r"^\s*//\s*expect:\s*(?P<check>\w+)\s*(?P<words>.*?)\s*$")
@@ -47,8 +48,11 @@ def test_reference_passes(stage: str, target) -> None:
     # Timed on a CPU device too: the benchmark path (trusted kernels, inputs made on the device,
     # the benchmark-size check against the reference) runs in CI as it does on a GPU.
     report = grade_file(catalog(), spec, path, target, cpu_timing=True)
-    failed = [(c.name, c.message) for c in report.checks if c.status not in (PASSED, SKIPPED)]
-    assert report.status == PASSED, failed or report.notes
+    failed = [(c.name, c.message) for c in report.checks if c.status not in (PASSED, SKIPPED, PENDING)]
+    # One score model: the full maximum everywhere; on a CPU device speed is still to be graded.
+    expected = PENDING if ("fast" in spec.points and target.kind != "gpu") else PASSED
+    assert report.status == expected, failed or report.notes
+    assert report.max_score == spec.max_score
     assert report.performance is not None, "the reference was not timed"
     if target.kind == "gpu" and spec.graded_for_speed:
         assert report.check("fast").status == PASSED
@@ -56,7 +60,14 @@ def test_reference_passes(stage: str, target) -> None:
 
 @pytest.mark.parametrize(("stage", "path", "target"), wrong_params())
 def test_wrong_kernel_fails_for_its_reason(stage: str, path: Path, target) -> None:
+    """`// expect: <check> <words>`: that check fails with those words in its message; the check
+    `unchanged` means a kernel handed out unchanged (another stage's reference, the skeleton)."""
     check, words = expectation(path)
+    if check == "unchanged":
+        report = grade_file(catalog(), catalog().get(stage), path, target, timing=False)
+        assert report.status == "failed" and report.failure.failure == FailureKind.UNCHANGED_HANDOUT
+        assert words.lower() in report.failure.message.lower(), report.failure.message
+        return
     if check == "fast" and target.kind != "gpu":
         pytest.skip("speed is graded on a GPU only")
     spec = catalog().get(stage)
@@ -69,9 +80,17 @@ def test_wrong_kernel_fails_for_its_reason(stage: str, path: Path, target) -> No
         assert report.check("correct").status == PASSED, "a too-slow kernel must still be correct"
 
 
+# A line that changes the file for the grader's handout check and nothing for the compiler.
+EDIT = "\ntypedef int lab_test_edit;\n"
+
+
 @pytest.mark.parametrize(("stage", "target"), stage_target_params())
-def test_skeleton_compiles(stage: str, target) -> None:
+def test_skeleton_compiles_and_fails_for_being_untouched(stage: str, target) -> None:
     spec = catalog().get(stage)
     path = spec.skeleton(SUFFIX[target.backend])
-    report = grade_file(catalog(), spec, path, target, timing=False)
-    assert report.check("compiles").status == PASSED, report.check("compiles").message
+    untouched = grade_file(catalog(), spec, path, target, timing=False)
+    assert untouched.status == "failed" and untouched.score == 0
+    assert untouched.failure.failure == FailureKind.UNCHANGED_HANDOUT
+    assert f"the skeleton of {stage} as handed out" in untouched.failure.message
+    edited = grade(catalog(), spec, path.read_text(encoding="utf-8") + EDIT, path.name, target, timing=False)
+    assert edited.check("compiles").status == PASSED, edited.check("compiles").message

@@ -237,8 +237,8 @@ def _lab_grade(tmp_path: Path, env: dict[str, str], *args: str) -> tuple[subproc
 @needs_opencl
 def test_a_real_grading_passes_inside_the_sandbox(tmp_path):
     done, result = _lab_grade(tmp_path, {"LAB_SANDBOX": "require", "LAB_TEST_BACKENDS": "opencl"})
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert result["status"] == "passed"
+    assert done.returncode in (0, 5), done.stdout + done.stderr  # 5: correct, speed pending (a CPU)
+    assert result["status"] in ("passed", "pending")
     assert result["sandbox"]["sandboxed"] is True
     if os.geteuid() == 0:
         assert result["sandbox"]["user"] not in ("", "root")
@@ -295,8 +295,8 @@ def test_opencl_sends_its_trusted_cache_entries_before_it_compiles_the_student_c
 def test_without_bwrap_grading_goes_on_and_says_so_once(tmp_path):
     missing = str(tmp_path / "no-such-bwrap")
     done, result = _lab_grade(tmp_path, {"LAB_BWRAP": missing, "LAB_SANDBOX": "on"})
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert result["status"] == "passed"
+    assert done.returncode in (0, 5), done.stdout + done.stderr  # 5: correct, speed pending (a CPU)
+    assert result["status"] in ("passed", "pending")
     assert result["sandbox"]["sandboxed"] is False and "LAB_BWRAP" in result["sandbox"]["reason"]
     assert done.stderr.count(NOTE) == 1, done.stderr
 

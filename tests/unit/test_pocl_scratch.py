@@ -49,7 +49,7 @@ def test_what_pocl_compiles_is_kept_in_the_shared_cache(tmp_path, monkeypatch):
     example = ROOT / "examples" / "transpose_coalesced.cl"
     report = grade_file(catalog(), catalog().get("transpose_coalesced"), example, Target.to_choose("opencl"),
                         timing=False)
-    assert report.status == "passed"
+    assert report.status == "pending"  # correct; speed not graded (not timed)
     kept = _files(cache)
     assert any(name.endswith("program.bc") for name in kept), kept  # <XY>/<hash>/program.bc
     assert any(name.endswith("transpose.so") for name in kept), kept  # its first-launch build

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.feedback import render_html, render_json, render_markdown, write_report
+from grader.batch.gradescope import gradescope_results
+from grader.feedback import render_html, render_json, render_markdown, score_text, write_report
 from grader.results import (
     Abort,
     CaseResult,
@@ -78,17 +79,39 @@ def test_slow_kernel_fails_the_speed_check_only(spec):
     assert r.check("correct").status == "passed"
 
 
-def test_no_timing_on_a_gpu_grades_correctness_only(spec):
+def test_no_timing_on_a_gpu_leaves_speed_pending(spec):
     r = report(spec, [GPU, COMPILED, ok_case()], timed=False)
-    assert (r.status, r.score, r.max_score) == ("passed", 70, 70)
-    assert r.check("fast").status == "skipped" and "--no-timing" in r.check("fast").message
+    assert (r.status, r.score, r.max_score) == ("pending", 70, 100)
+    assert r.check("fast").status == "pending" and "--no-timing" in r.check("fast").message
 
 
-def test_cpu_device_shows_speed_but_does_not_grade_it(spec):  # with --cpu-timing
+def test_cpu_device_shows_speed_but_leaves_it_pending(spec):  # with --cpu-timing
     r = report(spec, [CPU, COMPILED, ok_case(), timing(1.0, 5.0, 0.5)])
-    assert r.status == "passed" and (r.score, r.max_score) == (70, 70)
-    assert r.check("fast").counted is False
+    assert r.status == "pending" and (r.score, r.max_score) == (70, 100)  # the stage's full maximum
+    assert r.check("fast").status == "pending" and (r.check("fast").points, r.check("fast").max_points) == (0, 30)
     assert "CPU" in r.performance.note
+    assert "still to be graded on a GPU" in score_text(r)
+    assert "SPEED NOT GRADED HERE" in render_markdown(r)
+    results = gradescope_results(r)
+    fast = results["tests"][-1]
+    assert results["score"] == 70 and fast["status"] == "failed" and (fast["score"], fast["max_score"]) == (0, 30)
+    assert "still to be graded" in fast["name"]
+
+
+def test_a_cpu_grading_of_a_wrong_kernel_is_failed_not_pending(spec):
+    r = report(spec, [CPU, COMPILED, failed_case(FailureKind.WRONG, "1 of 4 wrong")])
+    assert r.status == "failed" and r.check("fast").status == "skipped" and r.max_score == 100
+
+
+def test_an_ungraded_submission_has_no_score_anywhere(spec):
+    from grader.batch.errors import error_report
+
+    r = error_report(spec, "t.cu", "cuda", "no CUDA device here", FailureKind.NO_DEVICE)
+    assert r.status == "error" and r.score is None
+    assert score_text(r).startswith("no score")
+    results = gradescope_results(r)
+    assert "score" not in results and all("score" not in t for t in results["tests"])
+    assert r.to_json()["score"] is None
 
 
 def test_wrong_result_names_case_and_mismatch(spec):

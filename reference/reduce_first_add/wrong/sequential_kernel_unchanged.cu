@@ -1,4 +1,4 @@
-// expect: correct wrong
+// expect: unchanged the reference kernel of reduce_sequential
 // Bug: the kernel of reduce_sequential submitted unchanged, one element per thread. This
 // stage launches half as many blocks (n / (2*BLOCK_SIZE)), so block b sums only
 // in[b*BLOCK_SIZE .. b*BLOCK_SIZE + BLOCK_SIZE-1] and the second half of `in` is never

@@ -1,4 +1,4 @@
-// expect: fast too slow
+// expect: unchanged the reference kernel of reduce_interleaved
 // Not a wrong answer but the wrong idea for this stage: the interleaved kernel of
 // reduce_interleaved, submitted unchanged. Its `t % (2*stride) == 0` test keeps threads
 // spread across every warp, so warps diverge at every level and most lanes idle. The sums

@@ -1,4 +1,4 @@
-// expect: fast too slow
+// expect: unchanged the reference kernel of transpose_naive
 // Not a bug in the result: this is the stage-1 naive kernel, and it is correct. It is
 // here because it is too slow for this stage. Its loads are coalesced, but its stores
 // walk down a column of `out`: the 32 work-items of a warp write floats `height` apart,

@@ -1,4 +1,4 @@
-// expect: fast too slow
+// expect: unchanged the skeleton of transpose_padded as handed out
 // Correct, but this is the stage-2 kernel: tile[TILE_DIM][TILE_DIM] with no padding.
 // The store loop reads a column of the tile, tile[threadIdx.x][c]: float 32*threadIdx.x + c,
 // which is in bank c for all 32 threads of the warp. The 32 reads are served one after

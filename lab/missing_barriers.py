@@ -1,0 +1,150 @@
+"""Reads of shared memory that other threads wrote, with no barrier between: found in the source.
+
+A thread that stores into a `__shared__` (CUDA) or `__local` (OpenCL) array and then, before
+any barrier, reads an element of it that it did not store itself, reads what another thread
+may not have written yet. What happens depends on the device: PoCL runs a work-group's
+work-items one after another up to each barrier, so the read sees the old value every time
+(deterministically wrong results); a GPU runs them at once, so the result differs from run to
+run, or is right by luck. Only a look at the source says the same thing everywhere.
+
+The look follows the source in order, one function body at a time. It records, per shared
+array, the index expressions stored into since the last barrier (`tile[ty + j][tx] = ...`); a
+barrier (`__syncthreads()`, `barrier(...)`, `work_group_barrier(...)`) forgets them. A read of
+that array whose index expression, as written, is none of the stored ones is a finding. A
+compound store (`s[t] += s[t + 16]`) stores into its own index, and reads the others.
+
+Limits. Missed: a read that comes before the store in the source but after it in time (a
+loop's next iteration); shared memory reached through a pointer or another name. Flagged though
+safe: a thread reading an element it stored under an index written differently (`s[t + 0]`
+after `s[t]`; `s[0]` read under `if (x == 0)` after `s[t]` stores counts as its own); reads within one warp that rely on lockstep execution (which CUDA no longer
+promises without `__syncwarp`). For these reasons a finding never fails a kernel by itself: it
+explains a failure, and is a warning where the kernel passed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lab.source_checks import strip_comments
+
+_SHARED_ARRAY = re.compile(r"\b(?:__shared__|__local|local)\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\[")
+_SHARED_POINTER = re.compile(r"\b(?:__local|local)\b[^,;{}()]*?\*\s*([A-Za-z_]\w*)")
+_BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|work_group_barrier|barrier)\s*\(")
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_ASSIGN = re.compile(r"\s*(?:<<|>>|[-+*/%&|^])?=(?!=)")
+_COMPOUND = re.compile(r"\s*(?:<<|>>|[-+*/%&|^])=|\s*(?:\+\+|--)")
+
+
+@dataclass(frozen=True)
+class UnsyncedRead:
+    line: int  # of the read
+    array: str
+    read: str  # the element read, as written (whitespace collapsed)
+    stored_line: int  # of the store it may read before it happens
+    stored: str
+
+    def message(self, barrier: str) -> str:
+        return (f"line {self.line} reads {self.read}, which other threads store (line {self.stored_line}: "
+                f"{self.stored}), with no {barrier} between the store and the read: a thread can read "
+                f"the element before its owner has written it. Put {barrier} between them, where every "
+                f"thread of the block reaches it")
+
+
+def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
+    """The first unsynchronised read of each shared array, in source order."""
+    code = _LITERAL.sub(lambda m: " " * len(m.group()), strip_comments(source))
+    arrays = set(_SHARED_ARRAY.findall(code)) | set(_SHARED_POINTER.findall(code))
+    if not arrays:
+        return []
+    access = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(arrays)) + r")\s*\[")
+    found: dict[str, UnsyncedRead] = {}
+    stored: dict[str, dict[str, int]] = {}  # array -> index text -> line, since the last barrier
+    pending: list[tuple[int, str, str, int]] = []  # stores whose statement has not ended yet
+    events = sorted([(m.start(), "barrier", m) for m in _BARRIER.finditer(code)]
+                    + [(m.start(), "access", m) for m in access.finditer(code)]
+                    + [(i, "function", None) for i in _function_starts(code)], key=lambda e: e[0])
+    for at, kind, match in events:
+        # A store takes effect at the end of its statement: `s[t] += s[t + 16]` reads first.
+        for store in [p for p in pending if p[0] < at]:
+            pending.remove(store)
+            stored.setdefault(store[1], {}).setdefault(store[2], store[3])
+        if kind in ("barrier", "function"):
+            stored.clear()
+            pending.clear()
+            continue
+        if _is_declaration(code, at):
+            continue
+        name = match.group(1)
+        index, end = _indices(code, match.end() - 1)
+        if index is None:
+            continue
+        line = code.count("\n", 0, at) + 1
+        if _ASSIGN.match(code, end) or _COMPOUND.match(code, end):
+            statement_end = code.find(";", end)
+            pending.append((len(code) if statement_end < 0 else statement_end, name, index, line))
+            if not _COMPOUND.match(code, end):
+                continue  # a plain store reads nothing of the array
+        mine = stored.get(name, {})
+        if not mine or index in mine or name in found or _own_by_guard(code, at, index, mine):
+            continue
+        first_index, first_line = next(iter(mine.items()))
+        found[name] = UnsyncedRead(line, name, f"{name}{index}", first_line, f"{name}{first_index}")
+    return sorted(found.values(), key=lambda f: f.line)
+
+
+def _own_by_guard(code: str, at: int, index: str, mine: dict[str, int]) -> bool:
+    """`if (t == 0) out[...] = s[0];` after `s[t] = ...`: thread 0 reads the element it stored.
+    (Any name compared with the same constant counts: `i == 0`, with i the global index, is
+    taken to pick the thread whose t is 0.)"""
+    constant = re.fullmatch(r"\[(\d+)\]", index)
+    if constant is None:
+        return False
+    start = max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
+    for guard in re.finditer(r"\(\s*([A-Za-z_]\w*)\s*==\s*(\d+)[uU]?\s*\)", code[start:at]):
+        if guard.group(2) == constant.group(1) and any(re.fullmatch(r"\[[A-Za-z_]\w*\]", i) for i in mine):
+            return True
+    return False
+
+
+def _function_starts(code: str) -> list[int]:
+    """Where each top-level `{` opens a function body: stores before it belong to another."""
+    starts, depth = [], 0
+    for i, ch in enumerate(code):
+        if ch == "{":
+            if depth == 0:
+                starts.append(i)
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+    return starts
+
+
+def _is_declaration(code: str, at: int) -> bool:
+    """`__shared__ float tile[32][33];`: the array's declaration, not an access."""
+    line_start = code.rfind("\n", 0, at) + 1
+    before = code[max(line_start, code.rfind(";", 0, at) + 1, code.rfind("{", 0, at) + 1):at]
+    return bool(re.search(r"\b(?:__shared__|__local|local)\b", before))
+
+
+def _indices(code: str, i: int) -> tuple[str | None, int]:
+    """From the `[` at i: every bracket that follows, as written with whitespace removed
+    (`[ty+j][tx]`), and where they end."""
+    parts = []
+    while i < len(code) and code[i] == "[":
+        depth, j = 0, i
+        while j < len(code):
+            if code[j] == "[":
+                depth += 1
+            elif code[j] == "]":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= len(code):
+            return None, i
+        parts.append("[" + re.sub(r"\s+", "", code[i + 1:j]) + "]")
+        i = j + 1
+        while i < len(code) and code[i] in " \t":
+            i += 1
+    return "".join(parts), i

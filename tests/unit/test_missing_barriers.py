@@ -1,0 +1,73 @@
+"""lab.missing_barriers: reads of shared memory other threads store, with no barrier between."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lab.missing_barriers import find_unsynced_reads
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TRANSPOSE_NO_BARRIER = """
+__kernel void transpose(__global float *out, __global const float *in, int width, int height)
+{
+    __local float tile[TILE_DIM][TILE_DIM];
+    int x = get_group_id(0) * TILE_DIM + get_local_id(0);
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        tile[get_local_id(1) + j][get_local_id(0)] = in[x + j * width];
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        out[x + j * height] = tile[get_local_id(0)][get_local_id(1) + j];
+}
+"""
+
+REDUCE = """
+extern "C" __global__ void reduce(float *out, const float *in, int n)
+{
+    __shared__ float s[BLOCK_SIZE];
+    unsigned int t = threadIdx.x;
+    s[t] = in[blockIdx.x * blockDim.x + t];
+    %s
+    for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (t < stride)
+            s[t] += s[t + stride];
+        __syncthreads();
+    }
+    if (t == 0)
+        out[blockIdx.x] = s[0];
+}
+"""
+
+
+def test_a_transpose_without_its_barrier_is_found_in_the_students_words():
+    found = find_unsynced_reads(TRANSPOSE_NO_BARRIER)
+    assert [(f.line, f.read, f.stored_line) for f in found] == [
+        (9, "tile[get_local_id(0)][get_local_id(1)+j]", 7)]
+    message = found[0].message("barrier(CLK_LOCAL_MEM_FENCE)")
+    assert "line 9" in message and "no barrier(CLK_LOCAL_MEM_FENCE) between" in message
+
+
+def test_the_same_transpose_with_its_barrier_is_not():
+    fixed = TRANSPOSE_NO_BARRIER.replace("    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)\n        out",
+                                         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                         "    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)\n        out")
+    assert fixed != TRANSPOSE_NO_BARRIER and find_unsynced_reads(fixed) == []
+
+
+def test_a_reduction_missing_its_first_barrier_is_found_and_its_own_element_is_not():
+    assert [f.read for f in find_unsynced_reads(REDUCE % "")] == ["s[t+stride]"]
+    assert find_unsynced_reads(REDUCE % "__syncthreads();") == []
+
+
+def test_a_compound_store_reads_before_it_stores():
+    source = "__global__ void k(float *o) { __shared__ float s[64]; __syncthreads(); s[threadIdx.x] += s[threadIdx.x + 1]; }"
+    assert find_unsynced_reads(source) == []
+
+
+def test_no_reference_skeleton_or_known_wrong_kernel_of_the_course_is_flagged():
+    """Only the adversarial missing-barrier kernels are races of this kind."""
+    flagged = []
+    for path in [*ROOT.glob("reference/**/*.c[lu]"), *ROOT.glob("assignments/*/*.c[lu]"),
+                 *ROOT.glob("examples/*.c[lu]"), *ROOT.glob("tests/adversarial/kernels/**/*.c[lu]")]:
+        if find_unsynced_reads(path.read_text(encoding="utf-8", errors="replace")):
+            flagged.append(path.name)
+    assert sorted(flagged) == ["race_missing_barrier.cl", "race_missing_barrier.cu"]
