@@ -1,0 +1,100 @@
+"""The class after a cluster run, as the final job writes it: every submission's outcome read
+from the results store, what no task finished (the next run grades it), and which devices
+graded which share of the class.
+
+A submission whose result is not up to date once every array task has ended gets an outcome
+that says so ("not graded yet") and no grade; nothing is written to its folder, so the next
+run grades it and a result from an earlier run is never overwritten by that note.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
+from grader.batch.errors import GRADER_ERROR, error_report
+from grader.batch.keys import GradingOptions
+from grader.batch.layout import Submission
+from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.plan import submission_digest
+from grader.batch.store import ResultStore
+from lab.catalog import Catalog
+
+LOST = ("not graded yet: the Slurm array task that had it ended first (node failure, time limit, "
+        "preemption or scancel)")
+NEW = "not graded yet: new or changed since the Slurm run was submitted"
+RERUN = "Rerun the same `lab batch --slurm` command: it grades what is left."
+
+
+@dataclass(frozen=True)
+class Share:
+    """The submissions one device model graded."""
+
+    device: str
+    kind: str  # gpu | cpu | ...
+    nodes: tuple[str, ...]  # where cluster tasks recorded it
+    count: int
+
+    def describe(self) -> str:
+        where = f" on {', '.join(self.nodes)}" if self.nodes else ""
+        return f"{self.device} ({self.kind}){where}: {self.count} submission{'s' if self.count != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class Gathered:
+    outcomes: tuple[Outcome, ...]  # every submission of the layout, in its order
+    graded_now: tuple[Outcome, ...]  # graded by this run
+    left: tuple[str, ...]  # submissions (paths inside SUBMISSIONS) no task of this run finished
+    shares: tuple[Share, ...]  # by device model, most submissions first
+
+
+def _run_of(data: dict[str, Any]) -> str:
+    return str(((data.get("batch") or {}).get("slurm") or {}).get("run") or "")
+
+
+def _not_graded_yet(catalog: Catalog, sub: Submission, why: str) -> Outcome:
+    report = error_report(catalog.get(sub.stage), sub.relative, sub.backend, why, GRADER_ERROR, note=RERUN)
+    data = report.to_json()
+    data["batch"] = {"student": sub.student, "stage": sub.stage, "submission": sub.relative, "graded": False}
+    return outcome_from_result(sub, data, graded_now=False)
+
+
+def gather(submissions: Sequence[Submission], catalog: Catalog, store: ResultStore, options: GradingOptions,
+           run_id: str, in_run: set[str]) -> Gathered:
+    """`in_run`: the submissions (paths inside SUBMISSIONS) the run was given to grade."""
+    fingerprint = Fingerprints(catalog)
+    outcomes: list[Outcome] = []
+    now: list[Outcome] = []
+    left: list[str] = []
+    devices: Counter[tuple[str, str]] = Counter()
+    nodes: dict[tuple[str, str], set[str]] = {}
+    for sub in submissions:
+        digest = submission_digest(sub)
+        data = fresh_anywhere(store, sub, fingerprint(sub), options, digest)
+        if data is None:
+            stored = store.load(sub)
+            batch = (stored or {}).get("batch") or {}
+            if stored is not None and digest is not None and batch.get("submission_sha256") == digest \
+                    and not batch.get("graded") and _run_of(stored) == run_id:
+                data = stored  # this run's verdict that it cannot be graded here (no device, ...)
+        if data is None:
+            left.append(sub.relative)
+            outcomes.append(_not_graded_yet(catalog, sub, LOST if sub.relative in in_run else NEW))
+            continue
+        graded_now = _run_of(data) == run_id
+        outcome = outcome_from_result(sub, data, graded_now=graded_now)
+        outcomes.append(outcome)
+        if graded_now:
+            now.append(outcome)
+        if outcome.graded:
+            model = (outcome.device, outcome.device_kind)
+            devices[model] += 1
+            node = str((((data.get("batch") or {}).get("slurm")) or {}).get("node") or "")
+            if node:
+                nodes.setdefault(model, set()).add(node)
+    shares = tuple(Share(device, kind, tuple(sorted(nodes.get((device, kind), ()))), count)
+                   for (device, kind), count in sorted(devices.items(), key=lambda item: (-item[1], item[0])))
+    return Gathered(tuple(outcomes), tuple(now), tuple(left), shares)
