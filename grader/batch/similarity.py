@@ -171,28 +171,31 @@ def stage_boilerplate(catalog: Catalog, stage: str) -> set[int]:
     return every_kgram(texts)
 
 
-def _spans(tokens: Sequence[Token], starts: Iterable[int], k: int) -> tuple[tuple[int, int], ...]:
-    """The character ranges covered by the k-grams that start at `starts`, merged, in order."""
+def _spans(text: str, tokens: Sequence[Token], starts: Iterable[int], k: int) -> tuple[tuple[int, int], ...]:
+    """The character ranges covered by the k-grams that start at `starts`, merged, in order;
+    a comment or #pragma line between two covered tokens is left out (no one's code here), a
+    dropped qualifier (`__global`) is not."""
     covered: set[int] = set()
     for first in starts:
         covered.update(range(first, first + k))
     spans: list[tuple[int, int]] = []
     for index in sorted(covered):
-        if spans and index - 1 in covered:
+        gap = text[tokens[index - 1].end:tokens[index].start] if index else ""
+        if spans and index - 1 in covered and not any(mark in gap for mark in ("//", "/*", "#")):
             spans[-1] = (spans[-1][0], tokens[index].end)
         else:
             spans.append((tokens[index].start, tokens[index].end))
     return tuple(spans)
 
 
-def _shared_spans(one: Fingerprints, other: Fingerprints, leave_out: set[int]) -> tuple[
-        tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+def _shared_spans(one: Source, one_prints: Fingerprints, other: Source, other_prints: Fingerprints,
+                  leave_out: set[int]) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """Where two sources have code in common (every k-gram they share, not only the winnowed
     ones, so the highlight shows whole passages), apart from the k-grams in `leave_out`."""
-    mine, theirs = kgram_hashes(one.tokens, one.k), kgram_hashes(other.tokens, other.k)
+    mine, theirs = kgram_hashes(one_prints.tokens, one_prints.k), kgram_hashes(other_prints.tokens, other_prints.k)
     both = (set(mine) & set(theirs)) - leave_out
-    return (_spans(one.tokens, (i for i, h in enumerate(mine) if h in both), one.k),
-            _spans(other.tokens, (i for i, h in enumerate(theirs) if h in both), other.k))
+    return (_spans(one.text, one_prints.tokens, (i for i, h in enumerate(mine) if h in both), one_prints.k),
+            _spans(other.text, other_prints.tokens, (i for i, h in enumerate(theirs) if h in both), other_prints.k))
 
 
 def compare_stage(stage: str, sources: Sequence[Source], boilerplate: set[int],
@@ -237,7 +240,7 @@ def compare_stage(stage: str, sources: Sequence[Source], boilerplate: set[int],
     pairs = []
     leave_out = boilerplate | common
     for score, count, x, y in scored[:max_pairs]:
-        spans_x, spans_y = _shared_spans(prints[x], prints[y], leave_out)
+        spans_x, spans_y = _shared_spans(kept[x], prints[x], kept[y], prints[y], leave_out)
         pairs.append(Pair(a=Side(kept[x], count / len(own[x]), spans_x),
                           b=Side(kept[y], count / len(own[y]), spans_y), score=score, shared=count))
     return StageSimilarity(stage, len(kept), tuple(pairs), len(scored), tuple(skipped),

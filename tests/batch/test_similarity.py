@@ -152,12 +152,12 @@ def test_files_that_cannot_be_compared_are_listed_with_why(tmp_path):
 def test_the_side_by_side_shows_each_file_whole_with_the_common_code_marked(tmp_path):
     room = similar_class.build(tmp_path / "subs")
     _, stage = scores(room.root)
-    pair = stage.pairs[0]
-    for side in (pair.a, pair.b):
+    for side in (side for pair in stage.pairs for side in (pair.a, pair.b)):
         lines = side.lines()
         assert "\n".join("".join(piece for piece, _ in line) for line in lines) == side.source.text.rstrip("\n")
         marked = [piece for line in lines for piece, matched in line if matched]
         assert marked and not any(piece[0].isspace() for piece in marked)  # indentation is no one's code
+        assert not any("//" in piece or "/*" in piece for piece in marked)  # nor are comments
         assert "".join(piece for piece, _ in side.segments()) == side.source.text
 
 
