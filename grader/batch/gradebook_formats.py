@@ -1,0 +1,216 @@
+"""Gradebooks an LMS imports as they are, beside the plain gradebook.csv (`--gradebook canvas`,
+`--gradebook moodle`): gradebook_canvas.csv and gradebook_moodle.csv.
+
+Canvas (Grades > Import; the format is that of Canvas's own gradebook export and of its importer,
+app/models/gradebook_importer.rb in instructure/canvas-lms): the columns Student, ID, SIS User
+ID, SIS Login ID, Section, then one column per stage; the second row is "Points Possible" with
+each stage's maximum. Canvas finds the student by ID (its user ID), then SIS User ID, then SIS
+Login ID, then the name; and the assignment by the number in a column named "Name (number)",
+else by a name exactly equal to the column's, else it offers to create a new assignment. A row
+with none of the three ids is left out (and listed): a name alone is too weak a match.
+
+Moodle (Grades > Import > CSV file; grade/import/csv in moodle/moodle): one identifier column
+its "Map from" list offers, matched to a user field in "Map to" (Email address to email
+address, ID number to idnumber, Username to username), a Full name column for people (Moodle
+ignores a column that is not mapped), then one column per stage, each mapped by hand to a grade
+item under "Grade item mappings". No points row: Moodle would read a second row as a student.
+A row without the identifier is left out (and listed): Moodle keeps the previous row's user for
+a row whose identifier is empty, so such a row would land on another student's grades.
+
+In both an empty cell means no grade: no submission, no grade (no device for it here, the batch
+failed on it), or pending (correct on a CPU device, speed still to be graded on a GPU), so an
+import never records a partial grade as final. Canvas leaves a grade as it is for an empty cell;
+Moodle's import reads one as "no grade" for that item.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from grader.batch.layout import StudentIdentity
+from grader.batch.outcome import Outcome
+from grader.batch.roster import RosterEntry, RosterMatch, RosterWarning
+from lab.sinks import for_csv_cell
+from lab.spec import Spec
+
+CANVAS_FILE, MOODLE_FILE = "gradebook_canvas.csv", "gradebook_moodle.csv"
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+POINTS_POSSIBLE = "    Points Possible"  # as Canvas's own export writes it
+MOODLE_NAME_COLUMN = "Full name"
+
+# Warnings (kinds), listed in roster_check.csv beside the roster's own.
+LEFT_OUT_CANVAS = "left out of gradebook_canvas.csv"
+LEFT_OUT_MOODLE = "left out of gradebook_moodle.csv"
+NO_ASSIGNMENT_ID = "a stage with no Canvas assignment id"
+
+_ID = re.compile(r"^\d+$")
+
+
+class GradebookFormat(StrEnum):
+    CANVAS = "canvas"
+    MOODLE = "moodle"
+
+
+class MoodleIdentifier(StrEnum):
+    EMAIL = "email"
+    IDNUMBER = "idnumber"
+    USERNAME = "username"
+
+
+MOODLE_HEADERS = {MoodleIdentifier.EMAIL: "Email address", MoodleIdentifier.IDNUMBER: "ID number",
+                  MoodleIdentifier.USERNAME: "Username"}
+
+
+@dataclass(frozen=True)
+class LmsStudent:
+    """A student as the LMS knows them: the roster's row, else what their export said."""
+
+    student: str
+    name: str = ""
+    canvas_id: str = ""
+    sis_user_id: str = ""
+    sis_login_id: str = ""
+    section: str = ""
+    email: str = ""
+    id_number: str = ""
+    username: str = ""
+
+
+def parse_formats(values: Sequence[str]) -> tuple[list[GradebookFormat], MoodleIdentifier]:
+    """`--gradebook canvas,moodle` (or repeated); `moodle:idnumber`, `moodle:username` pick
+    Moodle's identifier (email by default). Raises ValueError with a one-line reason."""
+    formats: list[GradebookFormat] = []
+    identifier = MoodleIdentifier.EMAIL
+    for value in (v.strip() for item in values for v in item.split(",")):
+        if not value:
+            continue
+        name, _, option = value.partition(":")
+        try:
+            kind = GradebookFormat(name.lower())
+        except ValueError:
+            raise ValueError(f"--gradebook: {value!r} is not a format; the formats are canvas and moodle "
+                             "(moodle:email, moodle:idnumber, moodle:username)") from None
+        if option:
+            if kind is not GradebookFormat.MOODLE:
+                raise ValueError(f"--gradebook: {value!r}: only moodle takes an identifier (moodle:idnumber)")
+            try:
+                identifier = MoodleIdentifier(option.lower())
+            except ValueError:
+                raise ValueError(f"--gradebook: {value!r}: Moodle's identifier is email, idnumber or username") from None
+        if kind not in formats:
+            formats.append(kind)
+    return formats, identifier
+
+
+def parse_canvas_assignments(values: Sequence[str], stage_ids: Sequence[str]) -> dict[str, str]:
+    """`--canvas-assignment STAGE=12345` or `STAGE="Lab 3 (12345)"` or `STAGE="Lab 3"`: the column
+    each stage gets in gradebook_canvas.csv. Raises ValueError with a one-line reason."""
+    columns: dict[str, str] = {}
+    for value in values:
+        stage, sep, target = value.partition("=")
+        stage, target = stage.strip(), target.strip()
+        if not sep or not stage or not target:
+            raise ValueError(f"--canvas-assignment {value!r}: write STAGE=ID or STAGE='Name (ID)'")
+        if stage not in stage_ids:
+            raise ValueError(f"--canvas-assignment {value!r}: {stage!r} is not a stage")
+        columns[stage] = f"{stage} ({target})" if _ID.match(target) else target
+    return columns
+
+
+def lms_students(students: Sequence[str], identities: Mapping[str, StudentIdentity],
+                 match: RosterMatch | None) -> list[LmsStudent]:
+    found = []
+    for student in students:
+        who = identities.get(student) or StudentIdentity()
+        row = match.by_student.get(student) if match else None
+        row = row or RosterEntry(line=0)
+        found.append(LmsStudent(
+            student=student,
+            name=row.name or who.name,
+            canvas_id=row.canvas_id or who.canvas_id,
+            sis_user_id=row.sis_user_id,
+            sis_login_id=row.sis_login_id,
+            section=row.section,
+            email=row.email or who.email,
+            id_number=row.id_number or who.sid,
+            username=row.username,
+        ))
+    return found
+
+
+def canvas_headers(stages: Sequence[Spec], explicit: Mapping[str, str],
+                   exported: Sequence[tuple[str, str]]) -> tuple[list[str], list[RosterWarning]]:
+    """Each stage's column: --canvas-assignment's; else the assignment of a Canvas gradebook
+    export (the roster) whose name is the stage's id or title; else the stage's id alone."""
+    headers, notes = [], []
+    for spec in stages:
+        if spec.id in explicit:
+            headers.append(explicit[spec.id])
+            continue
+        names = {spec.id.casefold(), spec.title.casefold()}
+        fits = [(title, number) for title, number in exported if title.strip().casefold() in names]
+        if len(fits) == 1:
+            headers.append(f"{fits[0][0]} ({fits[0][1]})")
+            continue
+        headers.append(spec.id)
+        notes.append(RosterWarning(NO_ASSIGNMENT_ID, spec.id, f"{spec.id}: no Canvas assignment id (give "
+                                   f"--canvas-assignment {spec.id}=ID); Canvas matches the column by its name, "
+                                   "else offers to create an assignment"))
+    return headers, notes
+
+
+def _cell(outcome: Outcome | None) -> str:
+    if outcome is None or outcome.score is None or getattr(outcome, "pending", False):
+        return ""
+    return str(outcome.score)
+
+
+def _write(rows: list[list[str]]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerows(rows)
+    return buffer.getvalue()
+
+
+def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],
+                  outcomes: Sequence[Outcome]) -> tuple[str, list[RosterWarning]]:
+    by_cell = {(o.student, o.stage): o for o in outcomes}
+    rows = [[*CANVAS_COLUMNS, *(for_csv_cell(h) for h in headers)],
+            [POINTS_POSSIBLE, "", "", "", "", *(str(spec.max_score) for spec in stages)]]
+    left_out = []
+    for person in people:
+        if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
+            left_out.append(RosterWarning(LEFT_OUT_CANVAS, person.student, f"{person.student}: no Canvas ID, SIS "
+                                          "User ID or SIS Login ID (give --roster)"))
+            continue
+        rows.append([for_csv_cell(person.name or person.student), for_csv_cell(person.canvas_id),
+                     for_csv_cell(person.sis_user_id), for_csv_cell(person.sis_login_id), for_csv_cell(person.section),
+                     *(_cell(by_cell.get((person.student, spec.id))) for spec in stages)])
+    return _write(rows), left_out
+
+
+def render_moodle(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes: Sequence[Outcome],
+                  identifier: MoodleIdentifier = MoodleIdentifier.EMAIL) -> tuple[str, list[RosterWarning]]:
+    by_cell = {(o.student, o.stage): o for o in outcomes}
+    rows = [[MOODLE_HEADERS[identifier], MOODLE_NAME_COLUMN, *(spec.id for spec in stages)]]
+    left_out = []
+    for person in people:
+        key = {MoodleIdentifier.EMAIL: person.email, MoodleIdentifier.IDNUMBER: person.id_number,
+               MoodleIdentifier.USERNAME: person.username}[identifier]
+        if not key:
+            left_out.append(RosterWarning(LEFT_OUT_MOODLE, person.student, f"{person.student}: no "
+                                          f"{MOODLE_HEADERS[identifier]} (give --roster with that column)"))
+            continue
+        rows.append([for_csv_cell(key), for_csv_cell(person.name or person.student),
+                     *(_cell(by_cell.get((person.student, spec.id))) for spec in stages)])
+    return _write(rows), left_out
+
+
+def render_roster_check(warnings: Sequence[RosterWarning]) -> str:
+    """roster_check.csv: every roster and LMS-gradebook warning (it names students)."""
+    return _write([["kind", "who", "detail"],
+                   *([for_csv_cell(w.kind), for_csv_cell(w.who), for_csv_cell(w.detail)] for w in warnings)])

@@ -1,0 +1,67 @@
+"""`lab batch`'s LMS side: reading SUBMISSIONS as an LMS export (--from), the roster (--roster),
+the gradebooks an LMS imports (--gradebook, --canvas-assignment), and what the terminal says of
+them. The work is in grader/batch/exports, roster.py, gradebook_formats.py and lms_outputs.py."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from grader.batch.exports import KINDS, InputKind, read_class
+from grader.batch.gradebook_formats import parse_canvas_assignments, parse_formats
+from grader.batch.layout import Layout
+from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsResult, write_lms_outputs
+from grader.batch.outcome import Outcome
+from grader.batch.roster import RosterError, load_roster
+from grader.batch.store import ResultStore
+from lab.catalog import Catalog
+from lab.cli.app import console, errors, fail
+from lab.cli.course import load_catalog
+from lab.sinks import for_terminal
+
+SHOWN_WARNINGS = 5
+KIND_WORDS = {InputKind.CANVAS.value: "a Canvas submissions export", InputKind.GRADESCOPE.value: "a Gradescope export"}
+
+
+def lms_options(input_kind: str | None, roster: Path | None, gradebooks: Sequence[str] | None,
+                canvas_assignments: Sequence[str] | None) -> LmsOptions:
+    """The options checked before anything is read or graded: each problem is one line, exit 2."""
+    if input_kind is not None and input_kind not in KINDS:
+        fail(f"--from must be one of {', '.join(KINDS)}, not {input_kind!r}")
+    try:
+        formats, identifier = parse_formats(gradebooks or ())
+        columns = (parse_canvas_assignments(canvas_assignments, load_catalog().ids())
+                   if canvas_assignments else {})
+    except ValueError as error:
+        fail(str(error))
+    try:
+        loaded = load_roster(roster) if roster is not None else None
+    except RosterError as error:
+        fail(str(error))
+    return LmsOptions(tuple(formats), identifier, loaded, columns)
+
+
+def read_submissions(submissions: Path, stage_ids: Collection[str], work: Path, input_kind: str | None) -> Layout:
+    """The class, from a folder layout, a zip, or an LMS export. Raises LayoutError."""
+    layout = read_class(submissions, stage_ids, work, input_kind)
+    if layout.kind in KIND_WORDS:
+        console.print(f"read as {KIND_WORDS[layout.kind]}" + (f" (--from {input_kind})" if input_kind else ""))
+    return layout
+
+
+def write_lms(store: ResultStore, catalog: Catalog, layout: Layout, outcomes: Sequence[Outcome],
+              options: LmsOptions) -> LmsResult:
+    return write_lms_outputs(store, catalog, layout, outcomes, options)
+
+
+def report_lms(layout: Layout, result: LmsResult) -> None:
+    late = len(layout.late)
+    if late:
+        console.print(f"{late} submission{'s' if late != 1 else ''} marked late by the LMS "
+                      "(the late column of gradebook.csv)")
+    if result.written:
+        console.print("for the LMS: " + ", ".join(result.written))
+    for warning in result.warnings[:SHOWN_WARNINGS]:
+        errors.print(f"[yellow]warning:[/yellow] {for_terminal(warning.kind)}: {for_terminal(warning.detail)}")
+    if len(result.warnings) > SHOWN_WARNINGS:
+        errors.print(f"[yellow]warning:[/yellow] {len(result.warnings) - SHOWN_WARNINGS} more in {ROSTER_CHECK}")
