@@ -1,0 +1,147 @@
+"""Grading from Python, for notebooks (Jupyter, Colab): `lab.grade(stage, kernel)`.
+
+    import lab
+    lab.grade("transpose_coalesced", "mine.cu")      # a file: its suffix picks the backend
+    lab.grade("reduce_interleaved", source)          # kernel source, as a str
+
+`kernel` is a file (a `pathlib.Path`, or a `str` without a line break naming one) or the
+kernel's source (a `str` holding a line break). Source is written to a temporary file named
+`<stage>.cu` or `<stage>.cl`, which is what the report and the compiler's messages call it;
+its backend is `backend` where given ("cuda" or "opencl"), and with "auto" (the default) CUDA
+where the source declares a `__global__` function (CUDA's kernel qualifier), OpenCL otherwise.
+A file's suffix picks its backend, and `backend` may only agree with it. The device is picked
+as `lab grade` picks it (`device`: an index or part of a name).
+
+The result is the grader's Report (a NotebookReport): Jupyter shows it as the HTML feedback
+`lab grade --report` writes, a plain `repr` as the terminal's report without colours. What
+`lab grade` calls a usage error (an unknown stage, a missing file, no device for the backend)
+raises GradeError with the one-line reason.
+
+Importing this module costs little: numpy, jinja2, rich and the GPU libraries load when a
+grading or a rendering needs them.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+
+from grader.report import Report
+
+CUDA_KERNEL = re.compile(r"\b__global__\b")
+TEXT_WIDTH = 100  # columns of the plain-text report
+FRAME_HEIGHT = 560  # pixels of the HTML report's frame until it is sized to its content
+
+
+class GradeError(ValueError):
+    """The grading could not start (unknown stage, missing file, no device...): one line says why."""
+
+
+class NotebookReport(Report):
+    """A Report that notebooks show: HTML feedback in Jupyter, plain text elsewhere."""
+
+    @classmethod
+    def of(cls, report: Report) -> NotebookReport:
+        return cls(**{f.name: getattr(report, f.name) for f in fields(report) if f.init})
+
+    def _repr_html_(self) -> str:
+        """The HTML feedback, in a frame of its own: its page styles stay off the notebook's.
+        Student text in it went through lab.sinks.for_html; the whole page is escaped once more
+        as the frame's srcdoc, and the frame runs no script."""
+        from grader.feedback import render_html
+
+        page = html.escape(render_html(self), quote=True)
+        title = html.escape(f"{self.assignment}: {self.status}", quote=True)
+        fit = "this.style.height=(this.contentDocument.documentElement.scrollHeight+24)+'px'"
+        return (f'<iframe srcdoc="{page}" title="{title}" sandbox="allow-same-origin" '
+                f'style="width:100%;height:{FRAME_HEIGHT}px;border:0" onload="{fit}"></iframe>')
+
+    def __repr__(self) -> str:
+        import io
+
+        from rich.console import Console
+
+        from grader.terminal import render
+
+        out = io.StringIO()
+        render(self, Console(file=out, width=TEXT_WIDTH, color_system=None, force_terminal=False, force_jupyter=False,
+                             highlight=False, emoji=False))
+        return out.getvalue().rstrip("\n")
+
+    __str__ = __repr__
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's plain text (it would show a dataclass field by field)."""
+        printer.text(repr(self))
+
+
+def source_backend(source: str) -> str:
+    """"cuda" where the source declares a `__global__` function, "opencl" otherwise."""
+    return "cuda" if CUDA_KERNEL.search(source) else "opencl"
+
+
+def _is_source(kernel: str | os.PathLike[str]) -> bool:
+    return isinstance(kernel, str) and ("\n" in kernel or "\r" in kernel)
+
+
+def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", device: str | None = None,
+          seed: int | None = None, timing: bool = True, cpu_timing: bool = False,
+          time_limit: float = 30.0) -> NotebookReport:
+    """Grade `kernel` (a file, or source text) as a submission for `stage`, as `lab grade` does:
+    in a child process with time limits. `timing=False` checks correctness only; `cpu_timing`
+    times the kernels on a CPU device too (shown, never graded); `time_limit`: seconds one
+    correctness case may run. See the module's docstring for how the backend is chosen."""
+    from lab.backends import registry
+    from lab.catalog import UnknownStageError, default_catalog
+
+    if backend != "auto" and backend not in registry.names():
+        raise GradeError(f"backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
+    if time_limit <= 0:
+        raise GradeError("time_limit must be positive")
+    catalog = default_catalog()
+    if not catalog.assignments.is_dir():
+        raise GradeError(f"no assignments/ folder under {catalog.root} (set LAB_COURSE_ROOT to the course folder)")
+    try:
+        spec = catalog.get(stage)
+    except UnknownStageError as error:
+        raise GradeError(str(error)) from None
+    options = {"device": device, "seed": seed, "timing": timing, "cpu_timing": cpu_timing, "time_limit": time_limit}
+    if _is_source(kernel):
+        assert isinstance(kernel, str)
+        chosen = backend if backend != "auto" else source_backend(kernel)
+        with tempfile.TemporaryDirectory(prefix="lab-notebook-") as folder:
+            path = Path(folder) / f"{spec.id}{registry.by_name(chosen).suffix}"
+            path.write_text(kernel, encoding="utf-8")
+            return _grade_file(catalog, spec, path, chosen, shown_as=path.name, **options)
+    path = Path(kernel)
+    if not path.exists():
+        raise GradeError(f"{path}: no such file (kernel source given as a str must hold a line break)")
+    own = registry.by_suffix(path.suffix)
+    if own is None:
+        raise GradeError(f"{path}: a submission is a {registry.suffix_list()} file")
+    if backend != "auto" and own.name != backend:
+        raise GradeError(f"{path.name} is {own.language} source: it cannot run on the {backend} backend")
+    return _grade_file(catalog, spec, path, own.name, shown_as=str(path), **options)
+
+
+def _grade_file(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
+                timing: bool, cpu_timing: bool, time_limit: float) -> NotebookReport:
+    from grader.pipeline import Limits, grade_file
+    from grader.sandbox import SandboxUnavailable
+    from lab.backends.discovery import NoDeviceError
+    from lab.backends.registry import Target
+    from lab.source_checks import SubmissionError
+
+    try:
+        report = grade_file(catalog, spec, path, Target.to_choose(backend, device), seed=seed, timing=timing,
+                            cpu_timing=cpu_timing, limits=Limits(run_s=time_limit), shown_as=shown_as)
+    except NoDeviceError as error:
+        other = "the OpenCL skeleton (lab init STAGE --backend opencl)" if backend == "cuda" else "a CUDA kernel"
+        raise GradeError(f"{error}; for this machine, try {other}") from None
+    except (SubmissionError, SandboxUnavailable) as error:
+        raise GradeError(str(error)) from None
+    return NotebookReport.of(report)
