@@ -15,7 +15,8 @@ address, ID number to idnumber, Username to username), a Full name column for pe
 ignores a column that is not mapped), then one column per stage, each mapped by hand to a grade
 item under "Grade item mappings". No points row: Moodle would read a second row as a student.
 A row without the identifier is left out (and listed): Moodle keeps the previous row's user for
-a row whose identifier is empty, so such a row would land on another student's grades.
+a row whose identifier is empty, so such a row would land on another student's grades. A student
+with no grade at all gets no row.
 
 In both an empty cell means no grade: no submission, no grade (no device for it here, the batch
 failed on it), or pending (correct on a CPU device, speed still to be graded on a GPU), so an
@@ -205,8 +206,9 @@ def render_moodle(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes
             left_out.append(RosterWarning(LEFT_OUT_MOODLE, person.student, f"{person.student}: no "
                                           f"{MOODLE_HEADERS[identifier]} (give --roster with that column)"))
             continue
-        rows.append([for_csv_cell(key), for_csv_cell(person.name or person.student),
-                     *(_cell(by_cell.get((person.student, spec.id))) for spec in stages)])
+        cells = [_cell(by_cell.get((person.student, spec.id))) for spec in stages]
+        if any(cells):  # a row of empty cells would only tell Moodle to clear grades
+            rows.append([for_csv_cell(key), for_csv_cell(person.name or person.student), *cells])
     return _write(rows), left_out
 
 

@@ -166,7 +166,8 @@ def test_the_moodle_gradebook_has_one_identifier_and_no_row_without_it():
     assert rows(text) == [["Email address", "Full name", A], ["a@x.edu", "'=cmd()", "100"]]
     assert {w.who for w in left_out} == {"b", "c"}
     text, left_out = render_moodle(people, stages, outcomes, MoodleIdentifier.IDNUMBER)
-    assert rows(text) == [["ID number", "Full name", A], ["7", "'=cmd()", "100"], ["8", "Bob", ""]]
+    assert rows(text) == [["ID number", "Full name", A], ["7", "'=cmd()", "100"]]  # b: pending only, no row
+    assert {w.who for w in left_out} == {"c"}
 
 
 def test_the_plain_gradebook_says_pending_and_leaves_it_out_of_the_total():

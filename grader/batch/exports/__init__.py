@@ -3,8 +3,8 @@ layout, grader.batch.layout), a Canvas "Download Submissions" zip (canvas.py), a
 "Export Submissions" zip (gradescope_export.py), or any of them as a zip or unpacked folder.
 
 The kind is found from the entries' names: a submission_metadata.yml at the top (or one folder
-down) is Gradescope's; a flat folder whose every file is named as Canvas names submitted files is
-Canvas's; anything else is a folder layout. `--from` overrides the guess. A zip of a folder
+down) is Gradescope's; a flat folder (files, no folders) with a file named as Canvas names
+submitted files is Canvas's; anything else is a folder layout. `--from` overrides the guess. A zip of a folder
 layout is unpacked (its kernel files only; the other files as empty stand-ins, so they are
 listed as today) into the batch's work folder and read there.
 """

@@ -85,8 +85,8 @@ def parse_name(filename: str, stage_ids: Collection[str] = ()) -> CanvasName | N
 
 
 def looks_like_canvas(names: list[str]) -> bool:
-    """Every name is one Canvas gives a submitted file (or a text entry's)."""
-    return bool(names) and all(parse_name(n) is not None or _TEXT.match(n) for n in names)
+    """Some name is one Canvas gives a submitted file (the caller checks there is no folder)."""
+    return any(parse_name(n) is not None or _TEXT.match(n) for n in names)
 
 
 def read_canvas(export: Export, root: str, stage_ids: Collection[str], work: Path) -> Layout:

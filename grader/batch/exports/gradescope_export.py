@@ -211,6 +211,8 @@ def read_gradescope(export: Export, root: str, stage_ids: Collection[str], work:
                 candidates.setdefault((key, stage), []).append((when, Pick(key, stage, file, backend)))
     for folder in sorted(set(records) - seen_folders):
         skipped.append(NotGraded(f"{folder}/", NO_FOLDER, f"{folder}/: {NO_FOLDER}"))
+        for n, person in enumerate(_submitters(records[folder]), 1):  # a student, with nothing to grade
+            students.setdefault(student_key(person, folder, n), person)
 
     chosen: list[Pick] = []
     for (key, _), options in sorted(candidates.items()):
