@@ -30,7 +30,8 @@ def write_class_outputs(store: ResultStore, catalog: Catalog, layout: Layout,
     summary = summarize(stages, layout.students, outcomes, layout.not_graded, stats)
     store.write_class_file(NOT_GRADED_CSV, render_not_graded_csv(layout.not_graded))
     store.write_class_file(NOT_GRADED_JSON, render_not_graded_json(layout.not_graded))
-    store.write_class_file(GRADEBOOK, render_gradebook(layout.students, [s.id for s in stages], outcomes))
+    store.write_class_file(GRADEBOOK, render_gradebook(layout.students, [s.id for s in stages], outcomes,
+                                                       late=None if layout.kind == "folders" else layout.late))
     similarity = compare_class(catalog, layout.submissions)
     store.write_class_file(SIMILARITY_CSV, render_similarity_csv(similarity))
     store.write_class_file(SIMILARITY_HTML, render_similarity_html(similarity))

@@ -28,7 +28,7 @@ FEEDBACK_HTML = "feedback.html"
 GRADESCOPE = "results.json"
 SIBLINGS = (FEEDBACK_MD, FEEDBACK_HTML, GRADESCOPE)  # written before RESULT, in this order
 CLASS_FILES = ("gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json", "similarity.html",
-               "similarity.csv")
+               "similarity.csv", "gradebook_canvas.csv", "gradebook_moodle.csv", "roster_check.csv")
 LOCK = ".lab-batch.lock"
 
 # grader.feedback.write_atomic's temporary files: ".<name>.<random>" beside <name>.
