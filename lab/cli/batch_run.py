@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import statistics
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,8 @@ from grader import sandbox
 from grader.batch.devices import Pool, PoolError, build_pool
 from grader.batch.html import duration_text
 from grader.batch.keys import GradingOptions
-from grader.batch.layout import Layout, LayoutError, scan
+from grader.batch.layout import Layout, LayoutError
+from grader.batch.lms_outputs import LmsOptions
 from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
@@ -147,8 +149,23 @@ def _discover(layout: Layout) -> Discovery:
     return discover(needed) if needed else Discovery()
 
 
-def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool, cpu_timing: bool, run_limit: float, force: bool) -> None:
-    """What `lab batch` does (lab/cli/batch.py registers the command)."""
+def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool, cpu_timing: bool, run_limit: float, force: bool,
+              input_kind: str | None = None, roster: Path | None = None, gradebooks: list[str] | None = None,
+              canvas_assignments: list[str] | None = None) -> None:
+    """What `lab batch` does (lab/cli/batch.py registers the command). An LMS export's kernel
+    files are copied into a work folder that lives as long as the batch (lab/cli/batch_lms.py)."""
+    from lab.cli.batch_lms import lms_options
+
+    lms = lms_options(input_kind, roster, gradebooks, canvas_assignments)
+    with tempfile.TemporaryDirectory(prefix="lab-batch-input-") as work:
+        _run_batch(submissions, out, backend, device, gpus, jobs, no_timing, cpu_timing, run_limit, force,
+                   input_kind, lms, Path(work))
+
+
+def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool,
+               cpu_timing: bool, run_limit: float, force: bool, input_kind: str | None, lms: LmsOptions,
+               work: Path) -> None:
+    from lab.cli.batch_lms import read_submissions, report_lms, write_lms
     if backend not in BACKENDS:
         fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if run_limit <= 0:
@@ -162,7 +179,7 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
         fail(str(error))
     _check_folders(submissions, out)
     try:
-        layout = scan(submissions, catalog.ids())
+        layout = read_submissions(submissions, catalog.ids(), work, input_kind)
     except LayoutError as error:
         fail(str(error))
     if not layout.students and not layout.not_graded:
@@ -200,6 +217,7 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
                 phase_s=add_up_phases(result.outcomes),
             )
             summary = write_class_outputs(store, catalog, layout, outcomes, stats)
+            lms_result = write_lms(store, catalog, layout, outcomes, lms)
     except StoreBusy as error:
         fail(str(error))
     except OSError as error:
@@ -207,6 +225,7 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
     for problem in result.problems:
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
     _print_summary(summary, out)
+    report_lms(layout, lms_result)
     if stats.could_not_grade or result.problems:
         fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",
              EXIT_GRADER_ERROR)
