@@ -31,7 +31,7 @@ def score_cell(outcome: Outcome | None) -> str:
     """The plain gradebook's cell: the score, `pending`, or empty (no submission, no grade)."""
     if outcome is None or outcome.score is None:
         return ""
-    return PENDING if getattr(outcome, "pending", False) else str(outcome.score)
+    return PENDING if outcome.pending else str(outcome.score)
 
 
 def gradebook_rows(students: Sequence[str], stages: Sequence[str], outcomes: Sequence[Outcome],
@@ -45,7 +45,7 @@ def gradebook_rows(students: Sequence[str], stages: Sequence[str], outcomes: Seq
     rows = [header]
     for student in students:
         cells = [by_cell.get((student, stage)) for stage in stages]
-        numbers = [o.score for o in cells if o is not None and o.score is not None and not getattr(o, "pending", False)]
+        numbers = [o.score for o in cells if o is not None and o.score is not None and not o.pending]
         row = [for_csv_cell(student), *(score_cell(o) for o in cells), str(sum(numbers)) if numbers else ""]
         if late is not None:
             row.append(" ".join(stage for stage in stages if (student, stage) in late))

@@ -166,7 +166,7 @@ def canvas_headers(stages: Sequence[Spec], explicit: Mapping[str, str],
 
 
 def _cell(outcome: Outcome | None) -> str:
-    if outcome is None or outcome.score is None or getattr(outcome, "pending", False):
+    if outcome is None or outcome.score is None or outcome.pending:
         return ""
     return str(outcome.score)
 
