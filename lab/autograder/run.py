@@ -27,6 +27,7 @@ from lab.source_checks import SubmissionError
 from lab.spec import Spec, SpecError
 
 GRADED_HERE = "opencl"  # the backend Gradescope's machines have (PoCL, on the CPU)
+NO_FILE = "(no file uploaded)"  # the report's file, for a stage the upload has no file for
 # Report statuses that mean the reference kernel is right (speed is not graded on a CPU).
 REFERENCE_OK = (PASSED, PENDING)
 
@@ -80,12 +81,11 @@ def grade_upload(paths: AutograderPaths) -> GradedUpload:
     config, catalog, specs = load_course(paths)
     upload = scan_upload(paths.submission, config.stages)
     graded = GradedUpload(notes=list(upload.ignored))
-    suffix = registry.by_name(GRADED_HERE).suffix
     for spec in specs:
         file = upload.found.get(spec.id)
         if file is None:
             reason = upload.missing[spec.id]
-            graded.reports.append(refused_report(spec, reason, f"{spec.id}{suffix}", Target.to_choose(GRADED_HERE),
+            graded.reports.append(refused_report(spec, reason, NO_FILE, Target.to_choose(GRADED_HERE),
                                                  secrets.randbits(31)))
             graded.log.append(f"{spec.id}: not graded: {reason}")
             continue

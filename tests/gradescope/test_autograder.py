@@ -101,6 +101,21 @@ def test_the_zip_holds_the_scripts_the_wheel_and_the_course(autograder_zip):
     assert not any(n.startswith(("assignments/", "reference/")) for n in in_wheel)  # the course is in the zip
 
 
+def test_lab_gradescope_writes_the_zip_with_a_given_wheel(tmp_path, autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as opened:
+        name = next(n for n in opened.namelist() if n.startswith("wheels/"))
+        wheel = tmp_path / Path(name).name
+        wheel.write_bytes(opened.read(name))
+    out = tmp_path / "hw" / "reduce.zip"
+    result = CliRunner().invoke(app, ["gradescope", "reduce_sequential", "reduce_interleaved", "-o", str(out),
+                                      "--wheel", str(wheel)])
+    assert result.exit_code == 0, result.output
+    assert "students upload reduce_interleaved.cl and reduce_sequential.cl" in " ".join(result.output.split())
+    with zipfile.ZipFile(out) as opened:
+        assert json.loads(opened.read("lab-autograder.json"))["stages"] == list(STAGES)  # in course order
+        assert opened.read(name) == wheel.read_bytes()
+
+
 def test_lab_gradescope_refuses_an_unknown_stage_and_a_bad_output(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["gradescope", "reduce_interleavd", "-o", str(tmp_path / "a.zip")])
@@ -142,6 +157,7 @@ def test_a_misnamed_upload_says_what_was_expected(tmp_path, autograder_zip, chec
     results, _ = run_autograder(autograder_root(tmp_path, autograder_zip, upload, checkout_venv))
     first = results["tests"][0]
     assert first["name"] == "reduce_interleaved: compiles" and first["status"] == "failed"
+    assert "(no file uploaded)" in results["output"]
     assert "rename mine.cl to reduce_interleaved.cl" in first["output"]
     assert results["score"] == 70
     assert "mine.cl: not named for a stage of this assignment" in results["output"]
