@@ -20,8 +20,8 @@ with no grade at all gets no row.
 
 In both an empty cell means no grade: no submission, no grade (no device for it here, the batch
 failed on it), or pending (correct on a CPU device, speed still to be graded on a GPU), so an
-import never records a partial grade as final. Canvas leaves a grade as it is for an empty cell;
-Moodle's import reads one as "no grade" for that item.
+import never records a partial grade as final. Both read an empty cell as "no score" (Canvas's
+importer: no_score?; Moodle's: update_grade_item), which can clear a grade entered there by hand.
 """
 
 from __future__ import annotations
