@@ -71,6 +71,10 @@ def batch(
         return show_status(status)
     if submissions is None or out is None:
         fail("lab batch needs SUBMISSIONS and --out RESULTS (or --status RESULTS)")
+    lms_given = [name for name, value in (("--from", input_kind), ("--roster", roster), ("--gradebook", gradebooks),
+                 ("--canvas-assignment", canvas_assignments)) if value]
+    if slurm and lms_given:
+        fail(f"{lms_given[0]} is not an option of --slurm runs yet (run lab batch without --slurm for an LMS export or roster)")
     if slurm:
         from grader.batch.keys import GradingOptions
         from lab.cli.batch_slurm import SlurmRequest, submit_slurm
