@@ -252,6 +252,9 @@ def test_the_kind_is_found_from_the_names_and_from_overrides_it(tmp_path):
     assert layout.kind == InputKind.FOLDERS and [(s.student, s.path.read_text()) for s in layout.submissions] == [
         ("ann", "a")]
     assert set(reasons(layout)) == {"ann/notes.txt", f"{B}.cl"}
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ExportError, match="a file, but not a zip"):
+        read_class(tmp_path / "notes.txt", IDS, tmp_path / "w5")
 
 
 # -- end to end -----------------------------------------------------------------------------

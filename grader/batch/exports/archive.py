@@ -248,7 +248,8 @@ def open_export(source: Path) -> Export:
     if source.is_dir():
         return FolderExport(source)
     if not zipfile.is_zipfile(source):
-        raise ExportError(f"{source}: neither a folder nor a zip file")
+        raise ExportError(f"{source}: a file, but not a zip; SUBMISSIONS is a folder of student folders, a zip of one, "
+                          "or an LMS export (docs/batch.md)")
     return ZipExport(source)
 
 
