@@ -193,7 +193,7 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
             race = _differences(first, second)
         if race:
             message = (f"outputs differ between two runs with the same inputs ({race}): a likely "
-                       f"missing barrier (__syncthreads() / barrier()) or a race between threads")
+                       f"missing barrier, or a race between threads")
             skipped = _left_unwritten(first, second)
             if skipped:
                 message = (f"outputs differ between two runs with the same inputs: the second run left "

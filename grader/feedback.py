@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Report
 from grader.results import FailureKind
 from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
@@ -143,7 +144,7 @@ def _environment(markdown: bool) -> Environment:
 
 def context(report: Report) -> dict[str, Any]:
     return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
-            "score": score_text(report), "points": points_text,
+            "score": score_text(report), "points": points_text, "mismatch": mismatch_view(report),
             "PASSED": PASSED, "FAILED": FAILED, "SKIPPED": SKIPPED}
 
 

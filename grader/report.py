@@ -52,6 +52,18 @@ class Check:
         self.status = Status(self.status)
 
 
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One correctness case (a shape, or the benchmark-size check) and how it went."""
+
+    label: str  # e.g. "width=96, height=64"
+    ok: bool
+    failure: FailureKind | None = None
+    message: str = ""
+    summary: str = ""  # the message in one short line (how many elements are wrong, and how)
+    picture: dict[str, Any] | None = None  # the wrong output (lab.mismatch_picture), where drawn
+
+
 @dataclass
 class Performance:
     case: dict[str, int | float]
@@ -87,7 +99,7 @@ class Report:
     performance: Performance | None
     resources: dict[str, Any] | None = None
     occupancy: dict[str, Any] | None = None
-    cases: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[CaseOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # for a human to look at
     hints: dict[str, str] = field(default_factory=dict)  # the stage's own, by failure kind
@@ -100,6 +112,8 @@ class Report:
     # Wall seconds by kind of phase (startup, compiling, correctness, benchmark), and the
     # device time of the timed launches themselves (timed_kernels, part of benchmark).
     phases: dict[str, float] = field(default_factory=dict)
+    # The tile of the output one block computes (rows, columns), drawn over a wrong output's picture.
+    output_tile: tuple[int, int] | None = None
     # Whether the worker that ran the student's code was sandboxed (grader.sandbox), as whom,
     # or why not; None where no worker ran (a refused file).
     sandbox: SandboxInfo | None = None

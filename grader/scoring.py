@@ -4,8 +4,20 @@ the Report is built once, never patched afterwards."""
 
 from __future__ import annotations
 
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report, Status
+from grader.report import (
+    ERROR,
+    FAILED,
+    PASSED,
+    PENDING,
+    SKIPPED,
+    CaseOutcome,
+    Check,
+    Performance,
+    Report,
+    Status,
+)
 from grader.results import CaseResult, FailureKind, Grading, TimingResult
+from lab.mismatch_picture import output_tile
 from lab.occupancy import device_limits, occupancy
 from lab.spec import Spec
 
@@ -105,7 +117,8 @@ def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
         if kind in (FailureKind.WRONG, FailureKind.RACE) and g.source.unsynced_reads:
             # A missing barrier explains wrong values on every device: PoCL runs a work-group's
             # items one after another (always wrong), a GPU at once (wrong in some runs).
-            return Check("correct", FAILED, f"{g.source.unsynced_reads[0]} (seen in {first.label}: {first.message})",
+            return Check("correct", FAILED, f"{g.source.unsynced_reads[0]} (seen in {first.label}: "
+                         f"{case_outcome(first).summary})",
                          0, full, failure=FailureKind.RACE, details={"case": first.label, **first.details})
         return Check("correct", FAILED, f"{first.label}: {first.message}", 0, full,
                      failure=kind, details={"case": first.label, **first.details})
@@ -219,8 +232,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         performance=perf,
         resources=resources,
         occupancy=occ,
-        cases=[{"label": c.label, "ok": c.ok, "failure": c.failure.value if c.failure else None,
-                "message": c.message} for c in g.cases],
+        cases=[case_outcome(c) for c in g.cases],
         notes=notes,
         flags=flags,
         hints=dict(spec.hints),
@@ -232,7 +244,18 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         duration_s=g.duration_s,
         phases=phases,
         sandbox=g.sandbox,
+        output_tile=output_tile(spec.defines),
     )
+
+
+def case_outcome(case: CaseResult) -> CaseOutcome:
+    """A case as the report shows it: its message, a one-line summary, the picture of its output."""
+    summary = str(case.details.get("summary") or case.message)
+    if case.failure == FailureKind.RACE and case.details.get("summary"):
+        summary += ", and differ between two runs with the same inputs"
+    picture = case.details.get("picture")
+    return CaseOutcome(case.label, case.ok, case.failure, case.message, summary,
+                       picture if isinstance(picture, dict) else None)
 
 
 def report_status(checks: list[Check], grader_failed: bool = False) -> Status:

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.feedback import bars, hint, points_text, rate_text, score_text
+from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Report
 from lab.sinks import for_terminal, for_text
 
@@ -30,6 +31,21 @@ def render(report: Report, console: Console) -> None:
         checks.add_row(Text(f"{MARK.get(c.status, '?')} {c.name}", style=STYLE.get(c.status, "")),
                        points, Text(for_text(c.message)))
     console.print(checks)
+    if any(not case.ok for case in report.cases):
+        cases = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        cases.add_column("correctness case")
+        cases.add_column("result", overflow="fold")
+        for case in report.cases:
+            cases.add_row(Text(for_text(f"{'✔' if case.ok else '✘'} {case.label}"),
+                               style="green" if case.ok else "red"),
+                          Text(for_text("right" if case.ok else case.summary or case.message)))
+        console.print(cases)
+    view = mismatch_view(report)
+    if view is not None:
+        console.print(Text(for_text(f"what your kernel wrote: {view.legend()} ('.' right, 'x' wrong value, "
+                                    f"'_' never written)"), style="dim"))
+        for line in view.text():
+            console.print(Text(line, style="red" if set(line) - {"."} else "green"), soft_wrap=True)
     console.print(f"[bold]{score_text(report)}[/bold]")
     where = hint(report)
     if where:

@@ -95,16 +95,34 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
 
 def _own_by_guard(code: str, at: int, index: str, mine: dict[str, int]) -> bool:
     """`if (t == 0) out[...] = s[0];` after `s[t] = ...`: thread 0 reads the element it stored.
-    (Any name compared with the same constant counts: `i == 0`, with i the global index, is
-    taken to pick the thread whose t is 0.)"""
+    Any comparison of a name with the same constant in a condition around the read counts
+    (`i == 0`, with i the global index, is taken to pick the thread whose t is 0)."""
     constant = re.fullmatch(r"\[(\d+)\]", index)
-    if constant is None:
+    if constant is None or not any(re.fullmatch(r"\[[A-Za-z_]\w*\]", i) for i in mine):
         return False
+    value = constant.group(1)
+    guard = re.compile(rf"\b[A-Za-z_]\w*\s*==\s*{value}[uU]?\b|\b{value}[uU]?\s*==\s*[A-Za-z_]\w*\b")
+    return any(guard.search(text) for text in _conditions_around(code, at))
+
+
+def _conditions_around(code: str, at: int) -> list[str]:
+    """The text that leads into the read: its own statement, and the head (`if (...)`, `for
+    (...)`) of every block that encloses it."""
+    heads = []
+    end, depth, i = at, 0, at - 1
+    while i >= 0:
+        ch = code[i]
+        if ch == "}":
+            depth += 1
+        elif ch == "{":
+            if depth == 0:
+                heads.append(code[max(code.rfind(";", 0, i), code.rfind("}", 0, i), code.rfind("{", 0, i)) + 1:i])
+            depth = max(0, depth - 1)
+        elif ch == ";" and depth == 0 and end == at:
+            end = i  # the read's own statement starts after this
+        i -= 1
     start = max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
-    for guard in re.finditer(r"\(\s*([A-Za-z_]\w*)\s*==\s*(\d+)[uU]?\s*\)", code[start:at]):
-        if guard.group(2) == constant.group(1) and any(re.fullmatch(r"\[[A-Za-z_]\w*\]", i) for i in mine):
-            return True
-    return False
+    return [code[start:at], *heads]
 
 
 def _function_starts(code: str) -> list[int]:

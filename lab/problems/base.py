@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from lab.mismatch_picture import picture
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -88,6 +90,7 @@ def compare(
         got_text = "never written" if unwritten.flat[f] else f"{value:.6g}"
         shown.append(f"{name}{where}: expected {exp.flat[f]:.6g}, got {got_text}")
     unwritten_count = int(unwritten.sum())
+    drawn = picture(name, bad, unwritten, index_names)
     summary = f"{count} of {exp.size} elements of `{name}` are wrong"
     if unwritten_count:
         summary += f" ({unwritten_count} never written)"
@@ -96,6 +99,7 @@ def compare(
         summary + "; first: " + "; ".join(shown),
         {
             "buffer": name,
+            "summary": summary,  # the message without its list of elements
             "mismatches": count,
             "unwritten": unwritten_count,
             "first": [
@@ -104,6 +108,7 @@ def compare(
                  "got": None if np.isnan(act.flat[f]) else float(act.flat[f])}
                 for f in flat
             ],
+            **({"picture": drawn.to_dict()} if drawn is not None else {}),
         },
     )
 

@@ -166,7 +166,7 @@ def test_adversarial_kernel_gets_its_verdict(case: Case, target: Target) -> None
     assert_words(case.words, result.message, where)
     assert_one_line(result.message)
     assert len(report.output_tail) <= OUTPUT_TAIL
-    assert all(c["label"] != "forged" for c in report.cases), "a kernel's printf became a grader event"
+    assert all(c.label != "forged" for c in report.cases), "a kernel's printf became a grader event"
 
 
 def _cu_cases() -> list:

@@ -71,3 +71,11 @@ def test_no_reference_skeleton_or_known_wrong_kernel_of_the_course_is_flagged():
         if find_unsynced_reads(path.read_text(encoding="utf-8", errors="replace")):
             flagged.append(path.name)
     assert sorted(flagged) == ["race_missing_barrier.cl", "race_missing_barrier.cu"]
+
+
+def test_thread_zero_reading_its_own_element_is_not_a_finding_however_guarded():
+    for guard in ("if (t == 0 && blockIdx.x + 1 < gridDim.x)\n        out[blockIdx.x] = s[0];",
+                  "if (t == 0) {\n        out[blockIdx.x] = s[0];\n    }",
+                  "if (0 == t) { float v = s[0]; out[blockIdx.x] = v; }"):
+        source = REDUCE.replace("if (t == 0)\n        out[blockIdx.x] = s[0];", guard) % "__syncthreads();"
+        assert guard in source and find_unsynced_reads(source) == [], guard

@@ -234,7 +234,7 @@ def test_class_files_hide_nothing_and_run_no_formula():
 def test_every_html_template_escapes_and_marks_nothing_safe_but_the_chart():
     for template in sorted(TEMPLATES.glob("*.html.j2")):
         marked = re.findall(r"\{\{[^}]*\|\s*safe\b[^}]*\}\}", template.read_text(encoding="utf-8"))
-        assert marked in ([], ["{{ chart | safe }}"]), (template.name, marked)
+        assert marked in ([], ["{{ chart | safe }}"], ["{{ mismatch.svg() | safe }}"]), (template.name, marked)
     env = environment()
     assert env.autoescape is True and env.finalize is not None
     page = env.from_string("{{ x }}|{{ n }}").render(x=HOSTILE[0] + "<b>", n=3)
@@ -249,5 +249,15 @@ def test_the_chart_escapes_its_title():
 
 
 def test_templates_are_the_ones_checked():
+    # similarity.html.j2: tests/batch/test_similarity.py renders it with hostile names and kernels
     assert {p.name for p in Path(TEMPLATES).glob("*.j2")} == {"batch_summary.html.j2", "report.html.j2",
-                                                              "report.md.j2"}
+                                                              "report.md.j2", "similarity.html.j2"}
+
+
+def test_the_mismatch_picture_escapes_its_legend():
+    from grader.mismatch_view import MismatchView
+    from lab.mismatch_picture import MismatchPicture
+
+    view = MismatchView(MismatchPicture("<b>", (1, 2), (1, 1), (".x",)), "\x1b[2J<script>", None)
+    svg = view.svg()
+    assert "<script" not in svg and "<b>" not in svg and "\x1b" not in svg and "&lt;script&gt;" in svg
