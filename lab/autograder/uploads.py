@@ -1,11 +1,13 @@
 """Which uploaded file is which stage's submission.
 
-A file is named for its stage, as `lab batch` names them: `<stage>.cl` or `<stage>.cu`. It may
-sit anywhere in the upload (students drag files in, upload a zip with a folder, or submit a
-repository); hidden files and folders, macOS's `__MACOSX` and links are never read. Every other
-file is listed as not graded, and a stage with no file, or with two, gets a one-line reason
-that says what was expected. The names are the student's text: the caller shows them through
-lab.sinks.
+A file is named for its stage, as `lab batch` names them: `<stage>.cl` or `<stage>.cu`, at the
+top of the upload. That is where `lab batch` looks in Gradescope's export too (a submission's
+files directly in its folder), so what is graded here is what the course GPU grades later: a
+kernel file inside a folder (a zip of a folder, say) is not graded, and the feedback says to
+upload the file itself. Hidden files and folders, macOS's `__MACOSX` and links are never read.
+Every other file is listed as not graded, and a stage with no file, or with two, gets a
+one-line reason that says what was expected. The names are the student's text: the caller
+shows them through lab.sinks.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def expected_names(stage: str) -> str:
 class _Walk:
     kernels: dict[str, list[StageFile]] = field(default_factory=dict)  # stage -> files named for it
     misnamed: list[StageFile] = field(default_factory=list)  # kernel files named for no stage here
+    nested: dict[str, list[StageFile]] = field(default_factory=dict)  # stage -> its files inside a folder
     ignored: list[str] = field(default_factory=list)
     seen: int = 0
     truncated: bool = False
@@ -75,7 +78,11 @@ def _walk(folder: Path, prefix: str, stages: Sequence[str], walk: _Walk) -> None
         else:
             stem, suffix = os.path.splitext(entry.name)
             kernel = registry.by_suffix(suffix) is not None
-            if kernel and stem in stages:
+            if kernel and stem in stages and prefix:
+                walk.nested.setdefault(stem, []).append(StageFile(stem, Path(entry.path), shown))
+                walk.ignored.append(f"{shown}: inside a folder, so not graded (upload {entry.name} itself, "
+                                    f"not a folder holding it)")
+            elif kernel and stem in stages:
                 walk.kernels.setdefault(stem, []).append(StageFile(stem, Path(entry.path), shown))
             elif kernel:
                 walk.misnamed.append(StageFile(stem, Path(entry.path), shown))
@@ -91,6 +98,9 @@ def _missing_reason(stage: str, walk: _Walk, missing_count: int) -> str:
     if walk.seen == 0:
         return f"the upload is empty: expected {expected}"
     reason = f"no file named {expected} was uploaded"
+    nested = walk.nested.get(stage)
+    if nested:
+        return f"{reason} at the top of the upload; {nested[0].shown} is inside a folder: upload the file itself"
     if len(walk.misnamed) == 1 and missing_count == 1:
         misnamed = walk.misnamed[0]
         suffix = os.path.splitext(misnamed.shown)[1]

@@ -128,7 +128,7 @@ def test_lab_gradescope_refuses_an_unknown_stage_and_a_bad_output(tmp_path):
 @needs_opencl
 def test_correct_uploads_pass_and_speed_is_left_to_the_course_gpu(tmp_path, autograder_zip, checkout_venv):
     upload = {"reduce_interleaved.cl": solution("reduce_interleaved"),
-              "hw/reduce_sequential.cl": solution("reduce_sequential"), "notes.txt": "my notes"}
+              "reduce_sequential.cl": solution("reduce_sequential"), "notes.txt": "my notes"}
     results, log = run_autograder(autograder_root(tmp_path, autograder_zip, upload, checkout_venv))
     tests = {t["name"]: t for t in results["tests"]}
     assert results["score"] == 100 + 10 + 60, results
@@ -138,7 +138,7 @@ def test_correct_uploads_pass_and_speed_is_left_to_the_course_gpu(tmp_path, auto
     assert "course's GPU" in fast["output"]
     assert "no GPU" in results["output"] and "notes.txt: not a kernel file" in results["output"]
     assert [s["status"] for s in results["extra_data"]["stages"]] == ["passed", "pending"]
-    assert "reduce_sequential: hw/reduce_sequential.cl: pending" in log
+    assert "reduce_sequential: reduce_sequential.cl: pending" in log
 
 
 @needs_opencl

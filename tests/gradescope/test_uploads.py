@@ -21,13 +21,24 @@ def files(root, *names):
     return root
 
 
-def test_files_named_for_their_stage_are_found_in_any_folder(tmp_path):
-    files(tmp_path, "reduce_interleaved.cl", "hw3/reduce_sequential.cu", "README.md")
+def test_files_named_for_their_stage_are_found_at_the_top(tmp_path):
+    files(tmp_path, "reduce_interleaved.cl", "reduce_sequential.cu", "README.md")
     upload = scan_upload(tmp_path, STAGES)
     assert {s: f.shown for s, f in upload.found.items()} == {
-        "reduce_interleaved": "reduce_interleaved.cl", "reduce_sequential": "hw3/reduce_sequential.cu"}
+        "reduce_interleaved": "reduce_interleaved.cl", "reduce_sequential": "reduce_sequential.cu"}
     assert upload.missing == {}
     assert upload.ignored == (f"README.md: not a kernel file ({registry.suffix_list()})",)
+
+
+def test_a_kernel_file_in_a_folder_is_not_graded_as_lab_batch_would_not(tmp_path):
+    files(tmp_path, "reduce_interleaved.cl", "hw3/reduce_sequential.cl")
+    upload = scan_upload(tmp_path, STAGES)
+    assert list(upload.found) == ["reduce_interleaved"]
+    assert upload.missing["reduce_sequential"] == (
+        "no file named reduce_sequential.cu or reduce_sequential.cl was uploaded at the top of the upload; "
+        "hw3/reduce_sequential.cl is inside a folder: upload the file itself")
+    assert upload.ignored == ("hw3/reduce_sequential.cl: inside a folder, so not graded (upload "
+                              "reduce_sequential.cl itself, not a folder holding it)",)
 
 
 def test_a_misnamed_file_says_what_to_rename_it_to(tmp_path):
@@ -49,10 +60,10 @@ def test_a_name_close_to_a_stage_gets_a_hint(tmp_path):
 
 
 def test_two_files_for_one_stage_grade_neither(tmp_path):
-    files(tmp_path, "reduce_interleaved.cl", "old/reduce_interleaved.cl")
+    files(tmp_path, "reduce_interleaved.cl", "reduce_interleaved.cu")
     upload = scan_upload(tmp_path, STAGES[:1])
     assert upload.found == {}
-    assert upload.missing["reduce_interleaved"] == ("old/reduce_interleaved.cl and reduce_interleaved.cl are all for "
+    assert upload.missing["reduce_interleaved"] == ("reduce_interleaved.cl and reduce_interleaved.cu are all for "
                                                     "stage reduce_interleaved: upload only the one to be graded")
 
 
