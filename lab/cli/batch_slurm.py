@@ -9,6 +9,7 @@ The grading itself happens in the jobs (lab/cli/batch_slurm_task.py).
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -181,7 +182,11 @@ def submit_slurm(request: SlurmRequest) -> None:
                 run_id=folder.run_id, created_at=now(), submitted_from=this_host(),
                 submissions=str(submissions.resolve()), results=str(out.resolve()), options=request.options,
                 force=request.force, backend=request.backend, tasks=tasks, jobs=request.jobs, items=items))
-            jobs = _submit(folder, job, tasks)
+            try:
+                jobs = _submit(folder, job, tasks)
+            except slurm.SlurmError:
+                shutil.rmtree(folder.folder, ignore_errors=True)  # nothing was submitted: no run
+                raise
             folder.write_jobs(jobs)
             folder.make_latest()
     except StoreBusy as error:
