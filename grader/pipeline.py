@@ -239,7 +239,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
 def _shown(target: Target) -> dict[str, str]:
     """The device as the report shows it where the worker never opened one."""
     if target.index < 0:
-        return {"name": f"(a {target.backend} device, not opened)", "kind": "unknown"}
+        return {"name": f"no {target.backend} device opened (nothing ran)", "kind": "none"}
     return {"name": target.name, "kind": target.kind}
 
 

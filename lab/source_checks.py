@@ -223,13 +223,26 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
     code = strip_comments(source)
     logical, starts = splice_lines(source)
     directives = strip_comments(logical)
+    kind = registry.by_name(backend)
     for match in _INCLUDE.finditer(directives):
         header = match.group("what").strip().strip('<>"')
-        if match.group("directive") != "include" or header not in allowed_headers:
+        allowed = header in allowed_headers or header in kind.toolkit_headers
+        if match.group("directive") != "include" or not allowed:
             line = starts[directives.count("\n", 0, match.start())]
+            toolkit = (f"; of the {kind.language} toolkit's own headers these are allowed: "
+                       f"{', '.join(sorted(kind.toolkit_headers))}" if kind.toolkit_headers else "")
             raise SubmissionError(
-                f"{name}:{line}: #{match.group('directive')} is not allowed in a submission "
-                f"(it must be one self-contained kernel file; the grader defines what the stage needs)"
+                f"{name}:{line}: #{match.group('directive')} is not allowed in a submission ({header!r}: it "
+                f"must be one self-contained kernel file; the grader defines what the stage needs{toolkit})"
+            )
+    if kind.dynamic_shared is not None:
+        dynamic = re.search(r"\b" + r"\s+".join(map(re.escape, kind.dynamic_shared.split())) + r"\b", code)
+        if dynamic is not None:
+            raise SubmissionError(
+                f"{name}:{_line_of(code, dynamic.start())}: `{kind.dynamic_shared}` memory is sized by the "
+                f"host at launch, and the stage launches every kernel with none (its grid and block are "
+                f"fixed, see `lab show`): declare the array with a fixed size instead, e.g. "
+                f"`__shared__ float sdata[BLOCK_SIZE];` with a size the stage defines"
             )
     if (m := _MAIN.search(code)) is not None:
         raise SubmissionError(

@@ -20,7 +20,7 @@ from grader.feedback import render_markdown
 from grader.report import ERROR, PASSED, PENDING, Report
 from lab.sinks import for_text
 
-PENDING_OUTPUT = "Not graded yet: {message}. It is graded on the course's GPU, and that grade replaces this one."
+PENDING_OUTPUT = "{message}. Its points come from the grading on the course's GPU, which replaces this one."
 
 
 def gradescope_results(report: Report) -> dict[str, Any]:
@@ -31,8 +31,8 @@ def gradescope_results(report: Report) -> dict[str, Any]:
             "name": f"{report.assignment}: {check.name}" + (" (still to be graded)" if check.status == PENDING else ""),
             "number": str(number),
             "status": "passed" if check.status == PASSED else "failed",
-            "output": for_text(PENDING_OUTPUT.format(message=check.message) if check.status == PENDING
-                               else check.message),
+            "output": for_text(PENDING_OUTPUT.format(message=check.message[:1].upper() + check.message[1:])
+                               if check.status == PENDING else check.message),
             "output_format": "text",
             "visibility": "visible",
         }

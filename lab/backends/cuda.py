@@ -293,4 +293,11 @@ KIND = BackendKind(
                         barrier="__syncthreads()", shared="__shared__", threads="threads", block="block",
                         label="CUDA"),
     probe=probe, open=CudaBackend,
+    toolkit_headers=frozenset({
+        "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
+        "cooperative_groups/memcpy_async.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h",
+        "device_launch_parameters.h", "math_constants.h", "mma.h", "cuda_pipeline.h",
+        "cuda/barrier", "cuda/pipeline", "cuda/std/cstdint",
+    }),
+    dynamic_shared="extern __shared__",
 )

@@ -68,6 +68,12 @@ class BackendKind:
     syntax: KernelSyntax
     probe: Callable[[], tuple[list[Target], str | None]]  # devices, or why there are none
     open: Callable[[int], Backend]  # device index -> an open backend
+    # The toolkit's own device headers a submission may include (cooperative_groups.h, ...);
+    # every other #include is refused (lab.source_checks).
+    toolkit_headers: frozenset[str] = frozenset()
+    # How the language declares memory whose size the host sets at launch (None: it has none
+    # outside kernel parameters); the stages launch with none (lab.source_checks).
+    dynamic_shared: str | None = None
 
 
 @cache

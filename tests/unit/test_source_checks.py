@@ -54,3 +54,22 @@ def test_files_that_are_not_kernel_text(tmp_path):
 
 def test_decode_keeps_text():
     assert decode_source("é".encode(), "x") == "é"
+
+
+def test_the_cuda_toolkits_device_headers_are_allowed_and_nothing_else():
+    for header in ("<cooperative_groups.h>", "<cuda_fp16.h>", '"cuda_runtime.h"'):
+        check_source(f"#include {header}\n" + GOOD_CU, "cuda", KERNELS)
+    for header in ("<stdio.h>", "<cooperative_groups.h/../../etc/passwd>", "<cuda_fp16.hpp>"):
+        with pytest.raises(SubmissionError, match="cooperative_groups.h"):
+            check_source(f"#include {header}\n" + GOOD_CU, "cuda", KERNELS)
+    with pytest.raises(SubmissionError, match="is not allowed"):
+        check_source("#include <cooperative_groups.h>\n" + GOOD_CL, "opencl", KERNELS)  # OpenCL has none
+
+
+def test_dynamic_shared_memory_is_refused_before_launch_saying_how_the_stage_launches():
+    source = GOOD_CU.replace("{", "{\n    extern __shared__ float sdata[];\n", 1)
+    with pytest.raises(SubmissionError) as refused:
+        check_source(source, "cuda", KERNELS, name="sub.cu")
+    message = str(refused.value)
+    assert message.startswith("sub.cu:") and "extern __shared__" in message and "launches every kernel with none" in message
+    assert "\n" not in message
