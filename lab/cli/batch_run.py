@@ -190,6 +190,9 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         fail(str(error))
 
     options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing)
+    from lab.cli.batch_slurm import refuse_if_running
+
+    refuse_if_running(out)  # a Slurm run's array tasks may be writing there (lab batch --slurm)
     store = ResultStore(out)
     try:
         with store.locked():

@@ -95,7 +95,7 @@ def _job_options(request: SlurmRequest) -> slurm.JobOptions:
     return options
 
 
-def _refuse_if_running(out: Path) -> None:
+def refuse_if_running(out: Path) -> None:
     """One cluster run at a time per RESULTS: the last one's jobs must have ended."""
     last = RunFolder.latest(out)
     jobs = last.jobs() if last is not None else None
@@ -157,7 +157,7 @@ def submit_slurm(request: SlurmRequest) -> None:
         fail(str(error))
     if not layout.students and not layout.not_graded:
         fail(f"{submissions}: empty; it should hold one folder per student")
-    _refuse_if_running(out)
+    refuse_if_running(out)
     store = ResultStore(out)
     try:
         with store.locked():

@@ -142,6 +142,8 @@ def killed(room: Classroom, tmp_path_factory) -> dict:
     assert jobs is not None and f"array job {jobs.array_job}" in submitted.output
     assert f"lab batch --status {out}" in submitted.output and f"scancel {jobs.array_job}" in submitted.output
     run_id = folder.run_id
+    plain = lab("batch", room.root, "--out", out, *GRADING)  # the tasks are writing there
+    assert plain.exit_code == 2 and f"is being graded by Slurm run {run_id}" in " ".join(plain.output.split())
 
     # Task 1, once it has written two results: frozen with something in flight, then killed.
     victim = f"{jobs.array_job}_1"
@@ -272,3 +274,21 @@ def test_a_rerun_with_nothing_new_grades_nothing(room, killed, resumed):
     assert f"{NO_DEVICE} to grade, {room.submissions - NO_DEVICE} up to date" in again.output, again.output
     if not NO_DEVICE:
         assert "nothing to grade: no job submitted" in again.output, again.output
+
+
+def test_student_names_never_reach_a_shell(tmp_path):
+    hostile = "o'brien; $(touch pwned) `touch pwned2` \"x\" *"
+    root = tmp_path / "subs"
+    source = catalog().reference_file("reduce_sequential", ".cl").read_text(encoding="utf-8")
+    for name in (hostile, "ann"):
+        (root / name).mkdir(parents=True)
+        (root / name / "reduce_sequential.cl").write_text(source, encoding="utf-8")
+    out = tmp_path / "results"
+    done = lab("batch", root, "--out", out, *GRADING, "--slurm", "--cpus-per-task", "1", "--wait")
+    assert done.exit_code == 0, done.output
+    folder = RunFolder.latest(out)
+    assert folder.script.read_text(encoding="utf-8") == slurm.JOB_SCRIPT
+    assert all(hostile not in " ".join(command) for command in folder.jobs().commands)
+    data = json.loads(next(out.glob("o*/reduce_sequential/result.json")).read_text(encoding="utf-8"))
+    assert data["batch"]["student"] == hostile and data["status"] != "error"
+    assert not list(tmp_path.rglob("pwned*")) and not list(folder.folder.rglob("pwned*"))
