@@ -19,12 +19,16 @@ class UnknownStageError(LookupError):
 def course_root() -> Path:
     """The folder holding assignments/ and reference/.
 
-    LAB_COURSE_ROOT wins; otherwise the checkout this package was installed from.
+    LAB_COURSE_ROOT wins; then the checkout this package runs from (an editable install); then
+    the copy of the course inside the installed package (a plain `pip install`: lab/course).
     """
     override = os.environ.get("LAB_COURSE_ROOT")
     if override:
         return Path(override).resolve()
-    return Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "assignments").is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "course"
 
 
 @dataclass(frozen=True)

@@ -86,3 +86,17 @@ def test_parse_params():
     params = parse_params("const int M, const float * __restrict__ A, __global float *C")
     assert [(p.name, p.base_type, p.is_pointer) for p in params] == [
         ("M", "int", False), ("A", "float", True), ("C", "float", True)]
+
+
+def test_a_plain_install_carries_the_course():
+    """lab/course links to assignments/ and reference/ in a checkout; a wheel copies them (package
+    data), and course_root() finds that copy where there is no checkout around the package."""
+    import tomllib
+
+    from lab import catalog as catalog_module
+
+    package = Path(catalog_module.__file__).resolve().parent
+    for part in ("assignments", "reference"):
+        assert (package / "course" / part).resolve() == (package.parent / part).resolve()
+    data = tomllib.loads((package.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["lab"]
+    assert "course/assignments/**/*" in data and "course/reference/**/*" in data
