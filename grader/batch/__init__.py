@@ -21,6 +21,15 @@ One concept per module:
     charts      the inline SVG speedup histogram of the summary
     html        summary.html from templates/batch_summary.html.j2
     outputs     the class files at the top of RESULTS
+
+On a Slurm cluster (`lab batch --slurm`, docs/batch.md):
+    slurm          sbatch and squeue: the job array, the final job, the job script
+    cluster_run    a run's folder in RESULTS/.lab-slurm/: what to grade, jobs, task records
+    claims         which array task grades which submission (O_EXCL claim files)
+    cluster_plan   what a run grades: up to date on whatever GPU graded it
+    cluster_task   one array task: claim, grade, record the node; stop cleanly on a signal
+    cluster_gather the class after a run: outcomes, what is left, which GPUs graded which share
+    cluster_status a run's state: done, running, pending, failed; each task's and the final job's
 """
 
 from __future__ import annotations
