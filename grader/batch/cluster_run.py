@@ -82,6 +82,7 @@ class RunManifest:
     tasks: int  # array tasks
     jobs: int | None  # --jobs: workers per task on a CPU device (None: from the task's CPUs)
     items: tuple[RunItem, ...]
+    gpus: int | None = None  # GPUs each array task asked for (None: none, the tasks grade on CPU devices)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -181,7 +181,8 @@ def submit_slurm(request: SlurmRequest) -> None:
             folder.write_manifest(RunManifest(
                 run_id=folder.run_id, created_at=now(), submitted_from=this_host(),
                 submissions=str(submissions.resolve()), results=str(out.resolve()), options=request.options,
-                force=request.force, backend=request.backend, tasks=tasks, jobs=request.jobs, items=items))
+                force=request.force, backend=request.backend, tasks=tasks, jobs=request.jobs, items=items,
+                gpus=job.gpus))
             try:
                 jobs = _submit(folder, job, tasks)
             except slurm.SlurmError:

@@ -62,6 +62,19 @@ def _workers_on_cpu(asked: int | None) -> int:
     return max(1, int(cpus) // 2) if cpus.isdigit() else default_jobs()
 
 
+GPU_VISIBILITY = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def hide_unallocated_gpus() -> bool:
+    """A task with no GPU allocated must not time kernels on a GPU another job holds: where
+    Slurm set no device list (it sets one for the GPUs it gives), hide them all. True if it did."""
+    if any(name in os.environ for name in (*GPU_VISIBILITY, "SLURM_JOB_GPUS", "SLURM_STEP_GPUS")):
+        return False
+    for name in GPU_VISIBILITY:
+        os.environ[name] = ""
+    return True
+
+
 def _on_event(event: BatchEvent) -> None:
     if not isinstance(event, Finished):
         return
@@ -86,6 +99,8 @@ def run_task(folder: RunFolder) -> int:
         errors.print(f"error: {for_terminal(str(error))}")
         return EXIT_USAGE
     catalog = load_catalog()
+    if manifest.gpus is None and hide_unallocated_gpus():
+        _say("  no GPU asked for (--gpus): the node's GPUs are left alone, grading on CPU devices")
     needed = {item.backend for item in manifest.items}
     try:
         pool = build_pool(discover(tuple(sorted(needed))), needed, manifest.backend, None, None,

@@ -276,3 +276,16 @@ def test_the_manifest_keeps_student_names_exactly(tmp_path):
     assert {i.student for i in manifest.items} == {HOSTILE, "ann\u202eevil"}
     text = (folder.folder / "run.json").read_text(encoding="utf-8")
     assert "\u202e" not in text and json.loads(text)["items"]  # escaped in the file, exact when read
+
+
+def test_a_task_given_no_gpu_leaves_the_nodes_gpus_alone(monkeypatch):
+    from lab.cli.batch_slurm_task import GPU_VISIBILITY, hide_unallocated_gpus
+
+    for name in (*GPU_VISIBILITY, "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"):
+        monkeypatch.delenv(name, raising=False)
+    assert hide_unallocated_gpus()
+    import os
+
+    assert all(os.environ[name] == "" for name in GPU_VISIBILITY)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")  # what Slurm sets for the GPUs it gives
+    assert not hide_unallocated_gpus() and os.environ["CUDA_VISIBLE_DEVICES"] == "2"
