@@ -15,6 +15,7 @@ tasks' own records stand in for it, and the status says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -64,10 +65,9 @@ class RunStatus:
 
 
 def _task_state(index: int, info: dict[str, JobInfo] | None, jobs: RunJobs | None,
-                record: TaskRecord | None) -> TaskStatus:
-    detail = []
+                record: TaskRecord | None, graded: int) -> TaskStatus:
+    detail = [f"{graded} graded"] if graded or record is not None else []
     if record is not None:
-        detail.append(f"{record.graded} graded")
         if record.released:
             detail.append(f"{record.released} given back when stopped")
         if record.restart:
@@ -102,15 +102,22 @@ def run_status(folder: RunFolder, store: ResultStore) -> RunStatus:
     jobs = folder.jobs()
     info = query([jobs.array_job, jobs.final_job]) if jobs is not None else None
     records = folder.tasks()
-    tasks = {i: _task_state(i, info, jobs, records.get(i)) for i in range(manifest.tasks)}
+    root = Path(manifest.submissions)
+    results = {item.index: store.load(item.submission(root)) or {} for item in manifest.items}
+    graded: Counter[int] = Counter()
+    for data in results.values():
+        cluster = (data.get("batch") or {}).get("slurm") or {}
+        _, _, task = str(cluster.get("job") or "").partition("_")
+        if cluster.get("run") == manifest.run_id and task.isdigit():
+            graded[int(task)] += 1
+    tasks = {i: _task_state(i, info, jobs, records.get(i), graded[i]) for i in range(manifest.tasks)}
     array_active = any(t.state in ("PENDING", "RUNNING", "RUNNING?", "CONFIGURING", "COMPLETING", "REQUEUED",
                                    "SUSPENDED") for t in tasks.values())
     claims = folder.claims.claimed()
-    root = Path(manifest.submissions)
     items: dict[str, ItemState] = {}
     for item in manifest.items:
         sub = item.submission(root)
-        data = store.load(sub) or {}
+        data = results[item.index]
         if ((data.get("batch") or {}).get("slurm") or {}).get("run") == manifest.run_id:
             state = ItemState.DONE
         elif item.index in claims:
