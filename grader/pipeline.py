@@ -12,6 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,17 @@ class Limits:
         return {"compile": self.compile_s, "run": self.run_s, "first_run": self.jit_s + self.run_s,
                 "benchmark": self.benchmark_s}[phase_limit]
 
+    def describe(self, phase_limit: str) -> str:
+        """The limit as what it is: where a first launch's compile allowance is added, say so."""
+        if phase_limit == "first_run":
+            return (f"limit {self.run_s:g} s (--time-limit), plus {self.jit_s:g} s allowed for the device to "
+                    f"compile the kernel at its first launch")
+        if phase_limit == "run":
+            return f"limit {self.run_s:g} s (--time-limit)"
+        if phase_limit == "compile":
+            return f"limit {self.compile_s:g} s for compiling"
+        return f"limit {self.benchmark_s:g} s for the timed rounds"
+
 
 OUTPUT_TAIL = 4000
 
@@ -91,11 +103,12 @@ CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaw
 
 
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
-               worker: WorkerProcess | None = None, writable: tuple[str, ...] = ()) -> None:
+               worker: WorkerProcess | None = None, writable: tuple[str, ...] = (),
+               on_phase: Callable[[str], None] | None = None) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time
     went and the tail of what it printed into `grading`. `worker`: one started ahead; otherwise
     one is started here, under `sanitize` (a command it runs under) where given, able to write
-    `writable` in its sandbox."""
+    `writable` in its sandbox. `on_phase`: told the name of each phase as the worker enters it."""
     if worker is not None and not worker.sees(request.course_root):  # a course its sandbox lacks
         worker.discard()
         worker = None
@@ -103,14 +116,15 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
     grading.sandbox = worker.sandbox
     try:
-        _converse(worker, request, limits, grading)
+        _converse(worker, request, limits, grading, on_phase)
     except BaseException:  # an interrupt, or a bug here: the worker must not outlive it
         worker.discard()
         raise
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
 
 
-def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: Grading) -> None:
+def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: Grading,
+              on_phase: Callable[[str], None] | None) -> None:
     """run_worker's exchange with the worker, up to the worker's end."""
     proc = worker.proc
     phase = "startup"
@@ -125,7 +139,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             pass
         selector = selectors.DefaultSelector()
         selector.register(proc.stdout, selectors.EVENT_READ)
-        limit = limits.compile_s
+        limit_key = "compile"
+        limit = limits.of(limit_key)
         deadline = time.monotonic() + limit
         pending = b""
         # A sandboxed worker's trusted-cache entries are kept until it says it holds the
@@ -135,11 +150,11 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if phase.startswith("compiling") or phase == "startup":
-                    message = (f"timed out during {phase} (limit {limit:.0f} s): the compiler did not "
-                               f"finish; a loop it unrolls without end is a common cause")
+                    message = (f"timed out during {phase} ({limits.describe(limit_key)}): the compiler did "
+                               f"not finish; a loop it unrolls without end is a common cause")
                 else:
-                    message = (f"timed out during {phase} (limit {limit:.0f} s): the kernel probably never "
-                               f"finishes: an endless loop, or a barrier that only some threads reach")
+                    message = (f"timed out during {phase} ({limits.describe(limit_key)}): the kernel probably "
+                               f"never finishes: an endless loop, or a barrier that only some threads reach")
                 grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
                 break
             if not selector.select(timeout=min(remaining, 1.0)):
@@ -156,7 +171,10 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     kind = phase_kind(phase)
                     seconds[kind] = seconds.get(kind, 0.0) + now - phase_started
                     phase, phase_started = message.name, now
-                    limit = limits.of(message.limit)
+                    limit_key = message.limit
+                    limit = limits.of(limit_key)
+                    if on_phase is not None:
+                        on_phase(phase)
                     deadline = now + limit
                     if phase_kind(phase) in ("correctness", "benchmark"):
                         trusting = False
@@ -203,7 +221,8 @@ def _keep(entry: CacheEntry) -> None:
 
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
-          sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None) -> Report:
+          sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
+          on_phase: Callable[[str], None] | None = None) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
     memcheck, racecheck and synccheck; one Report from all of their results."""
@@ -222,12 +241,14 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
         )
-        run_worker(request, limits, grading, worker=worker)
+        run_worker(request, limits, grading, worker=worker, on_phase=on_phase)
         no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
         if no_device is not None:
             raise NoDeviceError(no_device.message)
         compiled = grading.compiled is not None and grading.compiled.ok
         if sanitize and compiled and not grading.source.divergent_barriers:
+            if on_phase is not None:
+                on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
             grading.sanitizer = run_sanitizers(request, limits)
     elif worker is not None:
         worker.discard()

@@ -27,6 +27,7 @@ from lab.cli.app import (
     fail,
 )
 from lab.cli.course import load_catalog, load_stage
+from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, write_outputs
 from lab.source_checks import SubmissionError
 
@@ -97,8 +98,10 @@ def grade(
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     try:
-        result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
-                            limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend))
+        with grading_status(errors) as line:
+            result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
+                                limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend),
+                                on_phase=line.enter if line is not None else None)
     except SubmissionError as error:
         fail(str(error))
     except NoDeviceError as error:

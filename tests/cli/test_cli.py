@@ -353,3 +353,28 @@ def test_init_writes_the_skeleton_this_machine_can_grade(tmp_path, monkeypatch):
         assert written == [".cl"] and "cannot grade" not in result.output
         asked = lab("init", "transpose_naive", "--backend", "cuda", "-o", tmp_path / "k.cu")
         assert asked.exit_code == 0 and "cannot grade a .cu file" in asked.output
+
+
+def test_the_status_line_is_never_written_where_standard_error_is_not_a_terminal():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from lab.cli.status_line import grading_status
+
+    piped = Console(file=StringIO(), force_terminal=False)
+    with grading_status(piped) as line:
+        assert line is None
+    assert piped.file.getvalue() == ""
+    shown = Console(file=StringIO(), force_terminal=True, width=80)
+    with grading_status(shown) as line:
+        line.enter("correctness case 1 (n=256)")
+        assert "grading: correctness case 1 (n=256)" in str(line.__rich__())
+
+
+def test_a_time_limit_is_reported_as_what_it_is():
+    from grader.pipeline import Limits
+
+    limits = Limits(run_s=5)
+    assert limits.describe("run") == "limit 5 s (--time-limit)"
+    assert limits.describe("first_run").startswith("limit 5 s (--time-limit), plus 60 s allowed for the device")
