@@ -42,3 +42,17 @@ def test_cuda_source_compiles(stage: str, path: Path) -> None:
     assert not expect_compile_error, f"{path.name} was expected not to compile"
     for kernel in spec.kernels:
         assert kernel.name in cubin.resources, f"no entry point {kernel.name} in {path.name}"
+
+
+STYLES = Path(__file__).resolve().parents[1] / "styles"
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+def test_a_kernel_in_the_cuda_samples_style_with_cooperative_groups_is_accepted_and_compiles() -> None:
+    """The toolkit's own device headers are allowed (issue 10); on a GPU it is graded as any other."""
+    spec = catalog().get("transpose_coalesced")
+    path = STYLES / "transpose_cooperative_groups.cu"
+    source = path.read_text(encoding="utf-8")
+    check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name)
+    cubin = compile_cubin(source, spec.defines, path.name)
+    assert "transpose" in cubin.resources
