@@ -23,7 +23,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # What to look at when a check fails, by the kind of failure; a stage's README says more.
 GENERIC_HINTS = {
-    FailureKind.REFUSED_SOURCE: "A submission is one kernel file for this stage: read the reason above.",
+    FailureKind.REFUSED_SOURCE: "A submission is one UTF-8 kernel file for this stage, with the entry point "
+                                "the stage names: the reason above says what to change.",
     FailureKind.COMPILE_ERROR: "Read the first error: the line number is in your file.",
     FailureKind.WRONG: "Compare your index arithmetic with the layout in the stage's README; try the "
                        "smallest shape by hand.",
@@ -49,7 +50,8 @@ GENERIC_HINTS = {
                                    "`lab show <stage>` prints it.",
 }
 # A stage's own hints ([feedback] in assignment.toml) are keyed by these names.
-SPEC_HINT_KEY = {FailureKind.COMPILE_ERROR: "compile", FailureKind.REFUSED_SOURCE: "compile"}
+# (A refused file gets the generic hint: a stage's compile hint speaks of compiler errors.)
+SPEC_HINT_KEY = {FailureKind.COMPILE_ERROR: "compile"}
 
 
 @dataclass(frozen=True)

@@ -125,8 +125,11 @@ def decode_source(data: bytes, name: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise SubmissionError(
-            f"{name}: is not UTF-8 text (byte {error.start} cannot be decoded)"
+            f"{name}:{line}:{column}: is not UTF-8 text (byte {error.start}, 0x{data[error.start]:02x}, "
+            f"cannot be decoded): save the file as UTF-8 (an accented letter in a comment is the usual cause)"
         ) from error
     # Line ends as the compilers read them: CRLF (Windows) and a lone CR (old Mac editors) are
     # both a newline, so the checks here see the lines the compiler sees (a `//` comment ends).
