@@ -30,14 +30,19 @@ def say(message: str = MESSAGE) -> None:
         pass
 
 
-def kill_workers() -> None:
-    """Kill the grading workers started so far (none if their module was never imported)."""
+def _on_workers(action: str) -> None:
+    """Call grader.worker_process's `action` (nothing if that module was never imported)."""
     module = sys.modules.get("grader.worker_process")
     if module is not None:
         try:
-            module.kill_all()
+            getattr(module, action)()
         except Exception:  # noqa: BLE001 - ending anyway
             pass
+
+
+def kill_workers() -> None:
+    """Kill the grading workers started so far."""
+    _on_workers("kill_all")
 
 
 # How long the KeyboardInterrupt gets to end the run before the watchdog does.
@@ -66,12 +71,7 @@ def _arm_watchdog() -> None:
 
 def _watchdog_fired(signum: int, frame: object) -> None:
     kill_workers()
-    module = sys.modules.get("grader.worker_process")
-    if module is not None:
-        try:
-            module.remove_all_scratch()
-        except Exception:  # noqa: BLE001 - ending anyway
-            pass
+    _on_workers("remove_all_scratch")
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
