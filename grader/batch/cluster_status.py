@@ -87,9 +87,10 @@ def _task_state(index: int, info: dict[str, JobInfo] | None, jobs: RunJobs | Non
     return TaskStatus(index, state, record.host, ", ".join(detail))
 
 
-def _alive(holder: Holder | None, tasks: dict[int, TaskStatus], records: dict[int, TaskRecord]) -> bool:
+def _alive(holder: Holder | None, tasks: dict[int, TaskStatus], records: dict[int, TaskRecord],
+           array_active: bool) -> bool:
     if holder is None:
-        return True  # a claim being written right now
+        return array_active  # a claim being written right now, or one its task died writing
     status = tasks.get(holder.task)
     if status is None or status.state not in ("RUNNING", "RUNNING?", "COMPLETING", "CONFIGURING"):
         return False
@@ -121,7 +122,7 @@ def run_status(folder: RunFolder, store: ResultStore) -> RunStatus:
         if ((data.get("batch") or {}).get("slurm") or {}).get("run") == manifest.run_id:
             state = ItemState.DONE
         elif item.index in claims:
-            state = ItemState.RUNNING if _alive(claims[item.index], tasks, records) else ItemState.FAILED
+            state = ItemState.RUNNING if _alive(claims[item.index], tasks, records, array_active) else ItemState.FAILED
         else:
             state = ItemState.PENDING if array_active else ItemState.FAILED
         items[sub.relative] = state
