@@ -26,6 +26,7 @@ from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
 from grader.batch.cluster_run import RunItem, RunManifest
 from grader.batch.devices import BACKEND_ORDER, Pool
 from grader.batch.keys import GradingOptions
+from grader.batch.outcome import Outcome
 from grader.batch.plan import Job, Unavailable, submission_digest
 from grader.batch.runner import BatchEvent, GradeFunction, Runner
 from grader.batch.store import LOCK, ResultStore
@@ -90,7 +91,7 @@ class ClusterRunner(Runner):
         with self._lock:
             self._problems.append(problem)
 
-    def results(self) -> tuple[tuple, tuple[str, ...]]:
+    def results(self) -> tuple[tuple[Outcome, ...], tuple[str, ...]]:
         """(the outcomes this task recorded, the problems it met)."""
         with self._lock:
             return tuple(self._outcomes), tuple(self._problems)
