@@ -18,18 +18,25 @@ from pathlib import Path
 from typing import Any
 
 from grader import GRADER_VERSION, sandbox
+from grader.device_turn import POLL_S, DeviceTurn
 from grader.report import Report
 from grader.results import (
     Abort,
     CacheEntry,
+    DeviceGranted,
+    DeviceOpened,
+    DeviceReleased,
     FailureKind,
     Grading,
+    MemoryShort,
     PhaseStarted,
     SanitizerFinding,
     SanitizerResult,
     SourceResult,
     StudentCode,
+    WantDevice,
     decode,
+    encode,
 )
 from grader.scoring import build_report
 from grader.steps import Request
@@ -104,11 +111,12 @@ CPU_MEMORY_LIMIT = 8 << 30  # address space of a worker on a CPU device: a runaw
 
 def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: list[str] | None = None,
                worker: WorkerProcess | None = None, writable: tuple[str, ...] = (),
-               on_phase: Callable[[str], None] | None = None) -> None:
+               on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None) -> None:
     """Run one worker; put its step results, the abort (crash or hang) if any, where the time
     went and the tail of what it printed into `grading`. `worker`: one started ahead; otherwise
     one is started here, under `sanitize` (a command it runs under) where given, able to write
-    `writable` in its sandbox. `on_phase`: told the name of each phase as the worker enters it."""
+    `writable` in its sandbox. `on_phase`: told the name of each phase as the worker enters it.
+    `on_queue`: told each grader.queue_status event while it waits for its turn on the device."""
     if worker is not None and not worker.sees(request.course_root):  # a course its sandbox lacks
         worker.discard()
         worker = None
@@ -116,16 +124,27 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
     grading.sandbox = worker.sandbox
     try:
-        _converse(worker, request, limits, grading, on_phase)
+        _converse(worker, request, limits, grading, on_phase, DeviceTurn(on_queue))
     except BaseException:  # an interrupt, or a bug here: the worker must not outlive it
         worker.discard()
         raise
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
 
 
+def _answer(proc: subprocess.Popen, message: Any) -> None:
+    """A line to the worker on its stdin (its turn on the device: grader.device_claim)."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write((encode(message) + "\n").encode())
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):  # it has ended: its end is read as such
+        pass
+
+
 def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: Grading,
-              on_phase: Callable[[str], None] | None) -> None:
-    """run_worker's exchange with the worker, up to the worker's end."""
+              on_phase: Callable[[str], None] | None, turn: DeviceTurn) -> None:
+    """run_worker's exchange with the worker, up to the worker's end; `turn`: its turn on the
+    device (grader.device_turn), whose time in line counts against no limit (the `queued` phase)."""
     proc = worker.proc
     phase = "startup"
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
@@ -133,8 +152,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     with worker.errors as errors:
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(json.dumps(asdict(request)).encode())
-            proc.stdin.close()
+            proc.stdin.write(json.dumps(asdict(request)).encode() + b"\n")  # one line: stdin stays
+            proc.stdin.flush()  # open for the answer to WantDevice
         except BrokenPipeError:
             pass
         selector = selectors.DefaultSelector()
@@ -147,7 +166,18 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
         trusting = worker.sandbox.sandboxed
         while not grading.finished:
-            remaining = deadline - time.monotonic()
+            if turn.waiting:  # in line for the device: no limit runs
+                if turn.poll():
+                    _answer(proc, DeviceGranted())
+                    phase_started += turn.waited_s  # the phase's time leaves the wait out
+                deadline = time.monotonic() + limit
+            turn.beat()
+            remaining = min(deadline, turn.hold_deadline()) - time.monotonic()
+            if remaining <= 0 and deadline > time.monotonic():
+                message = (f"timed out during {phase}: it held the device for "
+                           f"{time.monotonic() - turn.held_since:.0f} s, the most a grading may")
+                grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
+                break
             if remaining <= 0:
                 if phase.startswith("compiling") or phase == "startup":
                     message = (f"timed out during {phase} ({limits.describe(limit_key)}): the compiler did "
@@ -157,7 +187,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                                f"never finishes: an endless loop, or a barrier that only some threads reach")
                 grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
                 break
-            if not selector.select(timeout=min(remaining, 1.0)):
+            if not selector.select(timeout=min(remaining, POLL_S if turn.waiting else 1.0)):
                 continue
             chunk = os.read(proc.stdout.fileno(), 1 << 16)
             if not chunk:
@@ -183,9 +213,23 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 elif isinstance(message, CacheEntry):
                     if trusting:
                         _keep(message)
+                elif isinstance(message, WantDevice):
+                    if turn.want():
+                        _answer(proc, DeviceGranted())
+                elif isinstance(message, DeviceReleased):
+                    turn.release()
+                elif isinstance(message, MemoryShort):
+                    turn.memory_short(message)
                 elif message is not None:
+                    if isinstance(message, DeviceOpened):
+                        turn.opened(message)
                     grading.add(message)
         selector.close()
+        if turn.asked:  # in line: not part of any phase, nor of the grading's own time
+            seconds["queued"] = turn.waited_s if not turn.waiting else time.monotonic() - turn.asked_at
+            if turn.waiting:
+                phase_started = time.monotonic()
+        turn.release()
         kind = phase_kind(phase)
         seconds[kind] = seconds.get(kind, 0.0) + time.monotonic() - phase_started
         grading.phases = seconds
@@ -201,6 +245,10 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 kill_group(proc)
                 proc.wait()
         proc.stdout.close()
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
         size = errors.seek(0, os.SEEK_END)
         errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
@@ -222,10 +270,11 @@ def _keep(entry: CacheEntry) -> None:
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
           sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
-          on_phase: Callable[[str], None] | None = None) -> Report:
+          on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
-    memcheck, racecheck and synccheck; one Report from all of their results."""
+    memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
+    each grader.queue_status event while the grading waits for its turn on the device."""
     seed = secrets.randbits(31) if seed is None else seed
     started = time.monotonic()
     grading = Grading(timed=timing)
@@ -241,7 +290,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
         )
-        run_worker(request, limits, grading, worker=worker, on_phase=on_phase)
+        run_worker(request, limits, grading, worker=worker, on_phase=on_phase, on_queue=on_queue)
         no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
         if no_device is not None:
             raise NoDeviceError(no_device.message)
@@ -252,7 +301,8 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             grading.sanitizer = run_sanitizers(request, limits)
     elif worker is not None:
         worker.discard()
-    grading.duration_s = time.monotonic() - started
+    # The grading's own time: its wait in line for the device is the `queued` phase, apart.
+    grading.duration_s = time.monotonic() - started - grading.phases.get("queued", 0.0)
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
                         grader_version=GRADER_VERSION, device=_shown(target))
 

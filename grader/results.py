@@ -57,6 +57,9 @@ class DeviceOpened:
     vendor: str = ""
     platform: str = ""
     limits: dict[str, int] = field(default_factory=dict)
+    # The device as every process on the machine names it (grader.device_identity): the shared
+    # queue of its timed phases (grader.device_queue). Sent before any student code is loaded.
+    device_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,11 +126,39 @@ class ProbeResult:
     results: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class WantDevice:
+    """The worker is about to allocate the benchmark-size buffers and time: it waits (reading
+    its stdin) until the parent, which holds the device's place in the shared queue
+    (grader.device_turn), answers DeviceGranted."""
+
+    need_bytes: int = 0  # what the benchmark will allocate on the device (an estimate)
+
+
+@dataclass(frozen=True)
+class MemoryShort:
+    """In its turn, the device has less free memory than the benchmark needs (programs outside
+    the lab hold it): the worker waits for it."""
+
+    need_bytes: int
+    free_bytes: int
+
+
+@dataclass(frozen=True)
+class DeviceReleased:
+    """The benchmark-size buffers are freed and nothing more is timed: the turn is over."""
+
+
+@dataclass(frozen=True)
+class DeviceGranted:
+    """The parent's answer to WantDevice, on the worker's stdin: its turn has come."""
+
+
 WORKER_MESSAGES = {cls.__name__: cls for cls in
                    (PhaseStarted, DeviceOpened, CompileResult, CaseResult, TimingResult, GraderError, Done,
-                    CacheEntry, StudentCode, ProbeResult)}
+                    CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort, DeviceReleased)}
 WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CaseResult | TimingResult | GraderError | Done
-                 | CacheEntry | StudentCode | ProbeResult)
+                 | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort | DeviceReleased)
 
 
 def _plain(value: Any) -> Any:

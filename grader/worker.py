@@ -45,6 +45,10 @@ class Channel:
             self.stream.write(encode(message) + "\n")
             self.stream.flush()
 
+    def receive(self) -> str:
+        """The parent's next line on stdin (after the request: its answer to WantDevice)."""
+        return sys.stdin.readline()
+
 
 def private_channel() -> Channel:
     """Keep the real stdout for messages and send everything else printed to stderr."""
@@ -57,7 +61,7 @@ def grade(request: Request, channel: Channel) -> None:
     catalog = Catalog(Path(request.course_root))
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
-                  channel.send)
+                  channel.send, receive=channel.receive)
     try:
         run_steps(ctx, worker_steps())
     finally:
@@ -151,7 +155,7 @@ def main() -> int:
     preload(os.environ.get("LAB_WORKER_PRELOAD", ""))
     limit = None
     try:
-        text = sys.stdin.read()
+        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
         if not text:  # a worker started ahead that was never needed
             return 0
         request = Request(**json.loads(text))

@@ -60,6 +60,10 @@ class Context:
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
     host_inputs: Any = None  # grader.steps.host_inputs.HostInputs: benchmark-size inputs made ahead
     _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
+    # A line from the parent, waited for (its answer to WantDevice: grader.device_claim);
+    # None where nobody answers (the device is then never waited for).
+    receive: Callable[[], str] | None = None
+    device_claimed: bool = False  # this grading's turn on the device is under way
 
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))

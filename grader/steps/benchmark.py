@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.correctness import case_label, make_setup
+from grader.device_claim import claim
 from grader.results import TimingResult
 from grader.steps import Context, Step
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, time_roles
@@ -48,11 +49,15 @@ class Benchmark(Step):
                  **{k: v for k, v in ctx.trusted.items() if k != "baseline"}}
         on_device = ctx.inputs_on_device
         if on_device:
+            if not claim(ctx, case):  # this grading's turn on the device (grader.device_claim)
+                return False
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, ctx.device_ops(),
                                   int(ctx.rng.integers(1 << 62)))
         else:
             ahead = ctx.host_inputs.benchmark if ctx.host_inputs is not None else None
             inputs = ahead.result() if ahead is not None else ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
+            if not claim(ctx, case, inputs):
+                return False
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs)
         ctx.benchmark = Bench(case, timed, on_device)
         stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase)

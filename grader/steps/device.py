@@ -3,6 +3,7 @@ what it is."""
 
 from __future__ import annotations
 
+from grader.device_identity import stable_id
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps import Context, Step
 from lab.backends import registry
@@ -33,5 +34,6 @@ class OpenDevice(Step):
         info = ctx.backend.info
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)
-        ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits)))
+        ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits),
+                              device_id=stable_id(ctx.backend, index)))
         return True

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
+from grader.device_claim import claim, release
 from grader.launching import LaunchRefused, plan_for
 from grader.results import CaseResult, FailureKind
 from grader.steps import Context, Step
@@ -45,6 +46,8 @@ class BenchmarkSizeCheck(Step):
         case = bench.case if bench is not None else benchmark_case(ctx.spec, ctx.backend.info.kind)
         label = f"benchmark size ({case_label(case)})"
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
+        if bench is None and not claim(ctx, case):  # its turn, where no benchmark took it
+            return False
         try:
             if bench is not None and bench.on_device and checks_on_device(ctx):
                 verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"])
@@ -63,6 +66,7 @@ class BenchmarkSizeCheck(Step):
                 for role in bench.roles.values():
                     role.buffers.release()
                 ctx.benchmark = None
+            release(ctx)  # its turn on the device is over (grader.device_claim)
         ctx.send(result)
         return result.ok
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from grader import queue_status
 from grader.feedback import render_json
 from grader.pipeline import Limits, grade_file
 from grader.report import Status
@@ -101,7 +102,8 @@ def grade(
         with grading_status(errors) as line:
             result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
                                 limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend),
-                                on_phase=line.enter if line is not None else None)
+                                on_phase=line.enter if line is not None else None,
+                                on_queue=queue_status.printer(errors, line))
     except SubmissionError as error:
         fail(str(error))
     except NoDeviceError as error:

@@ -1,0 +1,118 @@
+"""The parent's side of a grading's turn on its device (grader.pipeline runs it beside the
+worker): the worker asks (WantDevice), the parent takes a ticket in the device's shared queue
+(grader.device_queue), waits in line while it keeps reading the worker, answers DeviceGranted
+on the worker's stdin when the turn comes, and leaves the queue when the worker says the turn
+is over (DeviceReleased), ends, or is killed.
+
+The ticket, its flock and its file are the parent's: the sandboxed worker, where the student's
+code runs, has no view of the queue folder (grader.sandbox binds nothing of it) and only a
+pipe to its parent, so it can neither hold the device nor forge another grading's place. What
+it can send on that pipe is bounded here: one turn per grading (a second WantDevice is
+ignored), taken on the device the worker named before it held any student code, held at most
+HOLD_LIMIT_S (grader.pipeline kills the worker then).
+
+Where the queue applies: a grading that times on its device asks for a turn, a GPU grading
+(timing is on by default) and a CPU-device grading with --cpu-timing; the others never ask.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from grader import device_queue, queue_status
+from grader.results import DeviceOpened, MemoryShort
+
+POLL_S = 0.02  # how often a grading in line looks at the queue
+
+
+class DeviceTurn:
+    """One grading's turn: none yet -> waiting -> holding -> over."""
+
+    def __init__(self, on_queue: Callable[[queue_status.QueueEvent], None] | None = None):
+        self.on_queue = on_queue
+        self.device: DeviceOpened | None = None
+        self.ticket: device_queue.Ticket | None = None
+        self.asked = False
+        self.waiting = False
+        self.holding = False
+        self.asked_at = 0.0
+        self.held_since = 0.0
+        self.waited_s = 0.0
+        self._shown_ahead: int | None = None  # the "N ahead" last shown
+
+    def _emit(self, event: queue_status.QueueEvent) -> None:
+        if self.on_queue is not None:
+            self.on_queue(event)
+
+    def opened(self, message: DeviceOpened) -> None:
+        """The device the worker opened: the first one it names (before any student code)."""
+        if self.device is None:
+            self.device = message
+
+    def want(self) -> bool:
+        """The worker asks for its turn; True where it has it at once (nobody ahead, or no queue
+        here), else poll() until it does. A second request is ignored (False, never answered)."""
+        if self.asked:
+            return False
+        self.asked = True
+        self.asked_at = time.monotonic()
+        device_id = self.device.device_id if self.device is not None else ""
+        if not device_id or device_queue.queue_root() is None:
+            return self._granted()
+        try:
+            self.ticket = device_queue.join(device_id)
+        except device_queue.QueueUnavailable as error:
+            self._emit(queue_status.QueueUnavailable(str(error)))
+            return self._granted()
+        self.waiting = True
+        return self.poll()
+
+    def poll(self) -> bool:
+        """While in line: True once the turn has come (the waiting is then over)."""
+        if not self.waiting or self.ticket is None:
+            return self.holding
+        self.ticket.beat()
+        if self.ticket.try_take():
+            return self._granted()
+        if self._shown_ahead != self.ticket.last_ahead:  # shown when it changes
+            self._shown_ahead = self.ticket.last_ahead
+            name, kind = self._names()
+            self._emit(queue_status.WaitingForDevice(name, kind, self.ticket.last_ahead,
+                                                     time.monotonic() - self.asked_at))
+        return False
+
+    def _granted(self) -> bool:
+        now = time.monotonic()
+        self.waiting = False
+        self.holding = True
+        self.held_since = now
+        self.waited_s = now - self.asked_at
+        if self._shown_ahead is not None:
+            name, kind = self._names()
+            self._emit(queue_status.DeviceTaken(name, kind, self.waited_s))
+        return True
+
+    def _names(self) -> tuple[str, str]:
+        return (self.device.name, self.device.kind) if self.device is not None else ("", "other")
+
+    def beat(self) -> None:
+        if self.ticket is not None:
+            self.ticket.beat()
+
+    def hold_deadline(self) -> float:
+        """When the turn must be over (monotonic), or infinity while none is held."""
+        return self.held_since + device_queue.HOLD_LIMIT_S if self.holding else float("inf")
+
+    def memory_short(self, message: MemoryShort) -> None:
+        if self.holding:
+            name, kind = self._names()
+            self._emit(queue_status.WaitingForMemory(name, kind, int(message.need_bytes), int(message.free_bytes)))
+
+    def release(self) -> None:
+        """The turn is over (or the grading ended): leave the queue."""
+        self.waiting = False
+        self.holding = False
+        if self.ticket is not None:
+            self.ticket.leave()
+            self.ticket = None
