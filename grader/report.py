@@ -117,6 +117,9 @@ class Report:
     # Whether the worker that ran the student's code was sandboxed (grader.sandbox), as whom,
     # or why not; None where no worker ran (a refused file).
     sandbox: SandboxInfo | None = None
+    # The hardware counters beside the reference's and the baseline's
+    # (grader.counters.view.CountersShown), or None where they were not asked for.
+    counters: Any = None
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

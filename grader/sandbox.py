@@ -139,9 +139,11 @@ def _opencl_paths() -> list[str]:
 
 
 def _cuda_paths() -> list[str]:
-    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it."""
+    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; and Nsight
+    Compute's folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling
+    entry (grader.counters.runner)."""
     found = []
-    for name in ("nvcc", "compute-sanitizer"):
+    for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
         tool = shutil.which(name)
         for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
             if tool is None and os.path.exists(os.path.join(folder, name)):

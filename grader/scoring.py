@@ -4,6 +4,8 @@ the Report is built once, never patched afterwards."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from grader.report import (
     ERROR,
     FAILED,
@@ -157,8 +159,10 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
-                 grader_version: str, device: dict[str, str] | None = None) -> Report:
-    """`device`: what the parent knows of the device, where the worker never said."""
+                 grader_version: str, device: dict[str, str] | None = None, counters: Any = None) -> Report:
+    """`device`: what the parent knows of the device, where the worker never said. `counters`:
+    the hardware counters read after the worker (grader.counters.model.ProfileResult), or None
+    where they were not asked for."""
     opened = g.device
     shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
                      "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
@@ -171,6 +175,10 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     perf = performance(spec, g.timing, kind) if g.timing else None
     if "fast" in spec.points:
         checks.append(_fast(spec, g, correct, perf, kind))
+    if "concept" in spec.points:  # graded from the counters (grader.counters.concept)
+        from grader.counters.concept import concept_check
+
+        checks.append(concept_check(spec, counters, correct))
 
     notes: list[str] = []
     flags: list[str] = []
@@ -245,7 +253,16 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         phases=phases,
         sandbox=g.sandbox,
         output_tile=output_tile(spec.defines),
+        counters=_counters_shown(spec, counters),
     )
+
+
+def _counters_shown(spec: Spec, counters: Any) -> Any:
+    if counters is None:
+        return None
+    from grader.counters.view import build
+
+    return build(spec, counters)
 
 
 def case_outcome(case: CaseResult) -> CaseOutcome:

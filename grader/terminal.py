@@ -81,6 +81,10 @@ def render(report: Report, console: Console) -> None:
         o = report.occupancy
         console.print(f"occupancy {100 * o['occupancy']:.0f}% ({o['active_warps']}/{o['max_warps']} warps, "
                       f"{o['blocks_per_sm']} blocks per SM), limited by {o['limited_by']}")
+    if report.counters is not None:
+        from grader.counters.terminal import render_counters
+
+        render_counters(report.counters, console)
     if report.resources:
         for name, r in report.resources.items():
             shown = {k: "?" if r.get(k) is None else r[k] for k in ("registers", "shared_bytes", "spill_bytes")}

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lab.counter_spec import CountersSpec, load_counters
 from lab.expressions import ExpressionError, evaluate
 
 
@@ -100,6 +101,8 @@ class Spec:
     allowed_headers: tuple[str, ...]
     hints: dict[str, str]  # [feedback]: what to look at, by failure kind (wrong, too_slow, ...)
     folder: Path = field(compare=False)
+    # [counters]: the hardware counters that show the stage's idea (lab.counter_spec), or None
+    counters: CountersSpec | None = None
 
     @property
     def kernel(self) -> KernelSpec:
@@ -203,6 +206,7 @@ def load_spec(folder: Path) -> Spec:
             allowed_headers=tuple(a.get("headers", ())),
             hints={k: str(v) for k, v in _table(data, "feedback", path).items()},
             folder=folder,
+            counters=_counters(data.get("counters"), path),
         )
     except KeyError as error:
         raise SpecError(f"{path}: missing key {error.args[0]!r}") from error
@@ -215,18 +219,34 @@ def _validate(spec: Spec, path: Path) -> None:
         raise SpecError(f"{path}: [tests] cases is empty")
     if not spec.points:
         raise SpecError(f"{path}: [grading] points is empty")
-    unknown = set(spec.points) - {"compiles", "correct", "fast"}
+    unknown = set(spec.points) - {"compiles", "correct", "fast", "concept"}
     if unknown:
         raise SpecError(f"{path}: unknown point keys {sorted(unknown)}")
     if "fast" in spec.points and spec.baseline is None:
         raise SpecError(f"{path}: points.fast needs a [grading] baseline")
     if spec.baseline is not None and spec.threshold is None and spec.min_speedup is None:
         raise SpecError(f"{path}: a baseline needs a threshold or a min_speedup")
+    if "concept" in spec.points and (spec.counters is None or spec.counters.check is None):
+        raise SpecError(f"{path}: points.concept needs a [counters.check]")
+    if spec.counters is not None and spec.counters.check is not None and "concept" not in spec.points:
+        raise SpecError(f"{path}: [counters.check] needs points.concept in [grading]")
     if len(spec.block) != len(spec.grid) or not spec.block:
         raise SpecError(f"{path}: [launch] block and grid must have the same number of dimensions")
     try:
         for case in spec.test_cases + spec.bench_cases + spec.cpu_bench_cases:
             spec.launch_shape(case)
             spec.work(case)
+        if spec.counters is not None:
+            spec.launch_shape(spec.counters.case)
+            for indicator in spec.counters.show:
+                if indicator.per is not None:
+                    evaluate(indicator.per, spec.values(spec.counters.case))
     except ExpressionError as error:
+        raise SpecError(f"{path}: {error}") from error
+
+
+def _counters(data: Any, path: Path) -> CountersSpec | None:
+    try:
+        return load_counters(data)
+    except ValueError as error:
         raise SpecError(f"{path}: {error}") from error

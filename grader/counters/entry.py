@@ -1,0 +1,173 @@
+"""The profiling entry: `python -m grader.counters.entry`, run under ncu (and in the worker's
+sandbox: grader.counters.runner). It reads a ProfileRequest (JSON) on stdin, opens the
+device, compiles each role's kernel (the trusted ones first, from the kernel cache), makes the
+profiling case's inputs once, and launches each role's plan once, in the request's order
+(trusted roles first: a submission that breaks the context cannot spoil their readings).
+
+After each role it writes the launches made so far, in order, to the request's `out` file
+(JSON): ncu's table lists the profiled launches in the same order, and the parent pairs the
+two. Everything the process prints (a kernel's printf included) goes to stderr, never to
+stdout: nothing a kernel prints can pass for ncu's table (which ncu writes to its own log file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RoleRequest:
+    role: str  # "baseline", "reference", "submission", or a known-wrong kernel's name
+    stage: str  # the stage whose spec launches it (its defines, shape, entry points)
+    path: str = ""  # a trusted kernel: its file, relative to the course root
+    source: str = ""  # the submission: its text (the sandbox does not see the student's files)
+    filename: str = ""
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    course_root: str
+    stage: str
+    backend: str
+    device: int  # -1: choose by device_choice, as the grading worker does
+    case: dict[str, int | float]
+    out: str  # where the launches are written (a folder the sandbox may write)
+    roles: list[RoleRequest] = field(default_factory=list)
+    device_choice: str | None = None
+    seed: int = 0
+
+    @staticmethod
+    def from_json(text: str) -> ProfileRequest:
+        data = json.loads(text)
+        data["roles"] = [RoleRequest(**r) for r in data.get("roles", [])]
+        return ProfileRequest(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+class Manifest:
+    """The launches made, in order, and each role that could not be profiled, written after
+    every role (a crash later loses nothing written before)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.launches: list[dict[str, str]] = []
+        self.errors: dict[str, str] = {}
+        self.device = ""
+
+    def write(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"launches": self.launches, "errors": self.errors, "device": self.device}),
+                       encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def _open(request: ProfileRequest) -> Any:
+    from lab.backends import registry
+    from lab.backends.discovery import Discovery, choose
+
+    kind = registry.by_name(request.backend)
+    index = request.device
+    if index < 0:
+        found, problem = kind.probe()
+        index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind.name,
+                       request.device_choice or None).index
+    return kind.open(index)
+
+
+def _trusted_source(root: Path, relative: str) -> str:
+    path = (root / relative).resolve()
+    if root.resolve() not in path.parents:
+        raise ValueError(f"{relative}: not inside the course")
+    return path.read_text(encoding="utf-8")
+
+
+def run(request: ProfileRequest) -> None:
+    import numpy as np
+
+    from grader.correctness import make_setup
+    from grader.launching import LaunchRefused, check_limits
+    from grader.timing import prepare_roles, release_roles
+    from lab.backends.base import CompileError, CompileUnit, LaunchError
+    from lab.catalog import Catalog
+    from lab.problems import load_problem
+
+    manifest = Manifest(Path(request.out))
+    catalog = Catalog(Path(request.course_root))
+    spec = catalog.get(request.stage)
+    problem = load_problem(spec.problem)
+    backend = _open(request)
+    manifest.device = backend.info.name
+    manifest.write()
+
+    specs = {r.role: catalog.get(r.stage) for r in request.roles}
+    units = []
+    for r in request.roles:
+        role_spec = specs[r.role]
+        if r.path:
+            unit = CompileUnit(_trusted_source(catalog.root, r.path), tuple(k.name for k in role_spec.kernels),
+                               role_spec.defines, r.path, trusted=True)
+        else:
+            unit = CompileUnit(r.source, tuple(k.name for k in role_spec.kernels), role_spec.defines,
+                               r.filename or f"{request.stage}.cu")
+        units.append(unit)
+    compiled = backend.compile_all(units)
+
+    inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
+    broken = ""
+    for r, result in zip(request.roles, compiled):
+        if isinstance(result, CompileError):
+            first = result.log.strip().splitlines()[0] if result.log.strip() else "compile error"
+            manifest.errors[r.role] = f"does not compile: {first}"
+            manifest.write()
+            continue
+        if broken:
+            manifest.errors[r.role] = f"not run: {broken}"
+            manifest.write()
+            continue
+        timed = {}
+        try:
+            timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case, inputs)
+            entry = timed["submission"]
+            for step in entry.plan:  # every launch's limits before the first: none is half made
+                check_limits(result[step.kernel], step.block, backend.info)
+            for step in entry.plan:
+                manifest.launches.append({"role": r.role, "kernel": step.kernel})
+            manifest.write()  # before the launch: a crash in it still names what was launched
+            entry.run(backend)
+        except LaunchRefused as error:
+            manifest.errors[r.role] = f"refused: {error}"
+        except (LaunchError, RuntimeError, OSError) as error:
+            manifest.errors[r.role] = f"launch failed: {error}"
+            broken = f"an earlier kernel ({r.role}) failed"
+        finally:
+            release_roles(timed)
+        manifest.write()
+
+
+def main() -> int:
+    os.dup2(2, 1)  # stdout is stderr from here: a kernel's printf cannot look like ncu's table
+    sys.stdout = sys.stderr
+    if os.environ.get("LAB_SANDBOXED") == "1":
+        from lab.backends import kernel_cache
+
+        kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
+    try:
+        request = ProfileRequest.from_json(sys.stdin.read())
+        run(request)
+    except Exception as error:  # noqa: BLE001 - the parent reads the manifest and this line
+        sys.stderr.write(f"lab-profile-entry: {type(error).__name__}: {error}\n")
+        sys.stderr.flush()
+        return 3
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The typed results of reading counters: one metric of one launch, one launch's metrics, one
+profiling run; and why counters could not be read, as an enum (never message text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Unavailable(StrEnum):
+    """Why no counters were read. Feedback shows REASON_TEXT's line; code reads the enum."""
+
+    NOT_ASKED = "not_asked"  # --counters not given (the default while the cost is unmeasured)
+    NO_SPEC = "no_spec"  # the stage names no counters ([counters] in its assignment.toml)
+    OPENCL = "opencl"  # an OpenCL submission on a GPU: ncu profiles no PyOpenCL kernel
+    CPU_DEVICE = "cpu_device"  # PoCL (or another CPU device): no GPU counters at all
+    NO_GPU = "no_gpu"  # no CUDA GPU on this machine
+    NO_NCU = "no_ncu"  # Nsight Compute's ncu is not installed (or not on PATH)
+    PERMISSION = "permission"  # ERR_NVGPUCTRPERM: this user may not read the GPU's counters
+    SANDBOX = "sandbox"  # LAB_SANDBOX=require and no sandbox: the submission is not run under ncu
+    NOT_CORRECT = "not_correct"  # the submission failed an earlier check: nothing to profile
+    NO_KERNELS = "no_kernels"  # ncu ran but profiled no kernel
+    UNKNOWN_METRIC = "unknown_metric"  # ncu does not know a metric the stage names (on this GPU)
+    DEVICE_UNSUPPORTED = "device_unsupported"  # ncu does not profile this GPU
+    TIMEOUT = "timeout"  # the profiling run passed its time limit
+    FAILED = "failed"  # ncu or the profiling entry stopped without results (detail says how)
+    UNREADABLE = "unreadable"  # ncu's output could not be matched to the launches made
+
+
+REASON_TEXT = {
+    Unavailable.NOT_ASKED: "counters not read (lab grade --counters reads them on a CUDA GPU with Nsight Compute)",
+    Unavailable.NO_SPEC: "this stage names no hardware counters",
+    Unavailable.OPENCL: "counters are read for CUDA kernels only: Nsight Compute profiles no kernel of an "
+                        "OpenCL program (grade the .cu version for them)",
+    Unavailable.CPU_DEVICE: "no GPU counters on a CPU device (PoCL): they are read on a CUDA GPU",
+    Unavailable.NO_GPU: "no CUDA GPU here: counters are read on one, with Nsight Compute",
+    Unavailable.NO_NCU: "Nsight Compute (ncu) was not found: it comes with the CUDA toolkit "
+                        "(put its folder on PATH, or set LAB_NCU)",
+    Unavailable.PERMISSION: "this user may not read the GPU's performance counters (ERR_NVGPUCTRPERM): "
+                            "an administrator allows it with the driver option "
+                            "NVreg_RestrictProfilingToAdminUsers=0",
+    Unavailable.SANDBOX: "no sandbox here and LAB_SANDBOX=require: the submission is not run under ncu",
+    Unavailable.NOT_CORRECT: "counters are read once the kernel is correct",
+    Unavailable.NO_KERNELS: "Nsight Compute profiled no kernel",
+    Unavailable.UNKNOWN_METRIC: "Nsight Compute does not know a counter this stage names, on this GPU",
+    Unavailable.DEVICE_UNSUPPORTED: "Nsight Compute does not profile this GPU",
+    Unavailable.TIMEOUT: "reading the counters took too long and was stopped",
+    Unavailable.FAILED: "reading the counters failed",
+    Unavailable.UNREADABLE: "Nsight Compute's output could not be matched to the kernels launched",
+}
+
+
+def reason_line(reason: Unavailable, detail: str = "") -> str:
+    """The one line feedback shows: the reason, and a short detail where there is one."""
+    text = REASON_TEXT[reason]
+    detail = " ".join(detail.split())[:200]
+    return f"{text} ({detail})" if detail else text
+
+
+@dataclass(frozen=True)
+class CounterReading:
+    """One metric of one kernel launch, as ncu reported it (base units: --print-units base)."""
+
+    metric: str
+    value: float | None  # None: ncu printed n/a (or nothing) for it
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class KernelCounters:
+    """One launch's metrics: which role launched it (baseline, reference, submission, or a
+    known-wrong kernel's name in benchmarks/counters_on_gpu.py), and which entry point."""
+
+    role: str
+    kernel: str
+    readings: tuple[CounterReading, ...]
+
+    def value(self, metric: str) -> float | None:
+        return next((r.value for r in self.readings if r.metric == metric), None)
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """One profiling run: every launch's counters, or why there are none. `role_errors`: a
+    role that could not be profiled (its compile or launch failed) while others were."""
+
+    case: dict[str, int | float] = field(default_factory=dict)
+    kernels: tuple[KernelCounters, ...] = ()
+    reason: Unavailable | None = None
+    detail: str = ""
+    role_errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0  # wall time of the profiling run (ncu's start, the replays, the entry)
+    device: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def of(self, role: str) -> tuple[KernelCounters, ...]:
+        return tuple(k for k in self.kernels if k.role == role)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        seen: list[str] = []
+        for k in self.kernels:
+            if k.role not in seen:
+                seen.append(k.role)
+        return tuple(seen)
+
+    @property
+    def line(self) -> str:
+        return reason_line(self.reason, self.detail) if self.reason is not None else ""
+
+
+def unavailable(reason: Unavailable, detail: str = "", **extra: object) -> ProfileResult:
+    return ProfileResult(reason=reason, detail=detail, **extra)  # type: ignore[arg-type]

@@ -1,0 +1,224 @@
+"""The parent side of reading counters: whether they can be read here, and one profiling run
+(ncu around the profiling entry, grader.counters.entry) turned into a ProfileResult.
+
+Where the submission runs: ncu is the command the sandbox starts (grader.sandbox.wrap, as
+compute-sanitizer is for --sanitize), and ncu starts the entry inside it: a student's kernel
+is never run under ncu outside the sandbox. The sandbox runs it as an unprivileged user
+(`nobody` where the grader is root), so on a driver that keeps the counters to
+administrators (RmProfilingAdminOnly: 1, NVIDIA's default) the reason is PERMISSION and
+grading goes on without counters; giving the counters to every user is the administrator's
+decision (NVreg_RestrictProfilingToAdminUsers=0). `sandboxed=False` is for trusted kernels
+only (the course's references, baselines and known-wrong kernels: benchmarks/counters_on_gpu.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from grader.counters import ncu
+from grader.counters.entry import ProfileRequest, RoleRequest
+from grader.counters.model import (
+    CounterReading,
+    KernelCounters,
+    ProfileResult,
+    Unavailable,
+    unavailable,
+)
+from grader.counters.raw_csv import RawCsvError, parse_raw
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes for a few metrics
+
+
+def before_running(spec: Spec, backend: str, device_kind: str | None = None) -> ProfileResult | None:
+    """Why counters cannot be read for this stage, backend and device, decided without running
+    anything (None: worth a run)."""
+    if spec.counters is None:
+        return unavailable(Unavailable.NO_SPEC)
+    if backend != "cuda":
+        return unavailable(Unavailable.CPU_DEVICE if device_kind == "cpu" else Unavailable.OPENCL)
+    if device_kind not in (None, "gpu"):
+        return unavailable(Unavailable.CPU_DEVICE)
+    if ncu.ncu_path() is None:
+        return unavailable(Unavailable.NO_NCU)
+    return None
+
+
+def roles_for(catalog: Catalog, spec: Spec, source: str | None, filename: str, suffix: str = ".cu",
+              ) -> list[RoleRequest]:
+    """The trusted roles first (baseline, reference), the submission last."""
+    roles = []
+    if spec.baseline:
+        stage_id, _, name = spec.baseline.partition(":")
+        path = catalog.reference_file(stage_id, suffix, name or "solution")
+        roles.append(RoleRequest("baseline", stage_id, path=str(path.relative_to(catalog.root))))
+    path = catalog.reference_file(spec.id, suffix)
+    roles.append(RoleRequest("reference", spec.id, path=str(path.relative_to(catalog.root))))
+    if source is not None:
+        roles.append(RoleRequest("submission", spec.id, source=source, filename=filename))
+    return roles
+
+
+def _expected_launches(catalog: Catalog, spec: Spec, roles: list[RoleRequest]) -> tuple[int, tuple[str, ...]]:
+    """How many launches the entry makes, and the entry points' names (for ncu's filter)."""
+    from grader.correctness import make_setup
+    from grader.launching import plan_for
+    from lab.problems import load_problem
+
+    assert spec.counters is not None
+    problem = load_problem(spec.problem)
+    total, names = 0, []
+    for role in roles:
+        role_spec = catalog.get(role.stage)
+        total += len(plan_for(problem, role_spec, make_setup(role_spec, spec.counters.case)))
+        names += [k.name for k in role_spec.kernels]
+    return total, tuple(names)
+
+
+def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
+    """Whether the profiled process will be root, and why it cannot run at all (or None)."""
+    if not sandboxed:
+        return os.geteuid() == 0, None
+    from grader import sandbox
+
+    refusal = sandbox.problem()
+    if refusal is not None:
+        return False, refusal
+    plan = sandbox.decide()
+    if isinstance(plan, str):  # no sandbox here (said once by the grading): runs as this user
+        return os.geteuid() == 0, None
+    return False, None  # the sandbox's user: never root, never a capability
+
+
+def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
+            device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
+            sandboxed: bool = True, seed: int = 0) -> ProfileResult:
+    """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
+    profiling case; never raises for anything the machine or the kernels do."""
+    early = before_running(spec, backend)
+    if early is not None:
+        return early
+    assert spec.counters is not None
+    tool = ncu.ncu_path()
+    assert tool is not None
+    case = dict(spec.counters.case)
+    admin, refusal = _runs_as_admin(sandboxed)
+    if refusal is not None:
+        return unavailable(Unavailable.SANDBOX, case=case)
+    if ncu.admin_only() and not admin:
+        return unavailable(Unavailable.PERMISSION, "RmProfilingAdminOnly: 1", case=case)
+    launches, kernels = _expected_launches(catalog, spec, roles)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="lab-counters-") as tmp:
+        folder = Path(tmp)
+        log, out = folder / "ncu.log", folder / "launches.json"
+        request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
+                                 device_choice, seed)
+        argv = ncu.command(tool, spec.counters.metrics, kernels, launches, log,
+                           [sys.executable, "-m", "grader.counters.entry"])
+        output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
+        seconds = time.monotonic() - started
+        if status is None:
+            return unavailable(Unavailable.TIMEOUT, f"limit {limit_s:.0f} s", case=case, seconds=seconds)
+        log_text = log.read_text(errors="replace") if log.exists() else ""
+        manifest = _read_json(out)
+    return interpret(log_text, output, manifest, case, seconds, status)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _run(argv: list[str], request: str, folder: Path, course_root: str, sandboxed: bool,
+         limit_s: float) -> tuple[str, int | None]:
+    """Run ncu (in the sandbox where asked); its combined output and exit status (None: it
+    ran past `limit_s` and was killed with its process group)."""
+    from grader import sandbox
+    from grader.worker_process import kill_group
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env["LAB_WORKER_PRELOAD"] = "cuda"
+    if sandboxed:
+        launch = sandbox.wrap(argv, env, courses=(course_root,), writable=(str(folder),))
+        argv, env, fds, close = launch.argv, launch.env, launch.pass_fds, launch.close
+    else:
+        fds, close = (), (lambda: None)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=env, cwd=str(PACKAGE_ROOT), pass_fds=fds)
+    except OSError as error:
+        close()
+        return f"==ERROR== cannot start ncu: {error.strerror or error}", 127
+    close()
+    try:
+        raw, _ = proc.communicate(request.encode(), timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        proc.communicate()
+        return "", None
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        raise
+    return raw.decode("utf-8", errors="replace")[-20000:], proc.returncode
+
+
+def _function(name: str) -> str:
+    """A kernel's function name from ncu's "Kernel Name" (demangled names carry their
+    parameters: "transpose(float *, ...)")."""
+    return name.split("(", 1)[0].strip().split(" ")[-1]
+
+
+def interpret(log: str, output: str, manifest: dict[str, Any] | None, case: dict[str, int | float],
+              seconds: float = 0.0, status: int = 0) -> ProfileResult:
+    """ncu's log (the table), the combined output (ncu's and the entry's messages), and the
+    entry's manifest of launches, as one ProfileResult."""
+    text = f"{log}\n{output}"
+    known = ncu.classify(text)
+    errors = dict(manifest.get("errors", {})) if manifest else {}
+    device = str(manifest.get("device", "")) if manifest else ""
+    extra: dict[str, Any] = {"case": case, "seconds": seconds, "device": device, "role_errors": errors}
+    try:
+        rows = parse_raw(log)
+    except RawCsvError:
+        rows = []
+    if known is not None and (known[0] != Unavailable.NO_KERNELS or not rows):
+        return unavailable(known[0], known[1], **extra)
+    launches = list(manifest.get("launches", [])) if manifest else []
+    if not rows:
+        entry_line = next((line.split(":", 1)[1].strip() for line in output.splitlines()
+                           if line.startswith("lab-profile-entry:")), "")
+        detail = entry_line or ncu.first_error(text) or (f"exit status {status}" if status else "no table")
+        if manifest is not None and not launches and errors:
+            detail = "; ".join(f"{role}: {why}" for role, why in errors.items())
+        return unavailable(Unavailable.FAILED, detail, **extra)
+    if len(rows) > len(launches):
+        return unavailable(Unavailable.UNREADABLE, f"{len(rows)} kernels profiled, {len(launches)} launched",
+                           **extra)
+    kernels = []
+    for row, launch in zip(rows, launches):
+        if _function(row.kernel) != launch.get("kernel"):
+            return unavailable(Unavailable.UNREADABLE, f"profiled {_function(row.kernel)!r} where "
+                               f"{launch.get('kernel')!r} was launched", **extra)
+        readings = tuple(CounterReading(m, v, row.units.get(m, "")) for m, v in row.values.items())
+        kernels.append(KernelCounters(str(launch.get("role")), row.kernel, readings))
+    for launch in launches[len(rows):]:  # launched, never profiled (the process died in it)
+        errors.setdefault(str(launch.get("role")), "not profiled: the run stopped in this kernel")
+    missing = {k.role for k in kernels} & {str(launch.get("role")) for launch in launches[len(rows):]}
+    kernels = [k for k in kernels if k.role not in missing]  # a role is all its launches, or none
+    return ProfileResult(case, tuple(kernels), None, "", errors, seconds, device)
