@@ -123,11 +123,14 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
     if worker is None:
         worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
     grading.sandbox = worker.sandbox
+    turn = DeviceTurn(on_queue)
     try:
-        _converse(worker, request, limits, grading, on_phase, DeviceTurn(on_queue))
+        _converse(worker, request, limits, grading, on_phase, turn)
     except BaseException:  # an interrupt, or a bug here: the worker must not outlive it
         worker.discard()
         raise
+    finally:
+        turn.release()  # its place in the device's queue, whatever happened
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
 
 
@@ -270,7 +273,8 @@ def _keep(entry: CacheEntry) -> None:
 def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
           sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
-          on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None) -> Report:
+          on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None,
+          counters: bool = False) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
     memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
@@ -278,6 +282,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     seed = secrets.randbits(31) if seed is None else seed
     started = time.monotonic()
     grading = Grading(timed=timing)
+    profile = _not_profiled(counters)
     grading.source = check_submission_source(spec, source, target.backend, filename, catalog)
     if grading.source.ok:
         request = Request(
@@ -299,12 +304,29 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             if on_phase is not None:
                 on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
             grading.sanitizer = run_sanitizers(request, limits)
+        if counters:  # after the worker: nothing of it runs in a timed phase (grader.counters)
+            from grader.counters.grading import profile_grading
+
+            if on_phase is not None:
+                on_phase("hardware counters (Nsight Compute)")
+            profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
+                                      request.device_choice, seed)
+            grading.phases["counters"] = profile.seconds
     elif worker is not None:
         worker.discard()
     # The grading's own time: its wait in line for the device is the `queued` phase, apart.
     grading.duration_s = time.monotonic() - started - grading.phases.get("queued", 0.0)
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
-                        grader_version=GRADER_VERSION, device=_shown(target))
+                        grader_version=GRADER_VERSION, device=_shown(target), counters=profile)
+
+
+def _not_profiled(asked: bool) -> Any:
+    """The counters of a grading that never reaches them: None where not asked for."""
+    if not asked:
+        return None
+    from grader.counters.model import Unavailable, unavailable
+
+    return unavailable(Unavailable.NOT_CORRECT)
 
 
 def _shown(target: Target) -> dict[str, str]:
