@@ -1,7 +1,8 @@
 """Which devices grade which backend in a batch, and how many workers each one gets.
 
-A GPU gets exactly one worker, so no two kernels are ever timed on it at once; `--gpus`
-picks how many GPUs (or which ones). A CPU device (PoCL) gets `--jobs` workers: its timings
+A GPU gets exactly one worker, so no two kernels are ever timed on it at once (and the
+shared device queue, grader.device_queue, gives other processes' gradings on it their turns
+apart from the batch's); `--gpus` picks how many GPUs (or which ones). A CPU device (PoCL) gets `--jobs` workers: its timings
 are shown, not graded, and most of the time goes to compiling, which runs in parallel well.
 """
 
