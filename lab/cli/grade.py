@@ -70,6 +70,9 @@ def grade(
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
     sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
                                   "memcheck, racecheck and synccheck"),
+    counters: bool = typer.Option(False, "--counters/--no-counters", help="CUDA on a GPU, once correct: read the "
+                                  "stage's hardware counters (Nsight Compute) for yours, the reference and the "
+                                  "baseline, shown side by side (off by default: its cost is not yet measured)"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
@@ -103,7 +106,7 @@ def grade(
             result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
                                 limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend),
                                 on_phase=line.enter if line is not None else None,
-                                on_queue=queue_status.printer(errors, line))
+                                on_queue=queue_status.printer(errors, line), counters=counters)
     except SubmissionError as error:
         fail(str(error))
     except NoDeviceError as error:

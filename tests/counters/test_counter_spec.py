@@ -1,0 +1,96 @@
+"""[counters] in a stage's spec: read, checked, one-line reasons for what is wrong."""
+
+import pytest
+
+from lab.counter_spec import BUILTIN, METRIC, Better, load_counters
+from lab.spec import SpecError, load_spec
+from tests.conftest import catalog
+from tests.unit.test_spec import GOOD, write
+
+COUNTERS = """
+[counters]
+case = { width = 1024, height = 1024 }
+show = ["global_store_sectors_per_request", "per_element"]
+[counters.lessons]
+global_store_sectors_per_request = "the writes go down a column"
+[counters.indicators.per_element]
+numerator = { "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" = 1000 }
+per = "width * height"
+better = "higher"
+digits = 2
+"""
+
+
+def test_every_shipped_stage_shows_counters_and_grades_none():
+    for spec in catalog().stages:
+        assert spec.counters is not None, spec.id
+        assert spec.counters.check is None and "concept" not in spec.points, spec.id
+        assert all(METRIC.match(m) for m in spec.counters.metrics), spec.id
+        spec.launch_shape(spec.counters.case)
+
+
+def test_every_shipped_stage_says_so_in_its_readme():
+    for spec in catalog().stages:
+        text = " ".join(spec.readme().read_text().split())
+        assert "## Hardware counters" in text and "not graded" in text, spec.id
+
+
+def test_a_stage_with_counters(tmp_path):
+    spec = load_spec(write(tmp_path, "s1", GOOD.format(id="s1") + COUNTERS))
+    counters = spec.counters
+    assert counters is not None and counters.case == {"width": 1024, "height": 1024}
+    assert [i.name for i in counters.show] == ["global_store_sectors_per_request", "per_element"]
+    own = counters.indicator("per_element")
+    assert own.numerator == (("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1000.0),)
+    assert own.per == "width * height" and own.better == Better.HIGHER and own.digits == 2
+    assert counters.metrics[0] == "gpu__time_duration.sum"
+    assert len(counters.metrics) == len(set(counters.metrics))
+
+
+@pytest.mark.parametrize("extra, reason", [
+    ('[counters]\nshow = ["warp_instructions"]', "case must be a table"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["nonsense"]', "unknown indicators"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = []', "non-empty list"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+     '[counters.indicators.x]\nnumerator = ["rm -rf /"]', "not an Nsight Compute metric name"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+     '[counters.lessons]\nachieved_occupancy = "x"', "not in show"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\nextra = 1', "unknown keys"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+     '[counters.check]\nindicator = "warp_instructions"', "needs points.concept"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+     '[counters.check]\nindicator = "achieved_occupancy"', "not in show"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+     '[counters.check]\nindicator = "warp_instructions"\nwithin = 0.5', "factor of 1 or more"),
+    ('[counters]\ncase = { nope = 64 }\nshow = ["warp_instructions"]', "unknown name"),
+])
+def test_bad_counters_are_refused_with_the_reason(tmp_path, extra, reason):
+    with pytest.raises(SpecError, match=reason):
+        load_spec(write(tmp_path, "s1", GOOD.format(id="s1") + extra))
+
+
+def test_concept_points_need_a_check(tmp_path):
+    text = GOOD.format(id="s1").replace("correct = 90 }", "correct = 80, concept = 10 }")
+    with pytest.raises(SpecError, match="points.concept needs a \\[counters.check\\]"):
+        load_spec(write(tmp_path, "s1", text))
+
+
+def test_a_graded_concept_check(tmp_path):
+    text = GOOD.format(id="s1").replace("correct = 90 }", "correct = 80, concept = 10 }") + (
+        '[counters]\ncase = { width = 64, height = 64 }\nshow = ["global_store_sectors_per_request"]\n'
+        '[counters.check]\nindicator = "global_store_sectors_per_request"\nwithin = 1.5\nslack = 0\n')
+    spec = load_spec(write(tmp_path, "s1", text))
+    assert spec.max_score == 100 and spec.counters.check.within == 1.5
+    indicator = BUILTIN["global_store_sectors_per_request"]
+    assert spec.counters.check.passes(6.0, 4.0, indicator) and not spec.counters.check.passes(6.5, 4.0, indicator)
+
+
+def test_load_counters_alone():
+    assert load_counters(None) is None
+    with pytest.raises(ValueError, match="must be a table"):
+        load_counters([1])
+
+
+def test_builtin_metric_names_are_well_formed():
+    for indicator in BUILTIN.values():
+        assert all(METRIC.match(m) for m in indicator.metrics), indicator.name

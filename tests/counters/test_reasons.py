@@ -1,0 +1,138 @@
+"""Where counters cannot be read, a typed reason and one line, and nothing else stops: no ncu
+on PATH, PoCL (a real `lab profile` on this machine's OpenCL CPU device), no CUDA GPU."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.counters import ncu, runner
+from grader.counters.model import REASON_TEXT, Unavailable
+from tests.conftest import catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "transpose_coalesced.cl"
+CU = ROOT / "reference" / "transpose_coalesced" / "solution.cu"
+
+
+def lab(*args, env=None, timeout=120.0):
+    return subprocess.run([sys.executable, "-m", "lab", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_every_reason_has_one_line():
+    for reason in Unavailable:
+        assert "\n" not in REASON_TEXT[reason] and REASON_TEXT[reason]
+
+
+def test_no_ncu_on_path(monkeypatch, tmp_path):
+    monkeypatch.delenv(ncu.NCU_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(ncu, "_FOLDERS", ())
+    assert ncu.ncu_path() is None
+    spec = catalog().get("transpose_coalesced")
+    assert runner.before_running(spec, "cuda", "gpu").reason == Unavailable.NO_NCU
+    result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "x", "x.cu"))
+    assert result.reason == Unavailable.NO_NCU
+
+
+def test_lab_ncu_off_and_a_named_one(monkeypatch, tmp_path):
+    monkeypatch.setenv(ncu.NCU_ENV, "off")
+    assert ncu.ncu_path() is None
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    assert ncu.ncu_path() == str(fake)
+
+
+def test_opencl_and_cpu_devices_are_decided_before_running():
+    spec = catalog().get("transpose_padded")
+    assert runner.before_running(spec, "opencl", "cpu").reason == Unavailable.CPU_DEVICE
+    assert runner.before_running(spec, "opencl", "gpu").reason == Unavailable.OPENCL
+
+
+def test_permission_is_decided_from_the_driver_without_running(monkeypatch, tmp_path):
+    params = tmp_path / "params"
+    params.write_text("RmProfilingAdminOnly: 1\n")
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\nexit 99\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setattr(ncu, "PARAMS", params)
+    monkeypatch.setattr(ncu.admin_only, "__defaults__", (params,))
+    monkeypatch.setattr(runner, "_runs_as_admin", lambda sandboxed: (False, None))
+    spec = catalog().get("transpose_coalesced")
+    result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "x", "x.cu"))
+    assert result.reason == Unavailable.PERMISSION
+
+
+def test_a_profile_run_of_a_fake_ncu_that_prints_no_table(monkeypatch, tmp_path):
+    """The whole parent path with a stand-in ncu (a shell script that runs nothing): ncu's
+    error line becomes the detail of FAILED, never a traceback."""
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\necho '==ERROR== something went wrong here'\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setattr(ncu.admin_only, "__defaults__", (tmp_path / "none",))
+    spec = catalog().get("transpose_coalesced")
+    result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "x", "x.cu"), sandboxed=False)
+    assert result.reason == Unavailable.FAILED and result.detail == "something went wrong here"
+
+
+def test_lab_profile_on_pocl_prints_the_reason_and_exits_0(tmp_path):
+    pytest.importorskip("pyopencl")
+    out = tmp_path / "c.json"
+    done = lab("profile", "transpose_coalesced", EXAMPLE, "--json", out)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "hardware counters:" in text
+    data = json.loads(out.read_text())
+    assert data["available"] is False
+    assert data["reason"] in ("cpu_device", "opencl")
+    assert " ".join(REASON_TEXT[Unavailable(data["reason"])].split()) in text
+    assert "Traceback" not in done.stderr
+
+
+def test_lab_profile_of_a_cuda_kernel_without_a_gpu(tmp_path):
+    from lab.backends.discovery import discover
+
+    if discover(("cuda",)).targets:
+        pytest.skip("a CUDA GPU is here")
+    done = lab("profile", "transpose_coalesced", CU, "--json", "-")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reason"] == "no_gpu"
+    assert "no CUDA GPU here" in " ".join(done.stderr.split())
+
+
+def test_lab_profile_usage_errors(tmp_path):
+    assert lab("profile", "no_such_stage", CU).returncode == 2
+    assert lab("profile", "transpose_coalesced", tmp_path / "missing.cu").returncode == 2
+    bad = tmp_path / "bad.cu"
+    bad.write_text('#include <stdio.h>\nextern "C" __global__ void transpose(float *out, const float *in, '
+                   'int width, int height) {}\n')
+    done = lab("profile", "transpose_coalesced", bad)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_lab_grade_with_counters_on_pocl_goes_on_and_says_why(tmp_path):
+    pytest.importorskip("pyopencl")
+    out = tmp_path / "r.json"
+    done = lab("grade", "transpose_coalesced", EXAMPLE, "--counters", "--json", out, timeout=300)
+    assert done.returncode == 5, done.stderr  # correct, speed still to be graded: as without --counters
+    data = json.loads(out.read_text())
+    assert data["counters"]["reason"] == "cpu_device" and data["score"] == 70
+    assert "hardware counters: no GPU counters on a CPU device (PoCL)" in " ".join(done.stdout.split())
+    assert [c["name"] for c in data["checks"]] == ["compiles", "correct", "fast"]
+
+
+def test_lab_grade_without_counters_shows_none(tmp_path):
+    pytest.importorskip("pyopencl")
+    out = tmp_path / "r.json"
+    done = lab("grade", "transpose_coalesced", EXAMPLE, "--json", out, timeout=300)
+    assert done.returncode == 5, done.stderr
+    assert json.loads(out.read_text())["counters"] is None
+    assert "hardware counters" not in done.stdout

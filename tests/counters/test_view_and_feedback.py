@@ -1,0 +1,126 @@
+"""The counters beside the reference's and the baseline's, with the sentence tying them to
+the lesson: built from synthetic counters, rendered in the terminal, Markdown, HTML and JSON."""
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from grader.counters.indicators import combined, indicator_value
+from grader.counters.model import CounterReading, KernelCounters, ProfileResult, Unavailable, unavailable
+from grader.counters.view import NOT_GRADED, build
+from grader.feedback import render_html, render_json, render_markdown
+from grader.results import CaseResult, CompileResult, DeviceOpened, Grading
+from grader.scoring import build_report
+from grader.terminal import render
+from lab.counter_spec import BUILTIN
+from lab.spec import load_spec
+from tests.counters.synthetic import CASE, run
+from tests.unit.test_spec import GOOD, write
+
+COUNTERS = """
+[counters]
+case = { width = 1024, height = 1024 }
+show = ["global_store_sectors_per_request", "shared_load_bank_conflicts_per_request"]
+[counters.lessons]
+global_store_sectors_per_request = "the writes down a column of out are not coalesced"
+"""
+
+
+@pytest.fixture
+def spec(tmp_path):
+    text = GOOD.format(id="st").replace(
+        "points = { compiles = 10, correct = 90 }",
+        'baseline = "other"\nthreshold = 0.8\npoints = { compiles = 10, correct = 60, fast = 30 }') + COUNTERS
+    return load_spec(write(tmp_path, "st", text))
+
+
+def graded(spec, counters):
+    g = Grading(timed=False)
+    for message in (DeviceOpened("Test GPU", "gpu"), CompileResult(True, ""), CaseResult("w=32", True)):
+        g.add(message)
+    return build_report(spec, g, file="t.cu", backend="cuda", seed=1, grader_version="1", counters=counters)
+
+
+def text_of(report) -> str:
+    out = io.StringIO()
+    render(report, Console(file=out, width=200, color_system=None))
+    return out.getvalue()
+
+
+def test_side_by_side_with_the_lesson_where_yours_is_the_baselines(spec):
+    shown = build(spec, run(32.0))
+    store, conflicts = shown.rows
+    assert (store.yours, store.reference, store.baseline) == (32.0, 4.0, 32.0)
+    assert store.worse is True
+    assert store.sentence == ("global store sectors per request: yours 32.0, the reference 4.0, the baseline 32.0: "
+                              "the writes down a column of out are not coalesced")
+    assert conflicts.baseline is None  # the naive kernel loads nothing from shared memory: 0 / 0
+    assert conflicts.yours == pytest.approx(1_023_919 / 32768)
+    assert shown.note == NOT_GRADED and not shown.graded
+
+
+def test_like_the_reference(spec):
+    store = build(spec, run(4.0)).rows[0]
+    assert store.worse is False and store.sentence.endswith("as the reference's")
+
+
+def test_terminal_markdown_html_and_json_show_them(spec):
+    report = graded(spec, run(32.0))
+    terminal = text_of(report)
+    assert "hardware counters (width=1024, height=1024" in terminal
+    assert "global store sectors per request" in terminal and "32.0" in terminal
+    assert "the writes down a column of out are not coalesced" in terminal
+    assert NOT_GRADED in terminal
+    markdown = render_markdown(report)
+    assert "## Hardware counters" in markdown and "| global store sectors per request | **32.0** | 4.0 | 32.0 |" in markdown
+    html = render_html(report)
+    assert '<table class="counters">' in html and "not coalesced" in html
+    data = json.loads(render_json(report))
+    assert data["counters"]["rows"][0]["yours"] == 32.0 and data["counters"]["available"] is True
+    assert [c["name"] for c in data["checks"]] == ["compiles", "correct", "fast"]  # nothing graded
+
+
+def test_the_reason_in_one_line_everywhere(spec):
+    report = graded(spec, unavailable(Unavailable.CPU_DEVICE))
+    line = "hardware counters: no GPU counters on a CPU device (PoCL): they are read on a CUDA GPU"
+    assert line in text_of(report)
+    assert "no GPU counters on a CPU device (PoCL)" in render_markdown(report)
+    assert "no GPU counters on a CPU device (PoCL)" in render_html(report)
+    data = json.loads(render_json(report))["counters"]
+    assert data["available"] is False and data["reason"] == "cpu_device"
+
+
+def test_no_counters_section_where_none_were_asked_for(spec):
+    assert graded(spec, None).counters is None
+    assert graded(spec, unavailable(Unavailable.NOT_ASKED)).counters is None
+    assert "Hardware counters" not in render_markdown(graded(spec, None))
+
+
+def test_a_kernel_that_could_not_be_profiled_is_named(spec):
+    result = run(4.0)
+    result = ProfileResult(CASE, tuple(k for k in result.kernels if k.role != "submission"),
+                           role_errors={"submission": "launch failed: an illegal memory access"})
+    report = graded(spec, result)
+    assert report.counters.rows[0].yours is None
+    assert "your kernel: launch failed: an illegal memory access" in text_of(report)
+
+
+def test_student_text_in_a_detail_is_inert_in_markdown(spec):
+    report = graded(spec, unavailable(Unavailable.FAILED, "x.cu(3): error: `| evil |` <script>"))
+    assert "<script>" not in render_html(report)
+
+
+def test_averages_are_weighted_by_duration_and_counts_summed():
+    occupancy = "sm__warps_active.avg.pct_of_peak_sustained_active"
+
+    def k(pct, ns, n):
+        return KernelCounters("reference", "k", (CounterReading("gpu__time_duration.sum", ns),
+                                                 CounterReading(occupancy, pct),
+                                                 CounterReading("smsp__inst_executed.sum", n)))
+    launches = (k(50.0, 1000.0, 10.0), k(100.0, 3000.0, 30.0))
+    assert combined(launches, occupancy) == pytest.approx(87.5)
+    assert combined(launches, "smsp__inst_executed.sum") == 40.0
+    assert indicator_value(BUILTIN["achieved_occupancy"], launches, {}) == pytest.approx(87.5)
+    assert indicator_value(BUILTIN["warp_instructions"], (), {}) is None
