@@ -217,7 +217,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     if trusting:
                         _keep(message)
                 elif isinstance(message, WantDevice):
-                    if turn.want():
+                    # Asked for in a benchmark phase only (else never answered: a timeout).
+                    if phase_kind(phase) == "benchmark" and turn.want():
                         _answer(proc, DeviceGranted())
                 elif isinstance(message, DeviceReleased):
                     turn.release()
