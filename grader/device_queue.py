@@ -7,7 +7,9 @@ that every user's processes share them and none can remove another's entries. A 
 wants the device takes a **ticket**: a file `ticket-<number>-<pid>` whose number is one more
 than the highest there (taken under an flock on the folder's `lock` file, so numbers only
 grow), held under an exclusive flock for as long as the ticket lives. Its turn comes when no
-live ticket with a smaller number is left; "N ahead" is the number of those.
+live ticket with a smaller number is left and none holds the device; then, under the same
+lock, it is renamed `holder-<number>-<pid>` for the turn. "N ahead" counts the holder and the
+smaller numbers.
 
 - **A killed holder** releases at once: the kernel drops an flock with its process, and a
   ticket file nobody holds is dead (ignored, and removed by whoever may).
@@ -48,7 +50,8 @@ STALE_S = 30.0  # a ticket not touched for this long belongs to a stopped or hun
 HOLD_LIMIT_S = 300.0  # the longest a grading holds its device (grader.pipeline kills its worker then)
 SKIP_HEAD_AFTER_S = HOLD_LIMIT_S + 60.0  # a ticket first in line this long is passed over
 LOCK_WAIT_S = 5.0  # the longest the numbering lock is waited for
-_TICKET = re.compile(r"^ticket-(\d{12})-(\d+)$")
+TAKE_LOCK_WAIT_S = 0.5  # ... and by a ticket whose turn has come (it tries again at its next look)
+_TICKET = re.compile(r"^(ticket|holder)-(\d{12})-(\d+)$")
 
 
 class QueueUnavailable(RuntimeError):
@@ -122,11 +125,12 @@ class Entry:
     number: int
     name: str
     beat_age_s: float  # since its owner last touched it
+    holding: bool  # `holder-...`: its turn is under way
 
 
-def _live(folder: Path, before: int | None = None, own: str = "") -> list[Entry]:
-    """The live tickets in `folder` (numbered below `before`, where given), in order; dead
-    ones (nobody holds their flock) are removed where this user may."""
+def _live(folder: Path, own: str = "") -> list[Entry]:
+    """The live tickets in `folder` but `own`, the holder first, then by number; dead ones
+    (nobody holds their flock) are removed where this user may."""
     found: list[Entry] = []
     try:
         names = os.listdir(folder)
@@ -137,9 +141,7 @@ def _live(folder: Path, before: int | None = None, own: str = "") -> list[Entry]
         match = _TICKET.match(name)
         if not match or name == own:
             continue
-        number = int(match.group(1))
-        if before is not None and number >= before:
-            continue
+        number = int(match.group(2))
         path = folder / name
         fd = _open_entry(path)
         if fd is None:
@@ -150,7 +152,7 @@ def _live(folder: Path, before: int | None = None, own: str = "") -> list[Entry]
             except OSError as error:
                 if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     continue
-                found.append(Entry(number, name, max(0.0, now - os.fstat(fd).st_mtime)))
+                found.append(Entry(number, name, max(0.0, now - os.fstat(fd).st_mtime), match.group(1) == "holder"))
             else:  # nobody holds it: its process has ended
                 try:
                     os.unlink(path)
@@ -158,7 +160,7 @@ def _live(folder: Path, before: int | None = None, own: str = "") -> list[Entry]
                     pass  # another user's (the sticky folder): ignored by everyone
         finally:
             os.close(fd)
-    found.sort(key=lambda e: e.number)
+    found.sort(key=lambda e: (not e.holding, e.number))
     return found
 
 
@@ -167,7 +169,7 @@ def _next_number(folder: Path) -> int:
     for name in os.listdir(folder):
         match = _TICKET.match(name)
         if match:
-            highest = max(highest, int(match.group(1)))
+            highest = max(highest, int(match.group(2)))
     return highest + 1
 
 
@@ -190,10 +192,11 @@ class Ticket:
         return self.folder / self.name
 
     def ahead(self) -> int:
-        """How many live tickets come before this one (stopped ones, and one that has stood
-        first for too long, not counted)."""
+        """How many live tickets come before this one: the holder's, and those with smaller
+        numbers (stopped ones, and one that has stood first for too long, not counted)."""
         now = time.monotonic()
-        waiting = [e for e in _live(self.folder, self.number, self.name) if e.beat_age_s < STALE_S]
+        waiting = [e for e in _live(self.folder, self.name)
+                   if (e.holding or e.number < self.number) and e.beat_age_s < STALE_S]
         for name in list(self._head_since):
             if name not in {e.name for e in waiting}:
                 del self._head_since[name]
@@ -206,12 +209,33 @@ class Ticket:
 
     def try_take(self) -> bool:
         """Take the device if this ticket's turn has come."""
-        if not self.holding:
+        if self.holding:
+            return True
+        self.last_ahead = self.ahead()
+        if self.last_ahead:
+            return False
+        # Taken under the numbering lock, and marked by renaming the ticket `holder-...`: a
+        # ticket with a smaller number that was passed over (stopped) and comes back finds the
+        # holder's mark, and two tickets never take the device at once.
+        try:
+            lock = _numbering_lock(self.folder, TAKE_LOCK_WAIT_S)
+        except QueueUnavailable:
+            return False
+        try:
             self.last_ahead = self.ahead()
-            if self.last_ahead == 0:
-                self.holding = True
-                _log("take", self)
-        return self.holding
+            if self.last_ahead:
+                return False
+            name = f"holder-{self.number:012d}-{os.getpid()}"
+            try:
+                os.rename(self.path, self.folder / name)
+            except OSError:
+                return False
+            self.name = name
+            self.holding = True
+            _log("take", self)
+            return True
+        finally:
+            os.close(lock)
 
     def beat(self, every_s: float = 1.0) -> None:
         """Show that the owner is alive (at most once every `every_s`)."""
@@ -273,7 +297,7 @@ def join(device_id: str, root: Path | None = None) -> Ticket:
     return Ticket(folder, device_id, number, name, fd)
 
 
-def _numbering_lock(folder: Path) -> int:
+def _numbering_lock(folder: Path, wait_s: float = LOCK_WAIT_S) -> int:
     """The folder's numbering lock, taken (an flock on `lock`: a read-only descriptor will do,
     so the file need not be writable by others)."""
     path = folder / "lock"
@@ -293,7 +317,7 @@ def _numbering_lock(folder: Path) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise QueueUnavailable(f"the device queue's lock {path} is not a plain file")
-    deadline = time.monotonic() + LOCK_WAIT_S
+    deadline = time.monotonic() + wait_s
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -301,7 +325,7 @@ def _numbering_lock(folder: Path) -> int:
         except OSError as error:
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
                 os.close(fd)
-                raise QueueUnavailable(f"the device queue's lock {path} stayed taken for {LOCK_WAIT_S:.0f} s") from None
+                raise QueueUnavailable(f"the device queue's lock {path} stayed taken for {wait_s:.1f} s") from None
         time.sleep(0.005)
 
 

@@ -115,7 +115,7 @@ def test_a_killed_holder_releases_the_device_at_once(tmp_path: Path) -> None:
     wait_for(mine.try_take, timeout=5)
     assert time.monotonic() - started < 2
     folder = tmp_path / "q" / device_folder_name(DEVICE)
-    assert [n for n in os.listdir(folder) if n.startswith("ticket-")] == [mine.name]  # the dead one removed
+    assert [n for n in os.listdir(folder) if n != "lock"] == [mine.name]  # the dead one removed
     mine.leave()
     assert not (folder / mine.name).exists()
 
@@ -275,3 +275,21 @@ def test_a_ticket_left_twice_is_harmless(tmp_path: Path) -> None:
     ticket.leave()
     ticket.leave()
     assert not ticket.holding
+
+
+def test_one_passed_over_that_comes_back_waits_for_the_holder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stopped ticket is passed over; when it comes back the one that took the device holds
+    it (its `holder-` mark), so the two never time at once."""
+    monkeypatch.setattr(device_queue, "STALE_S", 0.5)
+    early = join(DEVICE, tmp_path)
+    late = join(DEVICE, tmp_path)
+    assert not late.try_take() and late.last_ahead == 1
+    time.sleep(0.7)  # `early` stops beating (as if stopped)
+    assert late.try_take() and late.name.startswith("holder-")
+    late.beat(every_s=0)
+    early.beat(every_s=0)  # it comes back, with the smaller number
+    assert not early.try_take() and early.last_ahead == 1
+    late.leave()
+    assert early.try_take()
+    early.leave()
+    assert [n for n in os.listdir(tmp_path / device_folder_name(DEVICE)) if n != "lock"] == []
