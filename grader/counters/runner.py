@@ -101,9 +101,10 @@ def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
 
 def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
-            sandboxed: bool = True, seed: int = 0) -> ProfileResult:
+            sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None) -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
-    profiling case; never raises for anything the machine or the kernels do."""
+    profiling case; never raises for anything the machine or the kernels do. `metrics`: other
+    metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates)."""
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -123,7 +124,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         log, out = folder / "ncu.log", folder / "launches.json"
         request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
                                  device_choice, seed)
-        argv = ncu.command(tool, spec.counters.metrics, kernels, launches, log,
+        argv = ncu.command(tool, metrics or spec.counters.metrics, kernels, launches, log,
                            [sys.executable, "-m", "grader.counters.entry"])
         output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
         seconds = time.monotonic() - started
