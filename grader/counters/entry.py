@@ -143,11 +143,15 @@ def run(request: ProfileRequest) -> None:
             entry.run(backend)
         except LaunchRefused as error:
             manifest.errors[r.role] = f"refused: {error}"
-        except (LaunchError, RuntimeError, OSError) as error:
-            manifest.errors[r.role] = f"launch failed: {error}"
+        except Exception as error:  # noqa: BLE001 - LaunchError, or the driver's own: this role failed
+            manifest.errors[r.role] = f"launch failed: {error}" if isinstance(error, LaunchError) else \
+                f"failed: {type(error).__name__}: {error}"
             broken = f"an earlier kernel ({r.role}) failed"
         finally:
-            release_roles(timed)
+            try:
+                release_roles(timed)
+            except Exception:  # noqa: BLE001 - a context a failed kernel broke: freed at exit
+                broken = broken or f"the device failed after {r.role}"
         manifest.write()
 
 

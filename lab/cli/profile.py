@@ -74,6 +74,8 @@ def profile_command(
     checked = check_submission_source(spec, submission.source, submission.backend, str(file), catalog)
     if not checked.ok:
         fail(checked.refused or "the file was refused", EXIT_FAILED)
+    if checked.divergent_barriers:  # it would hang or crash under the profiler as in a grading
+        fail(checked.divergent_barriers[0], EXIT_FAILED)
     out = errors if to_stdout else console
 
     name, result = (None, unavailable(Unavailable.NO_SPEC)) if spec.counters is None else \
