@@ -16,7 +16,7 @@ def render_counters(shown: CountersShown | None, console: Console, title: str = 
     if shown is None:
         return
     if not shown.available:
-        console.print(Text(for_text(f"{title}: {shown.line}"), style="dim"))
+        console.print(Text(for_text(f"{title}: {shown.line}"), style="dim"), soft_wrap=True)  # one line
         return
     seconds = f", {shown.seconds:.1f} s" if shown.seconds else ""
     table = Table(title=for_terminal(f"{title} ({case_text(shown.case)}; Nsight Compute{seconds})"), box=None,
