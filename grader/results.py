@@ -32,6 +32,7 @@ class FailureKind(StrEnum):
     BENCHMARK_WRONG = "benchmark_wrong"  # right at the test sizes, wrong at the benchmark size
     UNCHANGED_HANDOUT = "unchanged_handout"  # the skeleton or another stage's reference, as handed out
     TOO_SLOW = "too_slow"
+    CONCEPT = "concept"  # the GPU's counters do not show the stage's idea (a graded [counters.check])
     NO_DEVICE = "no_device"  # nothing here can run it
     GRADER_ERROR = "grader_error"  # the grader itself failed
 

@@ -13,10 +13,9 @@ from grader.results import FailureKind
 from lab.counter_spec import Better
 from lab.spec import Spec
 
-# The failure kind of a failed concept check. grader.results has no kind of its own for it
-# yet (that file is being changed by another piece of work): TOO_SLOW's hint is the stage's
-# account of its idea, the nearest there is. One line to change once a CONCEPT kind exists.
-CONCEPT_FAILURE = FailureKind.TOO_SLOW
+# The failure kind of a failed concept check (its hint: the stage's `concept` hint, else the
+# generic one in grader.feedback).
+CONCEPT_FAILURE = FailureKind.CONCEPT
 
 
 def concept_check(spec: Spec, result: ProfileResult | None, correct: Check) -> Check:
