@@ -23,6 +23,8 @@ explains a failure, and is a warning where the kernel passed.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
 from dataclasses import dataclass
 
@@ -33,6 +35,8 @@ _SHARED_POINTER = re.compile(r"\b(?:__local|local)\b[^,;{}()]*?\*\s*([A-Za-z_]\w
 _BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|work_group_barrier|barrier)\s*\(")
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _ASSIGN = re.compile(r"\s*(?:<<|>>|[-+*/%&|^])?=(?!=)")
+# How far back (characters) a read's guard is looked for: the look stays linear in the file's size.
+LOOKBACK = 1000
 _COMPOUND = re.compile(r"\s*(?:<<|>>|[-+*/%&|^])=|\s*(?:\+\+|--)")
 
 
@@ -58,6 +62,7 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
     if not arrays:
         return []
     access = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(arrays)) + r")\s*\[")
+    newlines = [m.start() for m in re.finditer("\n", code)]
     found: dict[str, UnsyncedRead] = {}
     stored: dict[str, dict[str, int]] = {}  # array -> index text -> line, since the last barrier
     pending: list[tuple[int, str, str, int]] = []  # stores whose statement has not ended yet
@@ -66,9 +71,9 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
                     + [(i, "function", None) for i in _function_starts(code)], key=lambda e: e[0])
     for at, kind, match in events:
         # A store takes effect at the end of its statement: `s[t] += s[t + 16]` reads first.
-        for store in [p for p in pending if p[0] < at]:
-            pending.remove(store)
-            stored.setdefault(store[1], {}).setdefault(store[2], store[3])
+        while pending and pending[0][0] < at:
+            _, array, index_text, stored_line = heapq.heappop(pending)
+            stored.setdefault(array, {}).setdefault(index_text, stored_line)
         if kind in ("barrier", "function"):
             stored.clear()
             pending.clear()
@@ -79,10 +84,10 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
         index, end = _indices(code, match.end() - 1)
         if index is None:
             continue
-        line = code.count("\n", 0, at) + 1
+        line = bisect.bisect_right(newlines, at) + 1
         if _ASSIGN.match(code, end) or _COMPOUND.match(code, end):
-            statement_end = code.find(";", end)
-            pending.append((len(code) if statement_end < 0 else statement_end, name, index, line))
+            statement_end = code.find(";", end, end + LOOKBACK)
+            heapq.heappush(pending, (end + LOOKBACK if statement_end < 0 else statement_end, name, index, line))
             if not _COMPOUND.match(code, end):
                 continue  # a plain store reads nothing of the array
         mine = stored.get(name, {})
@@ -110,18 +115,20 @@ def _conditions_around(code: str, at: int) -> list[str]:
     (...)`) of every block that encloses it."""
     heads = []
     end, depth, i = at, 0, at - 1
-    while i >= 0:
+    stop = max(0, at - LOOKBACK)  # a guard further back than this is not looked for (bounded work)
+    while i >= stop:
         ch = code[i]
         if ch == "}":
             depth += 1
         elif ch == "{":
             if depth == 0:
-                heads.append(code[max(code.rfind(";", 0, i), code.rfind("}", 0, i), code.rfind("{", 0, i)) + 1:i])
+                head_start = max(code.rfind(";", stop, i), code.rfind("}", stop, i), code.rfind("{", stop, i), stop - 1)
+                heads.append(code[head_start + 1:i])
             depth = max(0, depth - 1)
         elif ch == ";" and depth == 0 and end == at:
             end = i  # the read's own statement starts after this
         i -= 1
-    start = max(code.rfind(";", 0, at), code.rfind("{", 0, at), code.rfind("}", 0, at)) + 1
+    start = max(code.rfind(";", stop, at), code.rfind("{", stop, at), code.rfind("}", stop, at), stop - 1) + 1
     return [code[start:at], *heads]
 
 
@@ -140,8 +147,9 @@ def _function_starts(code: str) -> list[int]:
 
 def _is_declaration(code: str, at: int) -> bool:
     """`__shared__ float tile[32][33];`: the array's declaration, not an access."""
-    line_start = code.rfind("\n", 0, at) + 1
-    before = code[max(line_start, code.rfind(";", 0, at) + 1, code.rfind("{", 0, at) + 1):at]
+    start = max(0, at - LOOKBACK)
+    line_start = code.rfind("\n", start, at) + 1
+    before = code[max(line_start, start, code.rfind(";", start, at) + 1, code.rfind("{", start, at) + 1):at]
     return bool(re.search(r"\b(?:__shared__|__local|local)\b", before))
 
 

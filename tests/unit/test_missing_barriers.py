@@ -79,3 +79,16 @@ def test_thread_zero_reading_its_own_element_is_not_a_finding_however_guarded():
                   "if (0 == t) { float v = s[0]; out[blockIdx.x] = v; }"):
         source = REDUCE.replace("if (t == 0)\n        out[blockIdx.x] = s[0];", guard) % "__syncthreads();"
         assert guard in source and find_unsynced_reads(source) == [], guard
+
+
+def test_a_hostile_file_at_the_size_limit_is_read_in_bounded_time():
+    """The look is linear in the file's size: a 250 KB file of guarded reads took 70 s before the
+    look back for a guard was bounded (a student's file must not hold the batch). The bound here
+    is generous (it measures about 1 s on a 2-core CI machine): it catches a quadratic return."""
+    import time
+
+    line = "s[t] = 1; if (t == 0) x = s[0];\n"
+    source = "__kernel void k(__global float *o) {\n__local float s[64];\n" + line * 7800 + "}\n"
+    started = time.monotonic()
+    assert find_unsynced_reads(source) == []
+    assert time.monotonic() - started < 15
