@@ -318,7 +318,8 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     # The grading's own time: its wait in line for the device is the `queued` phase, apart.
     grading.duration_s = time.monotonic() - started - grading.phases.get("queued", 0.0)
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
-                        grader_version=GRADER_VERSION, device=_shown(target), counters=profile)
+                        grader_version=GRADER_VERSION,
+                        device=_shown(target) if grading.source.ok else _refused_on(target), counters=profile)
 
 
 def _not_profiled(asked: bool) -> Any:
@@ -341,7 +342,21 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
     """The report of a file refused before anything compiles it (empty, binary, too big, ...)."""
     return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
                         backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
-                        device=_shown(target))
+                        device=_refused_on(target))
+
+
+def _refused_on(target: Target) -> dict[str, str]:
+    """The device a refused file would have run on, named as the worker would pick it (the
+    refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
+    if target.index >= 0:
+        return _shown(target)
+    from lab.backends.discovery import choose, discover
+
+    try:
+        found = choose(discover((target.backend,)), target.backend, target.name or None)
+    except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
+        return _shown(target)
+    return {"name": f"{found.name} (refused before it ran)", "kind": found.kind}
 
 
 SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower
