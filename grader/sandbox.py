@@ -282,6 +282,21 @@ DROP = ("import ctypes,os,sys;u,g=int(sys.argv[1]),int(sys.argv[2]);os.setgroups
         "os.execv(sys.argv[3],sys.argv[3:])")
 
 
+# setpriv (util-linux, under /usr, which the sandbox sees) does what DROP does without a second
+# interpreter start (about 8 ms here), and empties the capability bounding set too.
+SETPRIV_PLACES = ("/usr/bin/setpriv", "/bin/setpriv")
+
+
+def _drop_argv(uid: int, gid: int) -> list[str]:
+    """The command that becomes the unprivileged user, with no capability left, then runs what
+    follows it: setpriv where the system has it, else a few lines of Python (DROP)."""
+    setpriv = next((p for p in SETPRIV_PLACES if os.access(p, os.X_OK)), None)
+    if setpriv is not None:
+        return [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+                "--ambient-caps=-all", "--bounding-set=-all", "--"]
+    return [sys.executable, "-I", "-S", "-c", DROP, str(uid), str(gid)]
+
+
 def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[str, ...],
           writable: tuple[str, ...], read_only: tuple[str, ...] = ()) -> Launch:
     cache = _kernel_cache(plan.drop)
@@ -361,7 +376,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
              "--perms", "0644", "--ro-bind-data", str(fds[1]), "/etc/group",
              "--chdir", str(PACKAGE_ROOT), "--"]
     if plan.drop is not None:
-        args += [sys.executable, "-I", "-S", "-c", DROP, str(plan.drop[0]), str(plan.drop[1])]
+        args += _drop_argv(*plan.drop)
     args += command
     return Launch(args, _env(env, cache), SandboxInfo(True, plan.user), tuple(fds),
                   tuple(writable), list(fds))

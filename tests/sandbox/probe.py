@@ -91,7 +91,7 @@ def probe(args: dict[str, Any], send) -> dict[str, Any]:
         found[f"load:{key}"] = _attempt(lambda key=key: (kernel_cache.load(key) or (b"",))[0].decode())
     found["status"] = {line.split(":")[0]: line.split(":", 1)[1].strip()
                        for line in Path("/proc/self/status").read_text().splitlines()
-                       if line.startswith(("NoNewPrivs", "Seccomp", "CapEff", "CapPrm"))}
+                       if line.startswith(("NoNewPrivs", "Seccomp", "Cap"))}
     if args.get("unshare"):
         found["unshare_user"] = _attempt(_unshare_user)
     # Messages a compromised worker might forge: a trusted-cache entry before it says it holds

@@ -186,6 +186,9 @@ def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(wor
     if os.geteuid() == 0:
         assert graded_inside.sandbox.user != "root"
     assert inside["status"]["CapEff"] == inside["status"]["CapPrm"] == "0000000000000000"
+    assert inside["status"]["CapInh"] == inside["status"]["CapAmb"] == "0000000000000000"
+    if os.geteuid() == 0 and any(os.access(p, os.X_OK) for p in sandbox.SETPRIV_PLACES):
+        assert inside["status"]["CapBnd"] == "0000000000000000"  # setpriv empties the bounding set too
     assert inside["status"]["NoNewPrivs"] == "1"
     # No new namespaces from inside (a user namespace reopens the kernel to an unprivileged user)
     assert not inside["unshare_user"]["ok"], inside["unshare_user"]
