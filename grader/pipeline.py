@@ -76,6 +76,7 @@ class Limits:
 
 
 OUTPUT_TAIL = 4000
+STARTUP = "startup"  # the worker's first phase: the process and the device, nothing of the student's yet
 
 
 def _signal_name(code: int) -> str:
@@ -132,6 +133,8 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
     finally:
         turn.release()  # its place in the device's queue, whatever happened
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
+    if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
+        sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
 
 
 def _answer(proc: subprocess.Popen, message: Any) -> None:
@@ -149,7 +152,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     """run_worker's exchange with the worker, up to the worker's end; `turn`: its turn on the
     device (grader.device_turn), whose time in line counts against no limit (the `queued` phase)."""
     proc = worker.proc
-    phase = "startup"
+    phase = STARTUP
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
     phase_started = time.monotonic()
     with worker.errors as errors:
@@ -182,7 +185,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
                 break
             if remaining <= 0:
-                if phase.startswith("compiling") or phase == "startup":
+                if phase.startswith("compiling") or phase == STARTUP:
                     message = (f"timed out during {phase} ({limits.describe(limit_key)}): the compiler did "
                                f"not finish; a loop it unrolls without end is a common cause")
                 else:

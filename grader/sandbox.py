@@ -485,6 +485,79 @@ def _user() -> tuple[int, int, str]:
 
 _lock = threading.Lock()
 
+# -- a trial that worked is remembered -------------------------------------------------------
+# The trial (bwrap, the drop, an interpreter start) costs 25-50 ms, once per `lab grade`. A trial
+# that worked is remembered in a file named by everything it depended on (bwrap, setpriv, the
+# interpreter, this module, the project, the user, the kernel), so the next process skips it. If a
+# remembered sandbox ever fails to start a worker, the memory is dropped (forget_trial) and that
+# grading is a grader error, never the student's verdict.
+TRIAL_CACHE_ENV = "LAB_SANDBOX_TRIAL_CACHE"  # "off": always run the trial
+
+
+def _stamp(path: str | Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid]
+
+
+def _trial_file(plan: _Plan) -> Path | None:
+    """Where a worked trial of `plan` is remembered; None where it is not (turned off, no cache)."""
+    import hashlib
+
+    from lab.backends import kernel_cache  # standard library only
+
+    root = kernel_cache.cache_root()
+    if root is None or os.environ.get(TRIAL_CACHE_ENV, "").lower() in ("off", "0", "none"):
+        return None
+    facts = [plan.bwrap, _stamp(plan.bwrap), plan.drop, plan.user, os.geteuid(), os.getuid(),
+             sys.executable, _stamp(sys.executable), sys.version, os.uname().release,
+             [(p, _stamp(p)) for p in SETPRIV_PLACES], _stamp(__file__), str(PACKAGE_ROOT),
+             _stamp(PACKAGE_ROOT), _stamp(PACKAGE_ROOT / "grader" / "worker.py")]
+    name = hashlib.sha256(repr(facts).encode()).hexdigest()[:32]
+    return root.expanduser().parent / "sandbox-trials" / name
+
+
+def _trial_remembered(plan: _Plan) -> bool:
+    path = _trial_file(plan)
+    if path is None:
+        return False
+    try:
+        st = path.lstat()
+        folder = path.parent.lstat()
+    except OSError:
+        return False
+    mine = st.st_uid == folder.st_uid == os.geteuid()
+    return mine and not (folder.st_mode & 0o022) and path.is_file() and not path.is_symlink()
+
+
+def _remember_trial(plan: _Plan) -> None:
+    path = _trial_file(plan)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+    except OSError:
+        pass  # not remembered: the next process runs the trial again
+
+
+def forget_trial() -> None:
+    """A sandboxed worker failed to start: run the trial again next time (here, too)."""
+    with _lock:
+        plan = _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
+                       os.environ.get("PATH", ""), os.geteuid())
+        _decide.cache_clear()
+    if isinstance(plan, _Plan):
+        path = _trial_file(plan)
+        if path is not None:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
 
 @functools.lru_cache(maxsize=8)
 def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: int) -> _Plan | str:
@@ -497,12 +570,6 @@ def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: 
     if not bwrap or not os.access(bwrap, os.X_OK):
         where = f"LAB_BWRAP={bwrap_setting} is not an executable" if bwrap_setting else "bwrap was not found"
         return f"{where} (install bubblewrap, or set LAB_BWRAP to its binary)"
-    version = _bwrap_version(bwrap)
-    if version is None:
-        return f"{bwrap} --version failed"
-    if version[:2] < MIN_BWRAP:
-        return (f"bubblewrap {'.'.join(map(str, MIN_BWRAP))} or newer is needed ({bwrap} is "
-                f"{'.'.join(map(str, version))})")
     if euid == 0:
         try:
             uid, gid, name = _user()
@@ -511,17 +578,25 @@ def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: 
         if uid == 0:
             return "LAB_SANDBOX_USER is root: the worker must run as an unprivileged user"
         plan = _Plan(bwrap, (uid, gid), name)
-        problem = _trial(plan)
-        if problem:
-            return (f"the worker cannot start as {name} in the sandbox ({problem}): the Python "
-                    f"installation, the project and the course must be readable by {name} "
-                    f"(or set LAB_SANDBOX_USER)")
+    else:
+        plan = _Plan(bwrap, None, _name(os.getuid()))
+    if _trial_remembered(plan):  # this very setup worked before (see _trial_file)
         return plan
-    plan = _Plan(bwrap, None, _name(os.getuid()))
+    version = _bwrap_version(bwrap)
+    if version is None:
+        return f"{bwrap} --version failed"
+    if version[:2] < MIN_BWRAP:
+        return (f"bubblewrap {'.'.join(map(str, MIN_BWRAP))} or newer is needed ({bwrap} is "
+                f"{'.'.join(map(str, version))})")
     problem = _trial(plan)
-    if problem:
-        return f"bwrap could not set up the sandbox ({problem})"
-    return plan
+    if not problem:
+        _remember_trial(plan)
+        return plan
+    if plan.drop is not None:
+        return (f"the worker cannot start as {plan.user} in the sandbox ({problem}): the Python "
+                f"installation, the project and the course must be readable by {plan.user} "
+                f"(or set LAB_SANDBOX_USER)")
+    return f"bwrap could not set up the sandbox ({problem})"
 
 
 def decide() -> _Plan | str:

@@ -82,6 +82,10 @@ def _compiles(spec: Spec, g: Grading) -> Check:
     if not g.source.ok:
         return Check("compiles", FAILED, g.source.refused or "", 0, full, failure=g.source.failure)
     if g.compiled is None:
+        if g.abort is not None and g.abort.phase == "startup":  # before anything of the student's ran
+            return Check("compiles", ERROR, f"the grading process ended before it compiled anything "
+                         f"({g.abort.message}): a problem of the grader or this machine, not of your "
+                         f"kernel; grade it again", 0, full, failure=FailureKind.GRADER_ERROR)
         if g.abort is not None:
             return Check("compiles", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
         message = g.errors[0].message if g.errors else "not compiled"

@@ -346,3 +346,30 @@ def test_the_cache_keeps_only_well_formed_keys(tmp_path, monkeypatch):
     kernel_cache.store("../../escape", b"x", {})
     kernel_cache.store("a" * 64, base64.b64decode(b"eA=="), {})
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["a" * 64 + ".bin", "a" * 64 + ".json"]
+
+
+@needs_sandbox
+def test_a_trial_that_worked_is_remembered_and_forgotten_when_a_worker_fails_to_start(tmp_path, monkeypatch):
+    """The next process skips the trial (25-50 ms) for the very same setup; a sandbox that then
+    fails to start a worker is tried afresh."""
+    monkeypatch.setenv("LAB_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setenv("LAB_SANDBOX", "on")
+    sandbox._decide.cache_clear()
+    calls = []
+    real = sandbox._trial
+    monkeypatch.setattr(sandbox, "_trial", lambda plan: calls.append(plan) or real(plan))
+    plan = sandbox.decide()
+    assert isinstance(plan, sandbox._Plan) and len(calls) == 1
+    remembered = sandbox._trial_file(plan)
+    assert remembered is not None and remembered.is_file()
+    assert (remembered.parent.stat().st_mode & 0o777) == 0o700
+    sandbox._decide.cache_clear()  # as a new process would
+    assert isinstance(sandbox.decide(), sandbox._Plan) and len(calls) == 1  # no trial this time
+    sandbox.forget_trial()
+    assert not remembered.exists()
+    assert isinstance(sandbox.decide(), sandbox._Plan) and len(calls) == 2
+    remembered.parent.chmod(0o777)  # a folder others could write to is not believed
+    sandbox._decide.cache_clear()
+    sandbox.decide()
+    assert len(calls) == 3
+    sandbox._decide.cache_clear()

@@ -228,3 +228,12 @@ def test_stage_hint_wins_over_the_generic_one(tmp_path):
     assert "Swap blockIdx.x" in render_markdown(r)
     oob = failed_case(FailureKind.OUT_OF_BOUNDS, "wrote out of bounds")
     assert "outside the buffer" in render_markdown(report(hinted, [GPU, COMPILED, oob]))
+
+
+def test_a_worker_that_ends_before_compiling_is_a_grader_error_not_the_students(spec):
+    abort = Abort(FailureKind.CRASH, "crashed (SIGKILL) during startup", "startup")
+    r = report(spec, [], abort=abort)
+    assert r.status == "error" and r.score is None
+    assert r.check("compiles").failure == FailureKind.GRADER_ERROR and "not of your kernel" in r.check("compiles").message
+    during_compile = report(spec, [], abort=Abort(FailureKind.TIMEOUT, "timed out during compiling", "compiling"))
+    assert during_compile.status == "failed" and during_compile.check("compiles").failure == FailureKind.TIMEOUT
