@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grader.correctness import make_setup
 from grader.memory import GUARD_BYTES_MIN
 from grader.results import DeviceReleased, FailureKind, GraderError, MemoryShort, WantDevice
-from grader.steps import Context
+
+if TYPE_CHECKING:  # the steps use this module: their Context is only named here
+    from grader.steps.context import Context
 
 MEMORY_WAIT_S = 120.0  # how long a turn waits for memory held outside the lab
 MEMORY_MARGIN = 256 << 20  # the driver's own needs beside the buffers

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from grader.correctness import case_label, make_setup
 from grader.device_claim import claim
 from grader.results import TimingResult
-from grader.steps import Context, Step
+from grader.steps.context import Context, Step
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, time_roles
 from lab.spec import Spec
 

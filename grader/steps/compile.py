@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from grader.results import CompileResult, FailureKind, GraderError, StudentCode
-from grader.steps import Context, Step
+from grader.steps.context import Context, Step
 from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit
 from lab.spec import Spec

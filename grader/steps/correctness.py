@@ -5,7 +5,7 @@ from __future__ import annotations
 from grader.correctness import case_label, run_case
 from grader.launching import LaunchRefused
 from grader.results import CaseResult, FailureKind
-from grader.steps import Context, Step
+from grader.steps.context import Context, Step
 from lab.backends.base import LaunchError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from grader.device_identity import stable_id
 from grader.results import DeviceOpened, FailureKind, GraderError
-from grader.steps import Context, Step
+from grader.steps.context import Context, Step
 from lab.backends import registry
 from lab.backends.discovery import Discovery, NoDeviceError, choose
 

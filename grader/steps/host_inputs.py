@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grader.correctness import make_setup
-from grader.steps import Context, Step
 from grader.steps.benchmark import benchmark_case
+from grader.steps.context import Context, Step
 
 SIZE_CHECK_ROUNDS = 2
 

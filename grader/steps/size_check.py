@@ -19,8 +19,8 @@ from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
 from grader.device_claim import claim, release
 from grader.launching import LaunchRefused, plan_for
 from grader.results import CaseResult, FailureKind
-from grader.steps import Context, Step
 from grader.steps.benchmark import benchmark_case
+from grader.steps.context import Context, Step
 from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
 from grader.timing import TimedRole
 from lab.backends.base import LaunchError

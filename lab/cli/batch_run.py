@@ -3,14 +3,9 @@ per-student feedback, Gradescope results, a gradebook and a class summary."""
 
 from __future__ import annotations
 
-import signal
-import statistics
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.progress import (
@@ -22,53 +17,30 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from grader import sandbox
 from grader.batch.devices import Pool, PoolError, build_pool
-from grader.batch.html import duration_text
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Layout, LayoutError
 from grader.batch.lms_outputs import LmsOptions
-from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
+from grader.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from grader.batch.store import ResultStore, StoreBusy
-from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
+from grader.batch.summary import BatchStats, add_up_phases
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
+from lab.cli.batch_common import (
+    BACKENDS,
+    EXIT_INTERRUPTED,
+    check_folders,
+    print_summary,
+    terminate_as_interrupt,
+)
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
 
-BACKENDS = ("auto", "cuda", "opencl")
-EXIT_INTERRUPTED = 130
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan"}
-
-
-def _check_folders(submissions: Path, out: Path) -> None:
-    sub, res = submissions.resolve(), out.resolve()
-    if res == sub or sub in res.parents:
-        fail(f"--out {out}: put the results outside SUBMISSIONS (it would be read as a student's folder)")
-    if res in sub.parents:
-        fail(f"--out {out}: SUBMISSIONS is inside it; put the results in a folder of their own")
-    if out.exists() and not out.is_dir():
-        fail(f"--out {out}: is a file, not a folder")
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the batch the way Ctrl-C does: in-flight gradings are dropped cleanly."""
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
@@ -115,33 +87,8 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
     runner.on_event = on_event
     with progress:
         task = progress.add_task("grading", total=total)
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             return runner.run(plan, pool)
-
-
-def _print_summary(summary: ClassSummary, out: Path) -> None:
-    table = Table(header_style="bold", box=None, title="class summary", title_justify="left")
-    table.add_column("stage", no_wrap=True)
-    for column in ("submitted", "passed", "pending", "failed", "no grade", "mean", "speedup"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for st in summary.stages:
-        rate = f"{st.passed} ({100 * st.pass_rate:.0f}%)" if st.pass_rate is not None else "-"
-        mean = f"{100 * st.mean_fraction:.0f}%" if st.mean_fraction is not None else "-"
-        median = f"{statistics.median(st.speedups):.2f}x" if st.speedups else "-"
-        table.add_row(st.stage, str(st.submitted), rate, str(st.pending), str(st.failed), str(st.not_graded),
-                      mean, median)
-    console.print(table)
-    stats = summary.stats
-    pace = f" ({stats.per_minute:.1f} per minute)" if stats.per_minute else ""
-    console.print(f"graded {stats.graded_now} in {duration_text(stats.elapsed_s)}{pace}; "
-                  f"{stats.up_to_date} up to date" + (f"; {summary.not_graded_paths} paths not graded"
-                                                      if summary.not_graded_paths else ""))
-    split = stats.time_split()
-    if split:
-        console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
-            f"{label} {100 * share:.1f}%" for label, _, share in split))
-    console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, {SIMILARITY_HTML}, "
-                  "<student>/<stage>/")
 
 
 def _discover(layout: Layout) -> Discovery:
@@ -177,7 +124,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         sandbox.check()  # once, before the progress display: refused, or graded without one (said)
     except sandbox.SandboxUnavailable as error:
         fail(str(error))
-    _check_folders(submissions, out)
+    check_folders(submissions, out)
     try:
         layout = read_submissions(submissions, catalog.ids(), work, input_kind)
     except LayoutError as error:
@@ -227,7 +174,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         fail(f"cannot write the results in {out}: {error.strerror or error}", EXIT_GRADER_ERROR)
     for problem in result.problems:
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
-    _print_summary(summary, out)
+    print_summary(summary, out)
     report_lms(layout, lms_result)
     if stats.could_not_grade or result.problems:
         fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",

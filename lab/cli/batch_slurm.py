@@ -36,7 +36,7 @@ from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
 from grader.batch.store import ResultStore, StoreBusy
 from grader.feedback import write_atomic
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
-from lab.cli.batch_run import BACKENDS, _check_folders, _print_summary
+from lab.cli.batch_common import BACKENDS, check_folders, print_summary
 from lab.cli.batch_slurm_task import write_outputs
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
@@ -150,7 +150,7 @@ def submit_slurm(request: SlurmRequest) -> None:
     job = _job_options(request)
     catalog = load_catalog()
     out, submissions = request.out, request.submissions
-    _check_folders(submissions, out)
+    check_folders(submissions, out)
     try:
         layout = scan(submissions, catalog.ids())
     except LayoutError as error:
@@ -168,7 +168,7 @@ def submit_slurm(request: SlurmRequest) -> None:
                 _, stats, summary = write_outputs(store, catalog, layout, request.options, "", set(),
                                                   "nothing graded by this run: every result was up to date", None)
                 console.print("nothing to grade: no job submitted")
-                _print_summary(summary, out)
+                print_summary(summary, out)
                 if stats.could_not_grade:
                     fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY}",
                          EXIT_GRADER_ERROR)

@@ -36,7 +36,7 @@ from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
 from lab.backends.discovery import discover
 from lab.catalog import Catalog
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
-from lab.cli.batch_run import EXIT_INTERRUPTED, _print_summary, _terminate_as_interrupt
+from lab.cli.batch_common import EXIT_INTERRUPTED, print_summary, terminate_as_interrupt
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
 
@@ -121,7 +121,7 @@ def run_task(folder: RunFolder) -> int:
     runner = ClusterRunner(store, manifest.options, pipeline_grader(catalog, manifest.options), manifest.run_id,
                            holder, {lane.target.label: lane.target.name for lane in pool.lanes}, _on_event)
     task = ClusterTask(manifest, folder.claims, holder, catalog, store, pool, runner)
-    with shared_lock(Path(manifest.results)), _terminate_as_interrupt():
+    with shared_lock(Path(manifest.results)), terminate_as_interrupt():
         result = task.run()
     if result.freed_from_before:
         _say(f"gave back {len(result.freed_from_before)} claims of this task's run before it was requeued")
@@ -187,7 +187,7 @@ def run_final(folder: RunFolder) -> int:
     code = EXIT_GRADER_ERROR if stats.could_not_grade else 0
     folder.write_final(FinalRecord(now(), len(found.outcomes) - len(found.left), len(found.left),
                                    stats.could_not_grade, code, shares))
-    _print_summary(summary, results)
+    print_summary(summary, results)
     for share in shares:
         _say(f"graded on {for_terminal(share)}")
     if found.left:

@@ -1,0 +1,94 @@
+"""What every step of grading shares: the request the parent sends, the worker's `Context`,
+and the `Step` each one is (grader.steps puts them in order)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from grader.results import PhaseStarted, WorkerMessage
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from lab.backends.base import Backend, CompiledKernel
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the parent asks the worker to grade."""
+
+    course_root: str
+    stage: str
+    source: str
+    filename: str
+    backend: str
+    device: int  # the backend's device index; -1: choose with device_choice, as `lab grade` does
+    seed: int
+    timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
+    cpu_timing: bool = False
+    memory_limit: int | None = None  # bytes of address space, on a CPU device
+    compile_only: bool = False  # the source already fails correctness: compile, run nothing
+    device_choice: str | None = None  # --device: an index or part of a name (with device -1)
+
+
+@dataclass
+class Context:
+    """What the steps of one grading share inside the worker."""
+
+    request: Request
+    catalog: Catalog
+    spec: Spec
+    problem: Any
+    rng: np.random.Generator
+    send: Callable[[WorkerMessage], None]
+    backend: Backend | None = None
+    kernels: dict[str, CompiledKernel] = field(default_factory=dict)  # the submission's
+    # The trusted kernels timed beside it, by role (baseline, reference, ceiling), each with
+    # the spec it is launched by.
+    trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
+    benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
+    host_inputs: Any = None  # grader.steps.host_inputs.HostInputs: benchmark-size inputs made ahead
+    _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
+    # A line from the parent, waited for (its answer to WantDevice: grader.device_claim);
+    # None where nobody answers (the device is then never waited for).
+    receive: Callable[[], str] | None = None
+    device_claimed: bool = False  # this grading's turn on the device is under way
+
+    def phase(self, name: str, limit: str = "run") -> None:
+        self.send(PhaseStarted(name, limit))
+
+    @property
+    def inputs_on_device(self) -> bool:
+        """Whether benchmark-size inputs are made on the device: the problem says what they are
+        (uniform floats), and the grader's own kernels exist for this backend."""
+        from grader.device_ops import supports
+
+        return hasattr(self.problem, "uniform_inputs") and supports(self.request.backend)
+
+    def device_ops(self) -> Any:
+        """The grader's own kernels on this device (grader.device_ops.DeviceOps), made once."""
+        if self._ops is None:
+            from grader.device_ops import DeviceOps
+
+            self._ops = DeviceOps(self.backend)
+        return self._ops
+
+    @property
+    def timed(self) -> bool:
+        """Whether speed is measured here: asked for, and on a GPU (or CPU timing asked for)."""
+        assert self.backend is not None
+        return self.request.timing and (self.backend.info.kind == "gpu" or self.request.cpu_timing)
+
+
+class Step:
+    """One step: `run` sends its results and returns False to end the grading there."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return True
+
+    def run(self, ctx: Context) -> bool:
+        raise NotImplementedError

@@ -1,0 +1,74 @@
+"""What `lab batch`'s commands share (grading here, or through Slurm): the backends they take,
+the folder checks, SIGTERM as an interrupt, and the class summary printed at the end."""
+
+from __future__ import annotations
+
+import signal
+import statistics
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from rich.table import Table
+
+from grader.batch.html import duration_text
+from grader.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
+from grader.batch.summary import ClassSummary
+from lab.cli.app import console, fail
+from lab.sinks import for_terminal
+
+BACKENDS = ("auto", "cuda", "opencl")
+EXIT_INTERRUPTED = 130
+
+
+def check_folders(submissions: Path, out: Path) -> None:
+    sub, res = submissions.resolve(), out.resolve()
+    if res == sub or sub in res.parents:
+        fail(f"--out {out}: put the results outside SUBMISSIONS (it would be read as a student's folder)")
+    if res in sub.parents:
+        fail(f"--out {out}: SUBMISSIONS is inside it; put the results in a folder of their own")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: is a file, not a folder")
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the batch the way Ctrl-C does: in-flight gradings are dropped cleanly."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def print_summary(summary: ClassSummary, out: Path) -> None:
+    table = Table(header_style="bold", box=None, title="class summary", title_justify="left")
+    table.add_column("stage", no_wrap=True)
+    for column in ("submitted", "passed", "pending", "failed", "no grade", "mean", "speedup"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for st in summary.stages:
+        rate = f"{st.passed} ({100 * st.pass_rate:.0f}%)" if st.pass_rate is not None else "-"
+        mean = f"{100 * st.mean_fraction:.0f}%" if st.mean_fraction is not None else "-"
+        median = f"{statistics.median(st.speedups):.2f}x" if st.speedups else "-"
+        table.add_row(st.stage, str(st.submitted), rate, str(st.pending), str(st.failed), str(st.not_graded),
+                      mean, median)
+    console.print(table)
+    stats = summary.stats
+    pace = f" ({stats.per_minute:.1f} per minute)" if stats.per_minute else ""
+    console.print(f"graded {stats.graded_now} in {duration_text(stats.elapsed_s)}{pace}; "
+                  f"{stats.up_to_date} up to date" + (f"; {summary.not_graded_paths} paths not graded"
+                                                      if summary.not_graded_paths else ""))
+    split = stats.time_split()
+    if split:
+        console.print(f"grading time {duration_text(stats.grading_s)}: " + ", ".join(
+            f"{label} {100 * share:.1f}%" for label, _, share in split))
+    console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, {SIMILARITY_HTML}, "
+                  "<student>/<stage>/")
