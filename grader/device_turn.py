@@ -18,7 +18,8 @@ Where the queue applies: a grading that times on its device asks for a turn, a G
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from grader import device_queue, queue_status
 from grader.results import DeviceOpened, MemoryShort
@@ -116,3 +117,22 @@ class DeviceTurn:
         if self.ticket is not None:
             self.ticket.leave()
             self.ticket = None
+
+
+@contextmanager
+def parent_turn(device: DeviceOpened | None, on_queue: Callable[[queue_status.QueueEvent], None] | None = None
+                ) -> Iterator[float]:
+    """A turn on `device` taken by the parent itself, for work it runs on the device outside the
+    worker (profiling under Nsight Compute replays each kernel many times): it waits in line as a
+    worker's turn does, and yields how long it waited. Without a device id or a queue, at once."""
+    turn = DeviceTurn(on_queue)
+    if device is not None:
+        turn.opened(device)
+    try:
+        granted = turn.want()
+        while not granted:
+            time.sleep(POLL_S)
+            granted = turn.poll()
+        yield turn.waited_s
+    finally:
+        turn.release()

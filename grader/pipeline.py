@@ -313,9 +313,15 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
 
             if on_phase is not None:
                 on_phase("hardware counters (Nsight Compute)")
-            profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
-                                      request.device_choice, seed)
+            from grader.device_turn import parent_turn
+
+            # Its replays load the device: it takes a turn in the device's queue as timing does.
+            with parent_turn(grading.device, on_queue) as waited:
+                profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
+                                          request.device_choice, seed)
             grading.phases["counters"] = profile.seconds
+            if waited > 0.001:
+                grading.phases["queued"] = grading.phases.get("queued", 0.0) + waited
     elif worker is not None:
         worker.discard()
     # The grading's own time: its wait in line for the device is the `queued` phase, apart.

@@ -94,3 +94,35 @@ def test_in_line_it_says_how_many_are_ahead_when_that_changes(monkeypatch: pytes
     assert isinstance(events[-1], queue_status.WaitingForMemory)
     turn.release()
     assert not list(tmp_path.glob("*/ticket-*"))
+
+
+def test_the_parents_own_turn_waits_for_the_holder_and_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """Profiling (Nsight Compute's replays) runs in the parent, after the worker: it takes its turn
+    in the device's queue too, so it never runs beside another grading's timed phase."""
+    import threading
+    import time
+
+    from grader.device_turn import parent_turn
+
+    monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path))
+    holder = device_queue.join(GPU.device_id)
+    assert holder.try_take()
+    events: list = []
+    order: list[str] = []
+
+    def profile() -> None:
+        with parent_turn(GPU, events.append) as waited:
+            order.append(f"profiled after {waited:.1f} s")
+
+    thread = threading.Thread(target=profile)
+    thread.start()
+    time.sleep(0.5)
+    assert order == []  # in line behind the holder
+    order.append("holder left")
+    holder.leave()
+    thread.join(timeout=10)
+    assert order[0] == "holder left" and order[1].startswith("profiled after")
+    assert any(isinstance(e, queue_status.WaitingForDevice) and e.ahead == 1 for e in events)
+    with parent_turn(None) as waited:  # no device named: at once
+        assert waited < 0.1
