@@ -28,6 +28,7 @@ from grader.batch.plan import Job, Plan, Unavailable, submission_digest
 from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
 from grader.pipeline import Limits, grade_file
+from grader.queue_status import QueueEvent
 from grader.report import Report
 from grader.worker_process import prestart_worker, take_worker
 from lab.backends.discovery import Target
@@ -65,15 +66,18 @@ class RunResult:
     problems: tuple[str, ...]  # results that could not be written
 
 
-def pipeline_grader(catalog: Catalog, options: GradingOptions) -> GradeFunction:
-    """grade_file with the batch's options: the same isolated path as `lab grade`."""
+def pipeline_grader(catalog: Catalog, options: GradingOptions,
+                    on_queue: Callable[[str, QueueEvent], None] | None = None) -> GradeFunction:
+    """grade_file with the batch's options: the same isolated path as `lab grade`. `on_queue`:
+    told (the file, as shown) of each grading's waiting in its device's line (grader.queue_status)."""
     limits = Limits(run_s=options.run_limit_s)
 
     def grade(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
         worker = take_worker(target.backend)
         prestart_worker(target.backend)  # the lane's next worker starts while this one grades
+        told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
         return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
-                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as)
+                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as, on_queue=told)
 
     return grade
 

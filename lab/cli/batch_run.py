@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -28,6 +29,8 @@ from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from grader.batch.store import ResultStore, StoreBusy
 from grader.batch.summary import BatchStats, add_up_phases
+from grader.queue_status import QueueEvent, WaitingForDevice
+from grader.queue_status import describe as describe_queue
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
@@ -59,7 +62,23 @@ def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
             console.print(f"[yellow]{backend}[/yellow]: {for_terminal(why)}")
 
 
-def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
+class _Waiting:
+    """The batch's gradings in line for their device (another user's grading, or a `lab grade`,
+    holds it), for the progress line: the file, as shown, and what it waits for."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.changed: Callable[[], None] = lambda: None
+
+    def __call__(self, file: str, event: QueueEvent) -> None:
+        if isinstance(event, WaitingForDevice):
+            self.files[file] = describe_queue(event)
+        else:
+            self.files.pop(file, None)
+        self.changed()
+
+
+def _run(runner: Runner, plan: Plan, pool: Pool, waiting: _Waiting) -> RunResult:
     total = len(plan.to_grade) + len(plan.unavailable)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
@@ -68,7 +87,13 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
     lock = threading.Lock()
 
     def describe() -> str:
-        return f"grading ({len(in_flight)} in flight)" if in_flight else "grading"
+        line = f"grading ({len(in_flight)} in flight)" if in_flight else "grading"
+        waits = sorted(set(waiting.files.values()))
+        return line + (f"; {waits[0]}" if waits else "")
+
+    def queue_changed() -> None:
+        with lock:
+            progress.update(task, description=describe())
 
     def on_event(event: BatchEvent) -> None:
         with lock:
@@ -77,6 +102,7 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
                 progress.update(task, description=describe())
             elif isinstance(event, Finished):
                 in_flight.discard(event.outcome.file)
+                waiting.files.pop(event.outcome.file, None)
                 progress.update(task, advance=1, description=describe())
                 if event.problem:
                     progress.console.print(f"[yellow]{for_terminal(event.problem)}[/yellow]")
@@ -87,6 +113,7 @@ def _run(runner: Runner, plan: Plan, pool: Pool) -> RunResult:
     runner.on_event = on_event
     with progress:
         task = progress.add_task("grading", total=total)
+        waiting.changed = queue_changed
         with terminate_as_interrupt():
             return runner.run(plan, pool)
 
@@ -146,8 +173,9 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
             store.sweep_temp_files()
             plan = make_plan(layout.submissions, catalog, pool, store, options, force)
             _announce(layout, plan, pool, force)
-            runner = Runner(store, options, pipeline_grader(catalog, options))
-            result = _run(runner, plan, pool)
+            waiting = _Waiting()
+            runner = Runner(store, options, pipeline_grader(catalog, options, on_queue=waiting))
+            result = _run(runner, plan, pool, waiting)
             if result.interrupted:
                 left = plan.total - len(plan.up_to_date) - len(result.outcomes)
                 errors.print(f"interrupted: {len(result.outcomes)} graded by this run are kept; rerun the same "

@@ -337,3 +337,16 @@ def test_a_machine_without_the_device_keeps_a_real_grade_of_the_same_file(tmp_pa
 def test_gradebook_defuses_spreadsheet_formulas(tmp_path):
     rows = list(csv.reader(io.StringIO(render_gradebook(["=cmd()", "ann"], [STAGE], []))))
     assert rows[1][0] == "'=cmd()" and rows[2][0] == "ann"
+
+
+def test_the_batch_says_when_a_grading_waits_for_its_device():
+    from grader.queue_status import DeviceTaken, WaitingForDevice
+    from lab.cli.batch_run import _Waiting
+
+    waiting = _Waiting()
+    changes = []
+    waiting.changed = lambda: changes.append(dict(waiting.files))
+    waiting("ann/reduce_interleaved.cl", WaitingForDevice("H100", "gpu", 2, 0.5))
+    assert waiting.files == {"ann/reduce_interleaved.cl": "waiting for the GPU: 2 ahead"}
+    waiting("ann/reduce_interleaved.cl", DeviceTaken("H100", "gpu", 3.0))
+    assert waiting.files == {} and len(changes) == 2
