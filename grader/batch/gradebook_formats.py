@@ -35,7 +35,7 @@ from enum import StrEnum
 
 from grader.batch.layout import StudentIdentity
 from grader.batch.outcome import Outcome
-from grader.batch.roster import RosterEntry, RosterMatch, RosterWarning
+from grader.batch.roster import LmsIdentity, RosterEntry, RosterMatch, RosterWarning
 from lab.sinks import for_csv_cell
 from lab.spec import Spec
 
@@ -67,19 +67,11 @@ MOODLE_HEADERS = {MoodleIdentifier.EMAIL: "Email address", MoodleIdentifier.IDNU
                   MoodleIdentifier.USERNAME: "Username"}
 
 
-@dataclass(frozen=True)
-class LmsStudent:
+@dataclass(frozen=True, kw_only=True)
+class LmsStudent(LmsIdentity):
     """A student as the LMS knows them: the roster's row, else what their export said."""
 
     student: str
-    name: str = ""
-    canvas_id: str = ""
-    sis_user_id: str = ""
-    sis_login_id: str = ""
-    section: str = ""
-    email: str = ""
-    id_number: str = ""
-    username: str = ""
 
 
 def parse_formats(values: Sequence[str]) -> tuple[list[GradebookFormat], MoodleIdentifier]:

@@ -53,10 +53,10 @@ class RosterError(ValueError):
     """The roster cannot be used; the message says why in one line."""
 
 
-@dataclass(frozen=True)
-class RosterEntry:
-    line: int  # in the file, for messages
-    folder: str = ""
+@dataclass(frozen=True, kw_only=True)
+class LmsIdentity:
+    """How the LMS knows a student: the name and the ids its grade imports match on."""
+
     name: str = ""
     canvas_id: str = ""
     sis_user_id: str = ""
@@ -67,7 +67,18 @@ class RosterEntry:
     username: str = ""
 
 
-COLUMNS = tuple(f.name for f in fields(RosterEntry) if f.name != "line")
+IDENTITY_FIELDS = tuple(f.name for f in fields(LmsIdentity))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RosterEntry(LmsIdentity):
+    """One row of the roster: a student folder and how the LMS knows that student."""
+
+    line: int  # in the file, for messages
+    folder: str = ""
+
+
+COLUMNS = ("folder", *IDENTITY_FIELDS)
 ID_COLUMNS = ("folder", "canvas_id", "sis_user_id", "sis_login_id", "email", "id_number", "username")
 _FOLDED = ("email", "sis_login_id", "username")  # compared without letter case
 
