@@ -39,11 +39,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lab.source_checks import strip_comments
+from lab.source_checks import BLOCK_BARRIER, strip_comments
 
 THREAD_INDEX = frozenset({"threadIdx", "get_local_id", "get_global_id", "get_local_linear_id",
                           "get_global_linear_id"})
-_BARRIER = re.compile(r"\b(__syncthreads(?:_count|_and|_or)?|work_group_barrier|barrier)\s*\(")
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # a name, not a member after . or ->
 _ASSIGN = re.compile(r"(?<![=!<>])(?:<<|>>|[-+*/%&|^])?=(?!=)")
 _INCREMENT = re.compile(r"\+\+|--")
@@ -79,7 +78,7 @@ def find_divergent_barriers(source: str) -> list[DivergentBarrier]:
     shown = strip_comments(source)  # what the messages quote; the same offsets as `text`, `code`
     text = _LITERAL.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', shown)
     defines = [(directive.start() + head.end(), directive.end()) for directive in _DIRECTIVE.finditer(text)
-               if (head := _DEFINE_HEAD.match(directive.group())) and _BARRIER.search(directive.group())]
+               if (head := _DEFINE_HEAD.match(directive.group())) and BLOCK_BARRIER.search(directive.group())]
     code = _DIRECTIVE.sub(lambda m: "".join(c if c == "\n" else " " for c in m.group()), text)
     found: dict[int, DivergentBarrier] = {}
     dependent: set[str] = set()
@@ -324,7 +323,7 @@ class _Walk:
     def check_barriers(self, start: int, end: int, state: frozenset, stack: tuple) -> None:
         if self.found is None:
             return
-        for barrier in _BARRIER.finditer(self.code, start, end):
+        for barrier in BLOCK_BARRIER.finditer(self.code, start, end):
             conditions = [prefix + self.shown[s:e] for (prefix, s, e), dependent in stack if dependent]
             question = self.code.rfind("?", start, barrier.start())  # a barrier inside a ?: arm
             if question >= 0 and self.mentions((start, question), state):

@@ -9,7 +9,8 @@ run, or is right by luck. Only a look at the source says the same thing everywhe
 
 The look follows the source in order, one function body at a time. It records, per shared
 array, the index expressions stored into since the last barrier (`tile[ty + j][tx] = ...`); a
-barrier (`__syncthreads()`, `barrier(...)`, `work_group_barrier(...)`) forgets them. A read of
+barrier (`__syncthreads()`, a cooperative-groups `block.sync()`, `barrier(...)`,
+`work_group_barrier(...)`) forgets them. A read of
 that array whose index expression, as written, is none of the stored ones is a finding. A
 compound store (`s[t] += s[t + 16]`) stores into its own index, and reads the others.
 
@@ -28,11 +29,10 @@ import heapq
 import re
 from dataclasses import dataclass
 
-from lab.source_checks import strip_comments
+from lab.source_checks import BLOCK_BARRIER, strip_comments
 
 _SHARED_ARRAY = re.compile(r"\b(?:__shared__|__local|local)\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\[")
 _SHARED_POINTER = re.compile(r"\b(?:__local|local)\b[^,;{}()]*?\*\s*([A-Za-z_]\w*)")
-_BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|work_group_barrier|barrier)\s*\(")
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _ASSIGN = re.compile(r"\s*(?:<<|>>|[-+*/%&|^])?=(?!=)")
 # How far back (characters) a read's guard is looked for: the look stays linear in the file's size.
@@ -66,7 +66,7 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
     found: dict[str, UnsyncedRead] = {}
     stored: dict[str, dict[str, int]] = {}  # array -> index text -> line, since the last barrier
     pending: list[tuple[int, str, str, int]] = []  # stores whose statement has not ended yet
-    events = sorted([(m.start(), "barrier", m) for m in _BARRIER.finditer(code)]
+    events = sorted([(m.start(), "barrier", m) for m in BLOCK_BARRIER.finditer(code)]
                     + [(m.start(), "access", m) for m in access.finditer(code)]
                     + [(i, "function", None) for i in _function_starts(code)], key=lambda e: e[0])
     for at, kind, match in events:

@@ -44,6 +44,13 @@ class SubmissionTooBig(SubmissionError):
         self.size = size
 
 
+# A barrier every thread of a block (work-group) waits at: CUDA's __syncthreads family, a
+# cooperative-groups sync (`cg::sync(block)`, `block.sync()`, `this_thread_block().sync()`) and
+# OpenCL's barrier / work_group_barrier. Group 1 is what was called.
+BLOCK_BARRIER = re.compile(r"(\b__syncthreads(?:_count|_and|_or)?|\bwork_group_barrier|\bbarrier"
+                           r"|\b(?:cooperative_groups|cg)\s*::\s*sync|\b[A-Za-z_]\w*(?:\s*\(\s*\))?\s*\.\s*sync)\s*\(")
+
+
 def read_submission(path: Path) -> Submission:
     """Read a submitted file, refusing what cannot be a kernel source."""
     data = read_submission_bytes(path)

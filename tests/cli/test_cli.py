@@ -328,7 +328,8 @@ def test_json_dash_is_standard_output_and_the_report_goes_to_standard_error(tmp_
     proc = subprocess.run([sys.executable, "-m", "lab", "grade", "transpose_coalesced", str(EXAMPLE), "--json", "-",
                            "--report", str(tmp_path / "f.md")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))})
     assert proc.returncode in (0, 5), proc.stderr  # 5 on a CPU device: speed still to be graded
     assert json.loads(proc.stdout)["status"] in ("passed", "pending")  # nothing but the JSON on stdout
     assert "score" in proc.stderr and "feedback written to" in proc.stderr
@@ -336,6 +337,11 @@ def test_json_dash_is_standard_output_and_the_report_goes_to_standard_error(tmp_
 
 
 def test_help_shows_arguments_and_types_plainly():
+    import typer
+
+    major_minor = tuple(int(part) for part in typer.__version__.split(".")[:2])
+    if major_minor >= (0, 27):  # pyproject pins typer below 0.27; a machine running the tree uninstalled may not
+        pytest.skip(f"typer {typer.__version__} is outside the pinned range (<0.27), whose help this checks")
     text = lab("grade", "--help").output
     assert "STAGE FILE" in text, text
     assert "<bool>" not in text and "{stage}" not in text and "<str>" not in text, text

@@ -14,6 +14,7 @@ DIVERGENT = {
     "loop from the thread's index": "for (int i = threadIdx.x; i < n; i += 32) { s[i] = 0; __syncthreads(); }",
     "while on a global id": "size_t g = get_global_id(0);\nwhile (g < n) { barrier(CLK_LOCAL_MEM_FENCE); g += 64; }",
     "nested under a loop": "if (threadIdx.x < 8) for (int k = 0; k < 4; ++k) { __syncthreads(); }",
+    "cooperative groups": "if (threadIdx.x < 16) { cg::this_thread_block().sync(); }",
 }
 
 UNIFORM = {

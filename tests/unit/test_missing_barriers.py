@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lab.missing_barriers import find_unsynced_reads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +63,17 @@ def test_a_reduction_missing_its_first_barrier_is_found_and_its_own_element_is_n
 def test_a_compound_store_reads_before_it_stores():
     source = "__global__ void k(float *o) { __shared__ float s[64]; __syncthreads(); s[threadIdx.x] += s[threadIdx.x + 1]; }"
     assert find_unsynced_reads(source) == []
+
+
+@pytest.mark.parametrize("sync", ["cg::sync(block);", "block.sync();", "cg::this_thread_block().sync();",
+                                  "cooperative_groups::sync(block);"])
+def test_a_cooperative_groups_sync_is_a_barrier(sync):
+    """The CUDA samples' style (tests/styles/transpose_cooperative_groups.cu) syncs the block this way."""
+    assert find_unsynced_reads(TRANSPOSE_NO_BARRIER) != []
+    styled = (ROOT / "tests/styles/transpose_cooperative_groups.cu").read_text(encoding="utf-8")
+    assert find_unsynced_reads(styled) == []
+    assert find_unsynced_reads(styled.replace("cg::sync(block);", sync)) == []
+    assert find_unsynced_reads(styled.replace("cg::sync(block);", "")) != []
 
 
 def test_no_reference_skeleton_or_known_wrong_kernel_of_the_course_is_flagged():
