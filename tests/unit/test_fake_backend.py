@@ -97,6 +97,21 @@ def test_timing_rotates_flushes_and_poisons_before_every_timed_launch():
     assert backend.allocated == 0
 
 
+@pytest.mark.parametrize(("kernel_s", "rounds"), [(1e-4, 50), (2e-3, 15)])
+def test_a_short_kernel_is_timed_until_it_has_run_long_enough(kernel_s, rounds):
+    """A steady kernel stops at min_rounds, unless its launches add up to less than min_timed_s."""
+    backend = FakeBackend({"transpose": transpose}, seconds=lambda name: kernel_s)
+    kernels = backend.compile("", ["transpose"], {}, "t.cl")
+    roles = {"submission": (SPEC, kernels), "reference": (SPEC, kernels)}
+    timed = prepare_roles(backend, PROBLEM, roles, CASE, PROBLEM.inputs(PROBLEM_SETUP(), np.random.default_rng(2)))
+    policy = TimingPolicy(warmup=0, min_rounds=15, max_rounds=100, budget_s=10.0, target_spread=0.02,
+                          min_timed_s=0.005)
+    stats = time_roles(backend, timed, policy, lambda name: None)
+    assert all(s["samples"] == rounds for s in stats.values())
+    for entry in timed.values():
+        entry.buffers.release()
+
+
 def PROBLEM_SETUP():
     from grader.correctness import make_setup
 
