@@ -6,8 +6,9 @@ profiling case's inputs once, and launches each role's plan once, in the request
 
 After each role it writes the launches made so far, in order, to the request's `out` file
 (JSON): ncu's table lists the profiled launches in the same order, and the parent pairs the
-two. Everything the process prints (a kernel's printf included) goes to stderr, never to
-stdout: nothing a kernel prints can pass for ncu's table (which ncu writes to its own log file).
+two. Everything the process prints (a kernel's printf included) goes to the request's
+`own_output` file (else to stderr), never to ncu's stdout: nothing a kernel prints can pass for
+ncu's table (which ncu writes to its own log file) or for one of ncu's ==ERROR== lines.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class ProfileRequest:
     roles: list[RoleRequest] = field(default_factory=list)
     device_choice: str | None = None
     seed: int = 0
+    # Where this process's own output goes (its messages, a kernel's printf): a file beside `out`,
+    # apart from ncu's stdout and stderr, so that nothing printed here passes for ncu's words.
+    own_output: str = ""
 
     @staticmethod
     def from_json(text: str) -> ProfileRequest:
@@ -164,6 +168,11 @@ def main() -> int:
         kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
     try:
         request = ProfileRequest.from_json(sys.stdin.read())
+        if request.own_output:
+            fd = os.open(request.own_output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
         run(request)
     except Exception as error:  # noqa: BLE001 - the parent reads the manifest and this line
         sys.stderr.write(f"lab-profile-entry: {type(error).__name__}: {error}\n")

@@ -22,6 +22,8 @@ class Unavailable(StrEnum):
     NO_KERNELS = "no_kernels"  # ncu ran but profiled no kernel
     UNKNOWN_METRIC = "unknown_metric"  # ncu does not know a metric the stage names (on this GPU)
     DEVICE_UNSUPPORTED = "device_unsupported"  # ncu does not profile this GPU
+    PROFILER_BUSY = "profiler_busy"  # another tool (DCGM, another profiler) holds the GPU's counters
+    DRIVER_INCOMPATIBLE = "driver_incompatible"  # this ncu does not work with the installed driver
     TIMEOUT = "timeout"  # the profiling run passed its time limit
     FAILED = "failed"  # ncu or the profiling entry stopped without results (detail says how)
     UNREADABLE = "unreadable"  # ncu's output could not be matched to the launches made
@@ -44,6 +46,10 @@ REASON_TEXT = {
     Unavailable.NO_KERNELS: "Nsight Compute profiled no kernel",
     Unavailable.UNKNOWN_METRIC: "Nsight Compute does not know a counter this stage names, on this GPU",
     Unavailable.DEVICE_UNSUPPORTED: "Nsight Compute does not profile this GPU",
+    Unavailable.PROFILER_BUSY: "another tool is reading this GPU's counters (a monitor such as DCGM, or "
+                               "another profiler): counters are read when it stops",
+    Unavailable.DRIVER_INCOMPATIBLE: "this Nsight Compute does not work with the installed NVIDIA driver "
+                                     "(a newer driver, or the ncu of an older toolkit, fixes it)",
     Unavailable.TIMEOUT: "reading the counters took too long and was stopped",
     Unavailable.FAILED: "reading the counters failed",
     Unavailable.UNREADABLE: "Nsight Compute's output could not be matched to the kernels launched",
@@ -53,7 +59,7 @@ REASON_TEXT = {
 def reason_line(reason: Unavailable, detail: str = "") -> str:
     """The one line feedback shows: the reason, and a short detail where there is one."""
     text = REASON_TEXT[reason]
-    detail = " ".join(detail.split())[:200]
+    detail = " ".join(detail.split())[:200]  # (grader.counters.ncu.clean has capped ncu's words)
     return f"{text} ({detail})" if detail else text
 
 

@@ -22,6 +22,7 @@ Facts used (NVIDIA, "Nsight Compute CLI" manual and "ERR_NVGPUCTRPERM" page):
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -77,29 +78,87 @@ def command(ncu: str, metrics: tuple[str, ...], kernels: tuple[str, ...], launch
             *target]
 
 
+# ncu's documented failures, as (reason, words that name it in an ==ERROR== line). Sources:
+# NVIDIA's ERR_NVGPUCTRPERM page; the Kernel Profiling Guide's FAQ ("Profiling failed because a
+# driver resource was unavailable": another tool, e.g. DCGM, holds the counters; "Failed to find
+# metric"); ncu's messages as users' logs show them ("Cuda driver is not compatible with Nsight
+# Compute", "Profiling is not supported on this device", "Unknown Error on device 0",
+# "Failed to prepare kernel for profiling", "The application returned an error code (N)").
+_KNOWN: tuple[tuple[Unavailable, tuple[str, ...]], ...] = (
+    (Unavailable.PERMISSION, ("err_nvgpuctrperm", "does not have permission to access nvidia gpu performance")),
+    (Unavailable.PROFILER_BUSY, ("driver resource was unavailable", "err_nvgpuctrbusy",
+                                 "concurrently collecting profiling data")),
+    (Unavailable.DRIVER_INCOMPATIBLE, ("driver is not compatible", "driver version is not supported",
+                                       "requires a newer driver", "insufficient driver version")),
+    (Unavailable.UNKNOWN_METRIC, ("failed to find metric", "unknown metric", "invalid metric",
+                                  "metric not found", "metrics not found", "metric is not available",
+                                  "metrics are not available")),
+    (Unavailable.DEVICE_UNSUPPORTED, ("profiling is not supported on this device", "device is not supported",
+                                      "gpu is not supported", "not supported on this gpu",
+                                      "unsupported gpu", "unsupported device")),
+)
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+DETAIL_CHARS = 160  # the most of ncu's words a reason's line carries
+
+
+def clean(line: str, limit: int = DETAIL_CHARS) -> str:
+    """One line of a tool's output as a reason's detail: no terminal escapes or control
+    characters, spaces collapsed, at most `limit` characters (an ellipsis where cut)."""
+    text = " ".join(_ESCAPES.sub(" ", line).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+
+
+def error_lines(output: str) -> list[str]:
+    """ncu's ==ERROR== lines, without the prefix, in order (stdout, stderr and its log file
+    are searched together by the caller)."""
+    found = []
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith("==ERROR=="):
+            words = clean(line.removeprefix("==ERROR==").strip(), 1000)
+            if words:
+                found.append(words)
+    return found
+
+
 def classify(output: str) -> tuple[Unavailable, str] | None:
-    """What ncu's messages say went wrong, as a reason and its first error line; None where
-    they name no known failure (then the table decides)."""
-    lines = [line.strip() for line in output.splitlines()]
-    errors = [line for line in lines if line.startswith("==ERROR==")]
-    first = errors[0].removeprefix("==ERROR==").strip() if errors else ""
-    if "ERR_NVGPUCTRPERM" in output:
-        return Unavailable.PERMISSION, ""
-    for line in errors:
-        lower = line.lower()
-        if "metric" in lower and ("not found" in lower or "failed to find" in lower or "invalid" in lower
-                                  or "unknown" in lower or "not available" in lower):
-            return Unavailable.UNKNOWN_METRIC, line.removeprefix("==ERROR==").strip()
-        if "not supported" in lower and ("device" in lower or "gpu" in lower or "profil" in lower):
-            return Unavailable.DEVICE_UNSUPPORTED, line.removeprefix("==ERROR==").strip()
-    if any("no kernels were profiled" in line.lower() for line in lines):
-        return Unavailable.NO_KERNELS, first
+    """What ncu's messages say went wrong, as a reason and a short detail; None where they name
+    no known failure (then the table decides; with no table, the run FAILED with first_error's
+    line). A permission problem is PERMISSION whatever else is said. `output`: ncu's own
+    output only (its log file, its stdout and stderr), never the profiled program's, so that
+    nothing a kernel prints can pass for one of ncu's messages."""
+    lower = output.lower()
+    errors = error_lines(output)
+    for reason, words in _KNOWN:
+        if reason == Unavailable.PERMISSION and any(w in lower for w in words):
+            return reason, ""
+        for line in errors:
+            if any(w in line.lower() for w in words):
+                return reason, clean(line)
+    if not errors and any("no kernels were profiled" in line.lower() for line in output.splitlines()):
+        return Unavailable.NO_KERNELS, ""  # (after an ==ERROR== line, that line says why: FAILED)
     return None
 
 
 def first_error(output: str) -> str:
-    """ncu's first ==ERROR== line, without the prefix ("" where there is none)."""
-    for line in output.splitlines():
-        if line.strip().startswith("==ERROR=="):
-            return line.strip().removeprefix("==ERROR==").strip()
+    """ncu's first ==ERROR== line, without the prefix, cleaned and capped ("" where there is
+    none). Lines that only say the profiled program failed come after a more telling one."""
+    errors = error_lines(output)
+    telling = [e for e in errors if not e.lower().startswith(GENERIC_ERRORS)]
+    return clean((telling or errors or [""])[0])
+
+
+# ncu's closing lines that say only that something failed (a telling line usually precedes them).
+GENERIC_ERRORS = ("the application returned an error code", "an error occurred while trying to profile")
+
+
+def last_words(output: str) -> str:
+    """Where nothing says ==ERROR==: the last line of the output that is not ncu's progress
+    (==PROF==, ==WARNING==) nor a traceback's frame: what the sandbox (bwrap, setpriv), the
+    interpreter or ncu itself said before stopping; cleaned and capped ("" where none)."""
+    for line in reversed(output.splitlines()):
+        text = line.strip()
+        if not text or text.startswith(("==PROF==", "==WARNING==", "File \"", "Traceback", "^")):
+            continue
+        return clean(text)
     return ""

@@ -121,9 +121,9 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lab-counters-") as tmp:
         folder = Path(tmp)
-        log, out = folder / "ncu.log", folder / "launches.json"
+        log, out, own = folder / "ncu.log", folder / "launches.json", folder / "entry.out"
         request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
-                                 device_choice, seed)
+                                 device_choice, seed, str(own))
         argv = ncu.command(tool, metrics or spec.counters.metrics, kernels, launches, log,
                            [sys.executable, "-m", "grader.counters.entry"])
         output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
@@ -131,8 +131,9 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         if status is None:
             return unavailable(Unavailable.TIMEOUT, f"limit {limit_s:.0f} s", case=case, seconds=seconds)
         log_text = log.read_text(errors="replace") if log.exists() else ""
+        own_text = own.read_text(errors="replace")[-20000:] if own.exists() else ""
         manifest = _read_json(out)
-    return interpret(log_text, output, manifest, case, seconds, status)
+    return interpret(log_text, output, manifest, case, seconds, status, own_text)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -186,9 +187,12 @@ def _function(name: str) -> str:
 
 
 def interpret(log: str, output: str, manifest: dict[str, Any] | None, case: dict[str, int | float],
-              seconds: float = 0.0, status: int = 0) -> ProfileResult:
-    """ncu's log (the table), the combined output (ncu's and the entry's messages), and the
-    entry's manifest of launches, as one ProfileResult."""
+              seconds: float = 0.0, status: int = 0, own: str = "") -> ProfileResult:
+    """ncu's log (the table), ncu's stdout and stderr together (`output`: ncu's messages, and
+    the sandbox's where it failed to start ncu), the entry's own output (`own`: its messages and
+    any kernel's printf, never read as ncu's), and the entry's manifest of launches, as one
+    ProfileResult. A failure carries what was said: ncu's telling ==ERROR== line, else the
+    entry's message, else the last words of the output (bwrap, setpriv, ncu), else the status."""
     text = f"{log}\n{output}"
     known = ncu.classify(text)
     errors = dict(manifest.get("errors", {})) if manifest else {}
@@ -202,9 +206,13 @@ def interpret(log: str, output: str, manifest: dict[str, Any] | None, case: dict
         return unavailable(known[0], known[1], **extra)
     launches = list(manifest.get("launches", [])) if manifest else []
     if not rows:
-        entry_line = next((line.split(":", 1)[1].strip() for line in output.splitlines()
+        entry_line = next((ncu.clean(line.split(":", 1)[1]) for line in f"{own}\n{output}".splitlines()
                            if line.startswith("lab-profile-entry:")), "")
-        detail = entry_line or ncu.first_error(text) or (f"exit status {status}" if status else "no table")
+        said = ncu.first_error(text)
+        if said.lower().startswith(ncu.GENERIC_ERRORS) and entry_line:
+            said = ""  # "the application returned an error code": the entry says why
+        detail = said or entry_line or ncu.last_words(output) or ncu.last_words(log) \
+            or (f"exit status {status}" if status else "no table")
         if manifest is not None and not launches and errors:
             detail = "; ".join(f"{role}: {why}" for role, why in errors.items())
         return unavailable(Unavailable.FAILED, detail, **extra)
