@@ -1,11 +1,13 @@
 """Counters in `lab grade --counters`: an optional step after the worker (correctness, and
 speed, all done: nothing here runs inside a timed phase), on CUDA with a GPU: the submission,
 the reference and the baseline launched once each on the stage's profiling case under ncu,
-in the worker's sandbox (grader.counters.runner)."""
+in the worker's sandbox (grader.counters.runner). The reference's and the baseline's counters
+come from the cache where a grading on this GPU has read them before (grader.counters.cache):
+then only the submission is profiled."""
 
 from __future__ import annotations
 
-from grader.counters import runner
+from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.results import Grading
 from lab.catalog import Catalog
@@ -28,5 +30,6 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
     if not correct_so_far(g):
         return unavailable(Unavailable.NOT_CORRECT)
     roles = runner.roles_for(catalog, spec, source, filename)
+    facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
-                          seed=seed)
+                          seed=seed, facts=facts)

@@ -95,8 +95,9 @@ class ProfileResult:
     reason: Unavailable | None = None
     detail: str = ""
     role_errors: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0  # wall time of the profiling run (ncu's start, the replays, the entry)
+    seconds: float = 0.0  # wall time of the profiling runs (ncu's start, the replays, the entry)
     device: str = ""
+    cached: tuple[str, ...] = ()  # roles whose counters came from the cache (grader.counters.cache)
 
     @property
     def ok(self) -> bool:

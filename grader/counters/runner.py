@@ -13,16 +13,18 @@ only (the course's references, baselines and known-wrong kernels: benchmarks/cou
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grader.counters import ncu
+from grader.counters import cache, ncu
 from grader.counters.entry import ProfileRequest, RoleRequest
 from grader.counters.model import (
     CounterReading,
@@ -101,10 +103,16 @@ def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
 
 def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
-            sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None) -> ProfileResult:
+            sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
+            facts: cache.DeviceFacts | None = None) -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
     profiling case; never raises for anything the machine or the kernels do. `metrics`: other
-    metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates)."""
+    metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates).
+
+    `facts`: the GPU the grading ran on (grader.counters.cache.device_facts). With them, the
+    trusted roles' counters come from the cache where it has them; the ones it lacks are read
+    in a run of their own (no submission in it: only such a run's numbers are kept), and the
+    submission in another. Without them (or with the cache off), one run reads every role."""
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -117,6 +125,75 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         return unavailable(Unavailable.SANDBOX, case=case)
     if ncu.admin_only() and not admin:
         return unavailable(Unavailable.PERMISSION, "RmProfilingAdminOnly: 1", case=case)
+    chosen = metrics or spec.counters.metrics
+
+    def run(part: list[RoleRequest]) -> ProfileResult:
+        return _one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s, sandboxed,
+                        seed)
+
+    if facts is None or cache.root() is None:
+        return run(roles)
+    names = {r.role: role_key(catalog, spec, r, chosen, facts, tool) for r in roles if r.path}
+    kept = {role: found for role, name in names.items() if (found := cache.load(name, role)) is not None}
+    missing = [r for r in roles if r.path and r.role not in kept]
+    results = []
+    if missing:
+        fresh = run(missing)
+        if not fresh.ok:
+            return fresh
+        for role in fresh.roles:
+            if role not in fresh.role_errors:
+                cache.store(names[role], fresh.of(role), fresh.device)
+        results.append(fresh)
+    untrusted = [r for r in roles if not r.path]
+    if untrusted:
+        theirs = run(untrusted)
+        if not theirs.ok:
+            return replace(theirs, seconds=sum(r.seconds for r in results) + theirs.seconds)
+        results.append(theirs)
+    by_role = dict(kept)
+    for result in results:
+        by_role.update({role: result.of(role) for role in result.roles})
+    errors: dict[str, str] = {}
+    for result in results:
+        errors.update(result.role_errors)
+    device = next((r.device for r in reversed(results) if r.device), facts.name)
+    return ProfileResult(case, tuple(k for r in roles for k in by_role.get(r.role, ())), None, "", errors,
+                         sum(r.seconds for r in results), device, cached=tuple(r.role for r in roles if r.role in kept))
+
+
+def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str, ...],
+             facts: cache.DeviceFacts, tool: str) -> str:
+    """The cache's name for one trusted role's counters (grader.counters.cache says what it
+    covers)."""
+    import inspect
+
+    from lab.backends.nvcc import nvcc_path
+    from lab.problems import load_problem
+
+    role_spec = catalog.get(role.stage)
+
+    def digest(path: Path | str | None) -> str:
+        try:
+            return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else ""
+        except OSError:
+            return ""
+
+    return cache.key(role.stage, digest(catalog.root / role.path), role_spec.defines,
+                     [k.name for k in role_spec.kernels],
+                     digest(role_spec.folder / "assignment.toml"),
+                     digest(inspect.getsourcefile(load_problem(spec.problem))),
+                     spec.id, spec.counters.case if spec.counters else {}, list(metrics),
+                     [facts.name, facts.device_id, facts.uuid, facts.driver],
+                     cache.tool_identity(tool), cache.tool_identity(nvcc_path()))
+
+
+def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, metrics: tuple[str, ...],
+             backend: str, device: int, device_choice: str | None, limit_s: float, sandboxed: bool,
+             seed: int) -> ProfileResult:
+    """One launch of ncu around the entry, for `roles`."""
+    assert spec.counters is not None
+    case = dict(spec.counters.case)
     launches, kernels = _expected_launches(catalog, spec, roles)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="lab-counters-") as tmp:
@@ -124,8 +201,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         log, out, own = folder / "ncu.log", folder / "launches.json", folder / "entry.out"
         request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
                                  device_choice, seed, str(own))
-        argv = ncu.command(tool, metrics or spec.counters.metrics, kernels, launches, log,
-                           [sys.executable, "-m", "grader.counters.entry"])
+        argv = ncu.command(tool, metrics, kernels, launches, log, [sys.executable, "-m", "grader.counters.entry"])
         output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
         seconds = time.monotonic() - started
         if status is None:

@@ -1,0 +1,164 @@
+"""The trusted kernels' counters kept on disk (grader.counters.cache), with the stand-in ncu of
+test_profile_run: a second grading on the same GPU profiles only the submission; anything the
+values depend on, changed, profiles the trusted kernels again; a folder others may write is
+not believed."""
+
+import os
+import stat
+import sys
+from dataclasses import replace
+
+import pytest
+
+from grader.counters import cache, ncu, runner
+from grader.counters.view import build
+from tests.conftest import catalog
+from tests.counters.test_profile_run import FAKE
+
+RECORD = 'open(os.environ["STAND_IN_RECORD"], "a").write(",".join(r["role"] for r in request["roles"]) + "\\n")\n'
+FACTS = cache.DeviceFacts("Stand-in GPU", "pci:0000:01:00", "550.54.15", "GPU-1234")
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    folder = tmp_path / "nsight"
+    folder.mkdir()
+    tool = folder / "ncu"
+    text = FAKE.format(python=sys.executable)
+    text = text.replace("request = json.loads(sys.stdin.read())\n",
+                        "request = json.loads(sys.stdin.read())\nimport os\n" + RECORD)
+    tool.write_text(text)
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv(ncu.NCU_ENV, str(tool))
+    monkeypatch.setenv("STAND_IN_RECORD", str(tmp_path / "runs.txt"))
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(ncu.admin_only, "__defaults__", (tmp_path / "no-params",))
+    return tmp_path
+
+
+def runs(tmp_path) -> list[str]:
+    path = tmp_path / "runs.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def grade(spec_id="transpose_coalesced", facts=FACTS, source="src"):
+    spec = catalog().get(spec_id)
+    return runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, source, "x.cu"), sandboxed=False,
+                          facts=facts)
+
+
+def shown(result):
+    row = build(catalog().get("transpose_coalesced"), result).rows[0]
+    return row.yours, row.reference, row.baseline
+
+
+def test_the_second_grading_profiles_only_the_submission(stand_in):
+    first = grade()
+    assert first.ok, first.line
+    assert runs(stand_in) == ["baseline,reference", "submission"]  # no submission beside the kept numbers
+    assert first.roles == ("baseline", "reference", "submission") and first.cached == ()
+    second = grade(source="other source")
+    assert second.ok, second.line
+    assert runs(stand_in) == ["baseline,reference", "submission", "submission"]
+    assert second.cached == ("baseline", "reference") and second.roles == ("baseline", "reference", "submission")
+    assert shown(second) == shown(first) == (32.0, 4.0, 32.0)
+    entries = list((stand_in / "cache").glob("*.json"))
+    assert len(entries) == 2 and all(stat.S_IMODE(e.stat().st_mode) == 0o600 for e in entries)
+    assert stat.S_IMODE((stand_in / "cache").stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("change", ["driver", "device", "uuid", "metrics", "ncu", "source"])
+def test_a_changed_key_profiles_the_trusted_kernels_again(stand_in, monkeypatch, change):
+    assert grade().ok
+    facts, spec_id = FACTS, "transpose_coalesced"
+    if change == "driver":
+        facts = replace(FACTS, driver="560.28.03")
+    elif change == "device":
+        facts = replace(FACTS, device_id="pci:0000:02:00")
+    elif change == "uuid":
+        facts = replace(FACTS, uuid="GPU-5678")
+    elif change == "metrics":
+        from lab.counter_spec import BUILTIN
+
+        spec = catalog().get(spec_id)
+        more = (*spec.counters.metrics, *BUILTIN["warp_instructions"].metrics)
+        result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "s", "x.cu"), sandboxed=False,
+                                facts=FACTS, metrics=more)
+        assert result.ok and result.cached == ()
+        assert runs(stand_in)[-2:] == ["baseline,reference", "submission"]
+        return
+    elif change == "ncu":
+        tool = stand_in / "nsight" / "ncu"
+        tool.write_text(tool.read_text() + "# another version\n")
+    elif change == "source":
+        original = runner.role_key
+
+        def edited(catalog_, spec, role, metrics, facts_, tool_):  # the reference's file as if edited
+            return original(catalog_, spec, role, metrics, facts_, tool_) + ("-edited" if role.role == "reference"
+                                                                             else "")
+        monkeypatch.setattr(runner, "role_key", edited)
+    again = grade(spec_id, facts)
+    assert again.ok, again.line
+    expected = "reference" if change == "source" else "baseline,reference"
+    assert runs(stand_in)[-2:] == [expected, "submission"]
+
+
+def test_the_key_covers_the_kernels_source_and_the_case(stand_in, tmp_path):
+    spec = catalog().get("transpose_coalesced")
+    role = runner.roles_for(catalog(), spec, None, "")[1]
+    tool = str(stand_in / "nsight" / "ncu")
+    first = runner.role_key(catalog(), spec, role, spec.counters.metrics, FACTS, tool)
+    assert first == runner.role_key(catalog(), spec, role, spec.counters.metrics, FACTS, tool)
+    other_case = replace(spec, counters=replace(spec.counters, case={"width": 512, "height": 512}))
+    assert runner.role_key(catalog(), other_case, role, spec.counters.metrics, FACTS, tool) != first
+    copy = tmp_path / "course"
+    import shutil
+
+    shutil.copytree(catalog().root / "assignments", copy / "assignments")
+    shutil.copytree(catalog().root / "reference", copy / "reference")
+    from lab.catalog import Catalog
+
+    moved = Catalog(copy)
+    assert runner.role_key(moved, moved.get(spec.id), role, spec.counters.metrics, FACTS, tool) == first
+    path = copy / role.path
+    path.write_text(path.read_text() + "\n// edited\n")
+    assert runner.role_key(moved, moved.get(spec.id), role, spec.counters.metrics, FACTS, tool) != first
+
+
+def test_a_folder_others_may_write_is_not_believed(stand_in):
+    assert grade().ok
+    folder = stand_in / "cache"
+    folder.chmod(0o777)
+    try:
+        result = grade()
+        assert result.ok and result.cached == ()
+        assert runs(stand_in)[-2:] == ["baseline,reference", "submission"]
+    finally:
+        folder.chmod(0o700)
+
+
+def test_an_entry_others_may_write_or_a_link_is_not_believed(stand_in, tmp_path):
+    assert grade().ok
+    entries = sorted((stand_in / "cache").glob("*.json"))
+    entries[0].chmod(0o666)
+    target = tmp_path / "elsewhere.json"
+    entries[1].rename(target)
+    os.symlink(target, entries[1])
+    assert cache.load(entries[0].stem, "reference") is None
+    assert cache.load(entries[1].stem, "reference") is None
+
+
+def test_no_facts_or_the_cache_off_reads_every_role_in_one_run(stand_in, monkeypatch):
+    assert grade(facts=None).ok
+    assert runs(stand_in) == ["baseline,reference,submission"]
+    monkeypatch.setenv(cache.CACHE_ENV, "off")
+    assert grade().ok and grade().cached == ()
+    assert runs(stand_in)[1:] == ["baseline,reference,submission"] * 2
+
+
+def test_device_facts_need_a_pci_address_and_a_driver(monkeypatch):
+    assert cache.device_facts("GPU", "opencl:Portable:cpu:0") is None
+    monkeypatch.setattr(cache, "driver_version", lambda: "")
+    assert cache.device_facts("GPU", "pci:0000:01:00") is None
+    monkeypatch.setattr(cache, "driver_version", lambda: "550.54.15")
+    assert cache.device_facts("GPU", "pci:0000:01:00") == cache.DeviceFacts("GPU", "pci:0000:01:00", "550.54.15", "")
