@@ -4,8 +4,9 @@ Where a problem's inputs cannot be made on the device (mlp's teacher network, a 
 run without timing), the benchmark and both rounds of the size check need fresh host inputs,
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
-depends on the submission, so `MakeHostInputs` starts it right after the device is open, in one thread of its own, and it
-runs while nvcc compiles, the correctness cases run and the benchmark times. The thread draws
+depends on the submission, so `MakeHostInputs` starts it right after the device is open, in
+one thread of its own, and it runs while nvcc compiles, the correctness cases run and the
+benchmark times. The thread draws
 from a generator of its own, seeded from the grading's, so a seed still gives the same inputs.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
 the result as `expected`.
