@@ -32,7 +32,9 @@ def test_every_shipped_stage_shows_counters_and_grades_none():
 def test_every_shipped_stage_says_so_in_its_readme():
     for spec in catalog().stages:
         text = " ".join(spec.readme().read_text().split())
-        assert "## Hardware counters" in text and "not graded" in text, spec.id
+        assert "## Hardware counters" in text and "On an H100" in text, spec.id  # what was measured
+        graded = spec.counters is not None and spec.counters.check is not None
+        assert graded or "No points depend" in text or "not switched on" in text, spec.id  # and why not graded
 
 
 def test_a_stage_with_counters(tmp_path):
