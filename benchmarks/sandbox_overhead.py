@@ -70,6 +70,12 @@ def main() -> None:
         off = statistics.median(walls[(stage, backend, name, "off")])
         on = statistics.median(walls[(stage, backend, name, "on")])
         print(f"| {stage} | {backend} | {name} | {off:.3f} | {on:.3f} | {100 * (on - off) / off:+.1f}% |")
+    # One figure per tree: the geometric mean of the on/off ratios over every stage and backend
+    # (a single pair's median of a few gradings moves by several percent from run to run).
+    for tree_name in dict.fromkeys(name for _, _, name, _ in walls):
+        ratios = [statistics.median(walls[(stage, backend, name, "on")]) / statistics.median(walls[key])
+                  for key in walls for stage, backend, name, mode in [key] if mode == "off" and name == tree_name]
+        print(f"| all ({len(ratios)}) | | {tree_name} | | | {100 * (statistics.geometric_mean(ratios) - 1):+.1f}% |")
 
 
 if __name__ == "__main__":
