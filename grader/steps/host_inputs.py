@@ -1,19 +1,21 @@
-"""Benchmark-size inputs made on the host, ahead of need, in a thread.
+"""Benchmark-size inputs made on the host, ahead of need, in threads of their own.
 
 Where a problem's inputs cannot be made on the device (mlp's teacher network, a CPU device's
 run without timing), the benchmark and both rounds of the size check need fresh host inputs,
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
-depends on the submission, so `MakeHostInputs` starts it right after the device is open, in
-one thread of its own, and it runs while nvcc compiles, the correctness cases run and the
-benchmark times. The thread draws
-from a generator of its own, seeded from the grading's, so a seed still gives the same inputs.
+depends on the submission, so `MakeHostInputs` starts it right after the device is open, and
+it runs while nvcc compiles, the correctness cases run and the benchmark times: in one thread
+on a small machine, in up to three where there are cores to spare (`host_threads`), so the two
+rounds' oracle runs overlap. Each set of inputs draws from a generator of its own, spawned from
+one draw of the grading's, so a seed still gives the same inputs however many threads run.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
 the result as `expected`.
 """
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,15 +58,26 @@ class MakeHostInputs(Step):
         assert ctx.backend is not None
         problem = ctx.problem
         setup = make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind))
-        rng = np.random.default_rng(int(ctx.rng.integers(1 << 62)))
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="host-inputs")
-        benchmark = pool.submit(problem.inputs, setup, rng) if ctx.timed else None
-        made = [pool.submit(problem.inputs, setup, rng) for _ in range(SIZE_CHECK_ROUNDS)]
+        # Each set of inputs draws from a generator of its own, spawned from one draw of the
+        # grading's, so the sets can be made at once and a seed still gives the same inputs.
+        bench_rng, *round_rngs = (np.random.default_rng(child) for child in
+                                  np.random.SeedSequence(int(ctx.rng.integers(1 << 62))).spawn(1 + SIZE_CHECK_ROUNDS))
+        pool = ThreadPoolExecutor(max_workers=host_threads(), thread_name_prefix="host-inputs")
+        benchmark = pool.submit(problem.inputs, setup, bench_rng) if ctx.timed else None
+        made = [pool.submit(problem.inputs, setup, rng) for rng in round_rngs]
         expect = getattr(problem, "expect", None)
         rounds = [SizeCheckRound(inputs, pool.submit(_expect, expect, setup, inputs) if expect else None)
                   for inputs in made]
         ctx.host_inputs = HostInputs(benchmark, rounds, pool)
         return True
+
+
+def host_threads() -> int:
+    """Threads for the host work: one per set of inputs where the machine has the cores to
+    spare (numpy's products and element-wise passes over large arrays release the GIL: mlp's
+    two float oracle runs overlap), one on a small machine, whose cores the worker's other steps
+    and the compilers need."""
+    return max(1, min(1 + SIZE_CHECK_ROUNDS, (os.cpu_count() or 1) // 4))
 
 
 def _expect(expect: Any, setup: Any, inputs: Future) -> Any:
