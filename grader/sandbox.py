@@ -150,8 +150,25 @@ def _cuda_paths() -> list[str]:
                 tool = os.path.join(folder, name)
         if tool is not None:
             real = Path(tool).resolve()
-            found.append(str(real.parent.parent if real.parent.name == "bin" else real.parent))
+            root = real.parent.parent if real.parent.name == "bin" else real.parent
+            found.append(str(root))
             found.append(os.path.dirname(tool))
+            if name not in ("nvcc", "compute-sanitizer"):
+                found += _nsight_compute_installs(root)
+    return found
+
+
+def _nsight_compute_installs(cuda_root: Path, opt: Path = Path("/opt/nvidia")) -> list[str]:
+    """Where the toolkit's `ncu` launcher looks for Nsight Compute itself: a nsight-compute*
+    folder beside its bin/, or under /opt/nvidia, often a link from the one to the other (seen on
+    an H100: inside the sandbox the launcher said "nsight-compute directory is not found under
+    /usr/local/cuda-13.0/bin/../ or /opt/nvidia"). Each is given as the folder it really is."""
+    found = []
+    for parent in (cuda_root, opt):
+        try:
+            found += [str(entry.resolve()) for entry in sorted(parent.glob("nsight-compute*"))]
+        except OSError:
+            continue
     return found
 
 

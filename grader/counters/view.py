@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from lab.spec import Spec
 
 ROLES = ("submission", "reference", "baseline")
-NOT_GRADED = ("shown, not graded: no points depend on these counters yet (which counter separates this "
-              "stage's lesson is still to be measured on a GPU)")
+NOT_GRADED = ("shown, not graded: no points depend on these counters (the stage's README says what they "
+              "measured on an H100)")
 DEFAULT_WITHIN = 1.25  # "worse than the reference" in a sentence, where no check says otherwise
 
 
