@@ -93,13 +93,19 @@ def median(values: list) -> float | None:
     return statistics.median(found) if found else None
 
 
-def overlaps(queue_log: Path, since: float) -> int:
-    """How many pairs of turns in the log, taken after `since`, overlapped in time."""
+def overlaps(queue_log: Path, since: float) -> tuple[int, int]:
+    """In the log, among the turns taken after `since`: how many pairs of timed phases
+    overlapped in time, and how many (correctness run, timed phase) pairs did."""
     sys.path.insert(0, str(ROOT))
     from grader.device_queue import turns
 
-    done = [t for t in turns(queue_log) if t[2] >= since] if queue_log.exists() else []
-    return sum(1 for i, a in enumerate(done) for b in done[i + 1:] if a[0] == b[0] and b[2] < a[3])
+    def recent(shared: bool) -> list:
+        return [t for t in turns(queue_log, shared) if t[2] >= since] if queue_log.exists() else []
+
+    timed, checks = recent(False), recent(True)
+    both = sum(1 for i, a in enumerate(timed) for b in timed[i + 1:] if a[0] == b[0] and b[2] < a[3])
+    beside = sum(1 for c in checks for t in timed if c[0] == t[0] and c[2] < t[3] and t[2] < c[3])
+    return both, beside
 
 
 def cell(value: float | None, digits: int = 3, suffix: str = "") -> str:
@@ -180,7 +186,7 @@ def main() -> int:
             parser.error(f"--stages: {stage} has no reference for {args.backend}")
     modes = [("alone", args.alone), ("queued", args.count)] + ([("unqueued", args.count)] if args.unqueued else [])
     results: dict[str, dict[str, list[dict]]] = {}
-    overlapping = 0
+    overlapping = beside = 0
     with tempfile.TemporaryDirectory(prefix="lab-concurrent-") as made:
         scratch = Path(made)
         queue_log = scratch / "turns.jsonl"
@@ -192,7 +198,8 @@ def main() -> int:
                 runs = run_mode(stage, args.backend, mode, count, scratch, args.timeout, queue_log)
                 results[stage][mode] = runs
                 if mode == "queued":
-                    overlapping += overlaps(queue_log, since)
+                    both, checks = overlaps(queue_log, since)
+                    overlapping, beside = overlapping + both, beside + checks
                 for r in runs:
                     if r["output_tail"]:
                         print(f"  {r['status']}: {r['output_tail']}", file=sys.stderr)
@@ -203,7 +210,8 @@ def main() -> int:
     print()
     for line in within(results, args.tolerance):
         print(line)
-    print(f"timed phases that overlapped (queued runs, from the queue's log): {overlapping}")
+    print(f"timed phases that overlapped (queued runs, from the queue's log): {overlapping}; "
+          f"correctness runs beside a timed phase: {beside}")
     if args.json:
         args.json.write_text(json.dumps({"backend": args.backend, "count": args.count, "devices": devices,
                                          "results": results, "overlapping_turns": overlapping}, indent=1))

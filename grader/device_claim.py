@@ -1,6 +1,8 @@
 """The worker's side of a turn on the device: before the benchmark-size buffers are made, ask
 the parent for the device and wait for its answer; in the turn, wait for device memory that
-programs outside the lab hold; at the end, say that the turn is over.
+programs outside the lab hold; at the end, say that the turn is over. Before the correctness
+cases, the same for a shared turn (`claim_shared`: beside other gradings' correctness runs,
+never beside a timed phase), over when they are.
 
 The parent (grader.device_turn) holds the place in the shared queue (grader.device_queue): the
 worker, where the student's code runs, never touches the queue's files. The turn spans the
@@ -70,16 +72,37 @@ def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | N
         return True
     assert ctx.backend is not None
     need = benchmark_bytes(ctx, case, inputs)
+    release_shared(ctx)
     ctx.send(WantDevice(need))
-    line = ctx.receive()
-    try:
-        granted = json.loads(line).get("type") == "DeviceGranted"
-    except (ValueError, AttributeError):
-        granted = False
-    if not granted:
+    if not _granted(ctx.receive()):
         raise NoAnswer("the grading process did not give this worker the device")
     ctx.device_claimed = True
     return ctx.backend.info.kind != "gpu" or _memory(ctx, need)
+
+
+def claim_shared(ctx: Context) -> None:
+    """Wait for a shared turn on the device for the correctness cases (where this grading is
+    timed): beside other gradings' correctness runs, never beside anyone's timed phase."""
+    if ctx.shared_claimed or ctx.device_claimed or ctx.receive is None or not ctx.timed:
+        return
+    ctx.send(WantDevice(0, shared=True))
+    if not _granted(ctx.receive()):
+        raise NoAnswer("the grading process did not give this worker the device")
+    ctx.shared_claimed = True
+
+
+def release_shared(ctx: Context) -> None:
+    """The correctness cases are over: their shared turn ends."""
+    if ctx.shared_claimed:
+        ctx.shared_claimed = False
+        ctx.send(DeviceReleased())
+
+
+def _granted(line: str) -> bool:
+    try:
+        return json.loads(line).get("type") == "DeviceGranted"
+    except (ValueError, AttributeError):
+        return False
 
 
 def _memory(ctx: Context, need: int) -> bool:

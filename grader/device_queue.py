@@ -51,7 +51,8 @@ HOLD_LIMIT_S = 300.0  # the longest a grading holds its device (grader.pipeline 
 SKIP_HEAD_AFTER_S = HOLD_LIMIT_S + 60.0  # a ticket first in line this long is passed over
 LOCK_WAIT_S = 5.0  # the longest the numbering lock is waited for
 TAKE_LOCK_WAIT_S = 0.5  # ... and by a ticket whose turn has come (it tries again at its next look)
-_TICKET = re.compile(r"^(ticket|holder)-(\d{12})-(\d+)$")
+_TICKET = re.compile(r"^(ticket|holder)-(\d{12})-(\d+)(-shared)?$")
+SHARED_SUFFIX = "-shared"
 
 
 class QueueUnavailable(RuntimeError):
@@ -126,6 +127,7 @@ class Entry:
     name: str
     beat_age_s: float  # since its owner last touched it
     holding: bool  # `holder-...`: its turn is under way
+    shared: bool = False  # `...-shared`: a turn others' shared turns may run beside
 
 
 def _live(folder: Path, own: str = "") -> list[Entry]:
@@ -152,7 +154,8 @@ def _live(folder: Path, own: str = "") -> list[Entry]:
             except OSError as error:
                 if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     continue
-                found.append(Entry(number, name, max(0.0, now - os.fstat(fd).st_mtime), match.group(1) == "holder"))
+                found.append(Entry(number, name, max(0.0, now - os.fstat(fd).st_mtime), match.group(1) == "holder",
+                                   bool(match.group(4))))
             else:  # nobody holds it: its process has ended
                 try:
                     os.unlink(path)
@@ -183,6 +186,7 @@ class Ticket:
     name: str
     fd: int
     holding: bool = False
+    shared: bool = False  # a shared turn: beside other shared ones, never beside an exclusive one
     last_ahead: int = 0  # what the last try_take found ahead
     _head_since: dict[str, float] = field(default_factory=dict)  # when each ticket ahead was first seen first
     _beaten: float = 0.0
@@ -192,11 +196,13 @@ class Ticket:
         return self.folder / self.name
 
     def ahead(self) -> int:
-        """How many live tickets come before this one: the holder's, and those with smaller
-        numbers (stopped ones, and one that has stood first for too long, not counted)."""
+        """How many live tickets come before this one: the holders', and those with smaller
+        numbers (stopped ones, and one that has stood first for too long, not counted). A shared
+        ticket waits only for exclusive ones: shared turns run side by side."""
         now = time.monotonic()
         waiting = [e for e in _live(self.folder, self.name)
-                   if (e.holding or e.number < self.number) and e.beat_age_s < STALE_S]
+                   if (e.holding or e.number < self.number) and e.beat_age_s < STALE_S
+                   and not (self.shared and e.shared)]
         for name in list(self._head_since):
             if name not in {e.name for e in waiting}:
                 del self._head_since[name]
@@ -225,7 +231,7 @@ class Ticket:
             self.last_ahead = self.ahead()
             if self.last_ahead:
                 return False
-            name = f"holder-{self.number:012d}-{os.getpid()}"
+            name = f"holder-{self.number:012d}-{os.getpid()}{SHARED_SUFFIX if self.shared else ''}"
             try:
                 os.rename(self.path, self.folder / name)
             except OSError:
@@ -262,9 +268,12 @@ class Ticket:
         self.fd = -1
 
 
-def join(device_id: str, root: Path | None = None) -> Ticket:
-    """Take a ticket in `device_id`'s queue under `root` (LAB_DEVICE_QUEUE's folder by default).
-    Raises QueueUnavailable where the folder cannot be used."""
+def join(device_id: str, root: Path | None = None, shared: bool = False) -> Ticket:
+    """Take a ticket in `device_id`'s queue under `root` (LAB_DEVICE_QUEUE's folder by default):
+    an exclusive one (a timed phase: its turn comes when every ticket before it has had its
+    turn, and it runs alone), or a `shared` one (correctness runs: its turn comes when every
+    exclusive ticket before it has had its turn, and it runs beside other shared ones, never
+    beside an exclusive one). Raises QueueUnavailable where the folder cannot be used."""
     root = root if root is not None else queue_root()
     if root is None:
         raise QueueUnavailable(f"the device queue is off ({QUEUE_ENV}=off)")
@@ -283,7 +292,7 @@ def join(device_id: str, root: Path | None = None) -> Ticket:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held from before the ticket can be seen
             os.write(fd, json.dumps({"pid": os.getpid(), "uid": os.getuid(), "device": device_id,
                                      "since": time.time()}).encode())
-            name = f"ticket-{number:012d}-{os.getpid()}"
+            name = f"ticket-{number:012d}-{os.getpid()}{SHARED_SUFFIX if shared else ''}"
             os.rename(temp, folder / name)  # seen under its number before the next number is given
         except OSError as error:
             os.close(fd)
@@ -294,7 +303,7 @@ def join(device_id: str, root: Path | None = None) -> Ticket:
             raise QueueUnavailable(f"cannot add to the device queue {folder}: {error.strerror}") from None
     finally:
         os.close(lock)
-    return Ticket(folder, device_id, number, name, fd)
+    return Ticket(folder, device_id, number, name, fd, shared=shared)
 
 
 def _numbering_lock(folder: Path, wait_s: float = LOCK_WAIT_S) -> int:
@@ -335,7 +344,7 @@ def _log(event: str, ticket: Ticket) -> None:
     if not path:
         return
     line = json.dumps({"event": event, "t": time.time(), "pid": os.getpid(), "ticket": ticket.number,
-                       "device": ticket.device_id}) + "\n"
+                       "device": ticket.device_id, "shared": ticket.shared}) + "\n"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -346,9 +355,10 @@ def _log(event: str, ticket: Ticket) -> None:
         pass
 
 
-def turns(log: Path) -> list[tuple[str, int, float, float]]:
-    """The turns recorded in a LAB_DEVICE_QUEUE_LOG file: (device, pid, taken, released) each,
-    in the order taken; a turn never released ends at infinity."""
+def turns(log: Path, shared: bool = False) -> list[tuple[str, int, float, float]]:
+    """The exclusive turns (timed phases), or with `shared` the shared ones (correctness runs),
+    recorded in a LAB_DEVICE_QUEUE_LOG file: (device, pid, taken, released) each, in the order
+    taken; a turn never released ends at infinity."""
     open_turns: dict[tuple[str, int, int], float] = {}
     done: list[tuple[str, int, float, float]] = []
     for line in log.read_text().splitlines():
@@ -357,6 +367,8 @@ def turns(log: Path) -> list[tuple[str, int, float, float]]:
             key = (str(item["device"]), int(item["pid"]), int(item["ticket"]))
             at = float(item["t"])
         except (ValueError, KeyError, TypeError):
+            continue
+        if bool(item.get("shared", False)) != shared:
             continue
         if item.get("event") == "take":
             open_turns[key] = at

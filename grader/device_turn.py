@@ -7,9 +7,16 @@ is over (DeviceReleased), ends, or is killed.
 The ticket, its flock and its file are the parent's: the sandboxed worker, where the student's
 code runs, has no view of the queue folder (grader.sandbox binds nothing of it) and only a
 pipe to its parent, so it can neither hold the device nor forge another grading's place. What
-it can send on that pipe is bounded here: one turn per grading (a second WantDevice is
-ignored), taken on the device the worker named before it held any student code, held at most
-HOLD_LIMIT_S (grader.pipeline kills the worker then).
+it can send on that pipe is bounded here: at most one shared turn (its correctness cases)
+and then one exclusive turn (its timed phase) per grading, each asked for once (another
+WantDevice is ignored), one at a time, taken on the device the worker named before it held
+any student code, held at most HOLD_LIMIT_S (grader.pipeline kills the worker then).
+
+Why correctness takes a turn too: another grading's correctness kernels running beside a timed
+phase share the GPU's time with it (the driver switches between the processes' contexts), and
+a student kernel that hangs there would slow every kernel timed meanwhile. Shared turns run
+beside each other, so correctness still overlaps across gradings; only the timed phases wait
+for them, and they for the timed phases.
 
 Where the queue applies: a grading that times on its device asks for a turn, a GPU grading
 (timing is on by default) and a CPU-device grading with --cpu-timing; the others never ask.
@@ -34,35 +41,49 @@ class DeviceTurn:
         self.on_queue = on_queue
         self.device: DeviceOpened | None = None
         self.ticket: device_queue.Ticket | None = None
-        self.asked = False
+        self.asked = False  # any turn asked for
+        self.asked_shared = False
+        self.asked_exclusive = False
+        self.shared = False  # the turn asked for last is a shared one
         self.waiting = False
         self.holding = False
         self.asked_at = 0.0
         self.held_since = 0.0
-        self.waited_s = 0.0
+        self.waited_s = 0.0  # in line, all turns together
+        self.last_wait_s = 0.0  # in line for the turn granted last
         self._shown_ahead: int | None = None  # the "N ahead" last shown
 
     def _emit(self, event: queue_status.QueueEvent) -> None:
         if self.on_queue is not None:
             self.on_queue(event)
 
+    def queued_s(self) -> float:
+        """All this grading's time in line so far, the wait under way included."""
+        return self.waited_s + (time.monotonic() - self.asked_at if self.waiting else 0.0)
+
     def opened(self, message: DeviceOpened) -> None:
         """The device the worker opened: the first one it names (before any student code)."""
         if self.device is None:
             self.device = message
 
-    def want(self) -> bool:
-        """The worker asks for its turn; True where it has it at once (nobody ahead, or no queue
-        here), else poll() until it does. A second request is ignored (False, never answered)."""
-        if self.asked:
+    def want(self, shared: bool = False) -> bool:
+        """The worker asks for a turn, shared (its correctness cases) or exclusive (its timed
+        phase); True where it has it at once (nobody ahead, or no queue here), else poll() until
+        it does. Ignored (False, never answered): a second request of a kind, a shared one after
+        the exclusive one, and any while a turn is asked for or held."""
+        if self.waiting or self.holding or self.asked_exclusive or (shared and self.asked_shared):
             return False
         self.asked = True
+        self.asked_shared = self.asked_shared or shared
+        self.asked_exclusive = not shared
+        self.shared = shared
+        self._shown_ahead = None
         self.asked_at = time.monotonic()
         device_id = self.device.device_id if self.device is not None else ""
         if not device_id or device_queue.queue_root() is None:
             return self._granted()
         try:
-            self.ticket = device_queue.join(device_id)
+            self.ticket = device_queue.join(device_id, shared=shared)
         except device_queue.QueueUnavailable as error:
             self._emit(queue_status.QueueUnavailable(str(error)))
             return self._granted()
@@ -88,10 +109,11 @@ class DeviceTurn:
         self.waiting = False
         self.holding = True
         self.held_since = now
-        self.waited_s = now - self.asked_at
+        self.last_wait_s = now - self.asked_at
+        self.waited_s += self.last_wait_s
         if self._shown_ahead is not None:
             name, kind = self._names()
-            self._emit(queue_status.DeviceTaken(name, kind, self.waited_s))
+            self._emit(queue_status.DeviceTaken(name, kind, now - self.asked_at, self.shared))
         return True
 
     def _names(self) -> tuple[str, str]:

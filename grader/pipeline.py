@@ -175,7 +175,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             if turn.waiting:  # in line for the device: no limit runs
                 if turn.poll():
                     _answer(proc, DeviceGranted())
-                    phase_started += turn.waited_s  # the phase's time leaves the wait out
+                    phase_started += turn.last_wait_s  # the phase's time leaves the wait out
                 deadline = time.monotonic() + limit
             turn.beat()
             remaining = min(deadline, turn.hold_deadline()) - time.monotonic()
@@ -220,8 +220,10 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     if trusting:
                         _keep(message)
                 elif isinstance(message, WantDevice):
-                    # Asked for in a benchmark phase only (else never answered: a timeout).
-                    if phase_kind(phase) == "benchmark" and turn.want():
+                    # A shared turn asked for in a correctness phase, an exclusive one in a
+                    # benchmark phase; any other is never answered (a timeout).
+                    if (phase_kind(phase) == ("correctness" if message.shared else "benchmark")
+                            and turn.want(shared=message.shared)):
                         _answer(proc, DeviceGranted())
                 elif isinstance(message, DeviceReleased):
                     turn.release()
@@ -233,7 +235,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     grading.add(message)
         selector.close()
         if turn.asked:  # in line: not part of any phase, nor of the grading's own time
-            seconds["queued"] = turn.waited_s if not turn.waiting else time.monotonic() - turn.asked_at
+            seconds["queued"] = turn.queued_s()
             if turn.waiting:
                 phase_started = time.monotonic()
         turn.release()

@@ -12,7 +12,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class WaitingForDevice:
-    """In line for the device's timed phase, `ahead` gradings before this one."""
+    """In line for the device (for its timed phase, or its correctness cases), `ahead`
+    gradings before this one."""
 
     device: str  # the device's name
     kind: str  # gpu | cpu | other
@@ -22,11 +23,13 @@ class WaitingForDevice:
 
 @dataclass(frozen=True)
 class DeviceTaken:
-    """This grading's turn on the device began after `waited_s` in line."""
+    """This grading's turn on the device began after `waited_s` in line: its timed phase, or
+    with `shared` its correctness cases (which wait only for other gradings' timed phases)."""
 
     device: str
     kind: str
     waited_s: float
+    shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ def describe(event: QueueEvent) -> str:
     if isinstance(event, WaitingForDevice):
         return f"waiting for {_what(event.kind)}: {event.ahead} ahead"
     if isinstance(event, DeviceTaken):
-        return f"{_what(event.kind)} is free: timing (waited {event.waited_s:.1f} s)"
+        doing = "checking your kernel" if event.shared else "timing"
+        return f"{_what(event.kind)} is free: {doing} (waited {event.waited_s:.1f} s)"
     if isinstance(event, WaitingForMemory):
         return (f"waiting for {_what(event.kind)}'s memory: the benchmark needs {_gib(event.need_bytes)}, "
                 f"{_gib(event.free_bytes)} free (other programs hold the rest)")

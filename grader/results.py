@@ -129,11 +129,15 @@ class ProbeResult:
 
 @dataclass(frozen=True)
 class WantDevice:
-    """The worker is about to allocate the benchmark-size buffers and time: it waits (reading
-    its stdin) until the parent, which holds the device's place in the shared queue
-    (grader.device_turn), answers DeviceGranted."""
+    """The worker is about to run its correctness cases (a shared turn), or to allocate the
+    benchmark-size buffers and time (an exclusive one): it waits (reading its stdin) until the
+    parent, which holds the device's place in the shared queue (grader.device_turn), answers
+    DeviceGranted."""
 
     need_bytes: int = 0  # what the benchmark will allocate on the device (an estimate)
+    # A shared turn (the correctness cases): beside other gradings' correctness runs, never
+    # beside a timed phase (grader.device_queue)
+    shared: bool = False
 
 
 @dataclass(frozen=True)

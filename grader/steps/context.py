@@ -57,6 +57,7 @@ class Context:
     # None where nobody answers (the device is then never waited for).
     receive: Callable[[], str] | None = None
     device_claimed: bool = False  # this grading's turn on the device is under way
+    shared_claimed: bool = False  # ... its shared turn, for the correctness cases
 
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))

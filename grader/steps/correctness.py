@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grader.correctness import case_label, run_case
+from grader.device_claim import claim_shared, release_shared
 from grader.launching import LaunchRefused
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
@@ -14,11 +15,18 @@ class Correctness(Step):
         return not ctx.request.compile_only
 
     def run(self, ctx: Context) -> bool:
+        try:
+            return self._cases(ctx)
+        finally:
+            release_shared(ctx)
+
+    def _cases(self, ctx: Context) -> bool:
         assert ctx.backend is not None
         all_ok = True
         for number, case in enumerate(ctx.spec.test_cases, start=1):
             # The first launch may include the device's own just-in-time compile (PoCL does that).
             ctx.phase(f"correctness case {number} ({case_label(case)})", "first_run" if number == 1 else "run")
+            claim_shared(ctx)  # where timed: never beside another grading's timed phase
             try:
                 result = run_case(ctx.backend, ctx.spec, ctx.problem, ctx.kernels, case, ctx.rng)
             except LaunchRefused as refused:

@@ -59,6 +59,10 @@ def test_concurrent_gradings_time_one_at_a_time_with_the_same_verdicts(tmp_path:
     assert {device for device, _, _, _ in done} == {alone["device"]}
     for (_, _, _, released), (_, _, taken, _) in zip(done, done[1:], strict=False):
         assert taken >= released, done  # never two timed phases at once
+    checks = turns(log, shared=True)  # each grading's correctness cases: a shared turn
+    assert len(checks) == 3 and len({pid for _, pid, _, _ in checks}) == 3
+    for _, _, began, ended in checks:  # beside each other maybe, never beside a timed phase
+        assert all(ended <= taken or began >= released for _, _, taken, released in done), (checks, done)
     for report in reports:
         assert "queued" in report["phases"] and report["performance"]["time_ms"] > 0
 
@@ -83,15 +87,16 @@ def test_a_grading_in_line_says_so_and_its_wait_is_apart(tmp_path: Path, alone: 
     wall = time.monotonic() - started
     assert proc.returncode == 0, err
     assert "waiting for the device: 1 ahead" in err
-    assert "the device is free: timing (waited" in err
+    assert "the device is free: checking your kernel (waited" in err  # its correctness cases wait
     report = json.loads((tmp_path / "waiting.json").read_text())
     assert verdict(report) == verdict(alone["report"])
     phases = report["phases"]
     assert phases["queued"] > 2.0
     assert phases["benchmark"] < phases["queued"]
     assert report["duration_s"] + phases["queued"] <= wall
+    (checks,) = turns(log, shared=True)
     (turn,) = turns(log)
-    assert turn[2] >= started + 5.5
+    assert checks[2] >= started + 5.5 and turn[2] >= checks[3]
 
 
 def test_a_grading_holds_the_device_no_longer_than_the_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -293,3 +293,27 @@ def test_one_passed_over_that_comes_back_waits_for_the_holder(tmp_path: Path, mo
     assert early.try_take()
     early.leave()
     assert [n for n in os.listdir(tmp_path / device_folder_name(DEVICE)) if n != "lock"] == []
+
+
+def test_shared_turns_run_side_by_side_and_never_beside_an_exclusive_one(tmp_path: Path) -> None:
+    """Correctness runs (shared) overlap each other; a timed phase (exclusive) waits for the
+    shared holders before it, and shared tickets after a waiting exclusive one wait for it."""
+    queue = tmp_path / "q"
+    first, second = join(DEVICE, queue, shared=True), join(DEVICE, queue, shared=True)
+    assert first.try_take() and second.try_take()  # both at once
+    assert first.name.endswith("-shared") and second.name.startswith("holder-")
+    timed = join(DEVICE, queue)
+    assert not timed.try_take() and timed.last_ahead == 2  # the two shared holders
+    later = join(DEVICE, queue, shared=True)
+    assert not later.try_take() and later.last_ahead == 1  # behind the timed one, first come first served
+    first.leave()
+    second.leave()
+    assert timed.try_take()
+    assert not later.try_take() and later.last_ahead == 1  # never beside a timed phase
+    timed.leave()
+    assert later.try_take()
+    after = join(DEVICE, queue)
+    assert not after.try_take() and after.last_ahead == 1
+    later.leave()
+    assert after.try_take()
+    after.leave()

@@ -73,6 +73,25 @@ def test_a_queue_that_cannot_be_used_is_said_and_timing_goes_on(monkeypatch: pyt
     assert isinstance(events[0], queue_status.QueueUnavailable) and "not a folder" in events[0].reason
 
 
+def test_a_grading_has_one_shared_turn_then_one_exclusive_turn(monkeypatch: pytest.MonkeyPatch,
+                                                                tmp_path: Path) -> None:
+    """The correctness cases' shared turn, then the timed phase's exclusive one; any other request
+    (a second of a kind, a shared one after the exclusive one, one while a turn is held) is ignored."""
+    monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path))
+    turn = DeviceTurn()
+    turn.opened(GPU)
+    assert turn.want(shared=True) and turn.holding and turn.ticket.shared
+    assert not turn.want()  # while the shared turn is held
+    turn.release()
+    assert not turn.want(shared=True)  # a second shared turn
+    assert turn.want() and turn.holding and not turn.ticket.shared
+    turn.release()
+    assert not turn.want() and not turn.want(shared=True) and not turn.holding
+    assert decode(encode(WantDevice(0, shared=True))) == WantDevice(0, shared=True)
+    assert queue_status.describe(queue_status.DeviceTaken("H100", "gpu", 1.0, shared=True)) == (
+        "the GPU is free: checking your kernel (waited 1.0 s)")
+
+
 def test_in_line_it_says_how_many_are_ahead_when_that_changes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path))
     first = device_queue.join(GPU.device_id, tmp_path)
