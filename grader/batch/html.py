@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from jinja2 import Environment, FileSystemLoader
 
 from grader.batch.charts import speedup_histogram, speedup_text
+from grader.batch.concept_chart import concept_histogram
 from grader.batch.similarity import ClassSimilarity
 from grader.batch.summary import ClassSummary
 from grader.feedback import TEMPLATES
@@ -54,4 +55,10 @@ def render_summary_html(summary: ClassSummary, similarity: ClassSimilarity | Non
                                     title=f"{st.stage}: speedups of {len(st.speedups)} submissions")
         for st in summary.stages
     }
-    return environment().get_template(TEMPLATE).render(s=summary, charts=charts, similarity=similarity)
+    concept_charts = {
+        st.stage: concept_histogram(st.concept, title=f"{st.stage}: {st.concept.title} of "
+                                    f"{st.concept.distribution.count} submissions")
+        for st in summary.stages if st.concept is not None and st.concept.distribution is not None
+    }
+    return environment().get_template(TEMPLATE).render(s=summary, charts=charts, concept_charts=concept_charts,
+                                                       similarity=similarity)

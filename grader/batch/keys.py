@@ -3,7 +3,8 @@
 The submission's bytes; the stage's assignment.toml and the reference kernels the grader runs
 beside it (the stage's solution, the baseline stage's solution, the ceiling kernel); the
 grader's version; the backend and the device's name; and the grading options (timing on or
-off, the time limit). A result whose key differs from the one computed now is regraded.
+off, the time limit, counters asked for). A result whose key differs from the one computed
+now is regraded.
 """
 
 from __future__ import annotations
@@ -29,9 +30,14 @@ class GradingOptions:
     timing: bool = True
     run_limit_s: float = 30.0
     cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
+    counters: bool = False  # read the hardware counters after each grading (lab grade --counters)
 
     def as_dict(self) -> dict[str, object]:
-        return {"timing": self.timing, "run_limit_s": self.run_limit_s, "cpu_timing": self.cpu_timing}
+        data: dict[str, object] = {"timing": self.timing, "run_limit_s": self.run_limit_s,
+                                   "cpu_timing": self.cpu_timing}
+        if self.counters:  # only when on: the keys of results graded without them stay as they were
+            data["counters"] = True
+        return data
 
 
 def file_digest(path: Path) -> str:

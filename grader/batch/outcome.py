@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from grader.batch.counter_reading import NOT_ASKED, CounterReadings, counter_readings
 from grader.batch.failures import Failure, classify
 from grader.batch.layout import Submission
 
@@ -28,6 +29,7 @@ class Outcome:
     duration_s: float
     graded_now: bool  # False: up to date from an earlier run
     phases: dict[str, float]  # wall seconds by phase kind, and timed_kernels (see grader.report)
+    counters: CounterReadings = NOT_ASKED  # the hardware counters it carried (lab batch --counters), or why none
 
     @property
     def graded(self) -> bool:
@@ -75,4 +77,5 @@ def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now
         duration_s=_float(data.get("duration_s")) or 0.0,
         graded_now=graded_now,
         phases={k: v for k, v in (data.get("phases") or {}).items() if _float(v) is not None},
+        counters=counter_readings(data.get("counters")),
     )

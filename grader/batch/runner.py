@@ -77,7 +77,8 @@ def pipeline_grader(catalog: Catalog, options: GradingOptions,
         prestart_worker(target.backend)  # the lane's next worker starts while this one grades
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
         return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
-                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as, on_queue=told)
+                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as, on_queue=told,
+                          counters=options.counters)
 
     return grade
 

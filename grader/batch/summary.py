@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from grader import GRADER_VERSION
+from grader.batch.concept import StageConcept, stage_concept
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
@@ -61,6 +62,7 @@ class StageSummary:
     has_baseline: bool  # a stage with no baseline has no speedup
     reasons: tuple[ReasonCount, ...]
     other_reasons: int  # failures in groups past the TOP_REASONS shown
+    concept: StageConcept | None = None  # the concept counter's distribution, or why there is none
 
     @property
     def pass_rate(self) -> float | None:
@@ -127,7 +129,7 @@ def _mean_fraction(outcomes: Sequence[Outcome]) -> float | None:
     return statistics.fmean(fractions) if fractions else None
 
 
-def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor) -> StageSummary:
+def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor, counters_asked: bool = False) -> StageSummary:
     graded = [o for o in outcomes if o.graded]
     groups: Counter[tuple[str, str, str]] = Counter()
     examples: dict[tuple[str, str, str], str] = {}
@@ -157,6 +159,7 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor) -> StageSummar
         has_baseline=spec.baseline is not None,
         reasons=reasons,
         other_reasons=sum(n for _, n in ranked[TOP_REASONS:]),
+        concept=stage_concept(spec, outcomes, counters_asked),
     )
 
 
@@ -171,7 +174,8 @@ def summarize(stages: Sequence[Spec], students: Sequence[str], outcomes: Sequenc
     kinds = {o.device_kind for o in outcomes if o.graded}
     return ClassSummary(
         students=len(students),
-        stages=tuple(_stage(spec, by_stage[spec.id], redact) for spec in stages if spec.id in by_stage),
+        stages=tuple(_stage(spec, by_stage[spec.id], redact, stats.options.counters)
+                     for spec in stages if spec.id in by_stage),
         not_graded=tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
         not_graded_paths=len(not_graded),
         stats=stats,

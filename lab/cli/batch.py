@@ -27,6 +27,9 @@ def batch(
     cpu_timing: bool = typer.Option(False, "--cpu-timing", help="on a CPU device, time the kernels too "
                                     "(shown, never graded)"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
+    counters: bool = typer.Option(False, "--counters/--no-counters", help="in each grading, as lab grade --counters: "
+                                  "CUDA on a GPU, once correct, read the stage's hardware counters (Nsight Compute); "
+                                  "the summary shows each stage's concept counter over the class"),
     force: bool = typer.Option(False, "--force", help="grade everything again, even results that are up to date"),
     input_kind: str = typer.Option(None, "--from", help="what SUBMISSIONS is: folders, canvas (a Canvas "
                                    "submissions zip) or gradescope (a Gradescope export); default: found from its "
@@ -81,7 +84,7 @@ def batch(
 
         return submit_slurm(SlurmRequest(
             submissions, out, backend, device, gpus, jobs,
-            GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing), force,
+            GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing, counters=counters), force,
             partition, slurm_time, tasks, max_running, cpus_per_task, mem, account, qos, constraint,
             tuple(sbatch_args or ()), wait))
     slurm_only = [name for name, value in (("--partition", partition), ("--time", slurm_time), ("--tasks", tasks),
@@ -93,4 +96,5 @@ def batch(
     from lab.cli.batch_run import run_batch
 
     run_batch(submissions=submissions, out=out, backend=backend, device=device, gpus=gpus, jobs=jobs, no_timing=no_timing, cpu_timing=cpu_timing, run_limit=run_limit, force=force,
+              counters=counters,
               input_kind=input_kind, roster=roster, gradebooks=gradebooks, canvas_assignments=canvas_assignments)

@@ -125,7 +125,7 @@ def _discover(layout: Layout) -> Discovery:
 
 def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool, cpu_timing: bool, run_limit: float, force: bool,
               input_kind: str | None = None, roster: Path | None = None, gradebooks: list[str] | None = None,
-              canvas_assignments: list[str] | None = None) -> None:
+              canvas_assignments: list[str] | None = None, counters: bool = False) -> None:
     """What `lab batch` does (lab/cli/batch.py registers the command). An LMS export's kernel
     files are copied into a work folder that lives as long as the batch (lab/cli/batch_lms.py)."""
     from lab.cli.batch_lms import lms_options
@@ -133,12 +133,12 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
     lms = lms_options(input_kind, roster, gradebooks, canvas_assignments)
     with tempfile.TemporaryDirectory(prefix="lab-batch-input-") as work:
         _run_batch(submissions, out, backend, device, gpus, jobs, no_timing, cpu_timing, run_limit, force,
-                   input_kind, lms, Path(work))
+                   input_kind, lms, Path(work), counters)
 
 
 def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool,
                cpu_timing: bool, run_limit: float, force: bool, input_kind: str | None, lms: LmsOptions,
-               work: Path) -> None:
+               work: Path, counters: bool = False) -> None:
     from lab.cli.batch_lms import read_submissions, report_lms, write_lms
     if backend not in BACKENDS:
         fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
@@ -163,7 +163,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
     except PoolError as error:
         fail(str(error))
 
-    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing)
+    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing, counters=counters)
     from lab.cli.batch_slurm import refuse_if_running
 
     refuse_if_running(out)  # a Slurm run's array tasks may be writing there (lab batch --slurm)
