@@ -131,21 +131,8 @@ def speedup_histogram(speedups: Sequence[float], reference: float | None = None,
     marks = [(value, name, css, y) for value, name, css, y in
              ((reference, "reference", "ref", TOP - 28), (required, "needed to pass", "need", TOP - 14))
              if value and value > 0 and math.isfinite(value)]
-    xs = [x_of(math.log2(value)) for value, *_ in marks]
-    for n, (value, name, css, y) in enumerate(marks):
-        x = xs[n]
-        anchor = "end" if x > LEFT + plot_w * 0.6 else "start"
-        others = [o for m, o in enumerate(xs) if m != n and abs(o - x) < LABEL_W]
-        if others:  # two marks close together: each label on its own side, away from the other
-            anchor = "end" if x < others[0] else "start"
-        if anchor == "end" and x < LEFT + LABEL_W:
-            anchor = "start"
-        elif anchor == "start" and x > WIDTH - LABEL_W:
-            anchor = "end"
-        dx = -4 if anchor == "end" else 4
-        parts.append(f'<line x1="{x:.1f}" y1="{y - 4}" x2="{x:.1f}" y2="{base}" class="{css}"/>')
-        parts.append(f'<text x="{x + dx:.1f}" y="{y}" class="{css}-label" text-anchor="{anchor}">'
-                     f"{name} {speedup_text(value)}</text>")
+    parts += mark_lines([(x_of(math.log2(value)), f"{name} {speedup_text(value)}", css, y)
+                         for value, name, css, y in marks], base, LEFT, plot_w, WIDTH, LABEL_W)
     notes = []
     if below:
         notes.append(f"first bar: {below} below {speedup_text(2 ** start)}")
@@ -155,3 +142,26 @@ def speedup_histogram(speedups: Sequence[float], reference: float | None = None,
     parts.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 6}" class="axis-label">{for_html(axis)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def mark_lines(marks: Sequence[tuple[float, str, str, float]], base: float, left: float, plot_w: float,
+               width: float, label_w: float) -> list[str]:
+    """SVG for vertical marks on a chart (x, label text, CSS class, the label's row): each a line
+    down to `base` and a label beside it, on the side with room, and two marks close together
+    labelled away from each other. The label text is escaped here."""
+    parts: list[str] = []
+    xs = [x for x, *_ in marks]
+    for n, (x, text, css, row) in enumerate(marks):
+        anchor = "end" if x > left + plot_w * 0.6 else "start"
+        others = [o for m, o in enumerate(xs) if m != n and abs(o - x) < label_w]
+        if others:  # close together: each label on its own side, away from the other
+            anchor = "end" if x < others[0] else "start"
+        if anchor == "end" and x < left + label_w:
+            anchor = "start"
+        elif anchor == "start" and x > width - label_w:
+            anchor = "end"
+        dx = -4 if anchor == "end" else 4
+        parts.append(f'<line x1="{x:.1f}" y1="{row - 4}" x2="{x:.1f}" y2="{base}" class="{css}"/>')
+        parts.append(f'<text x="{x + dx:.1f}" y="{row}" class="{css}-label" text-anchor="{anchor}">'
+                     f"{for_html(text)}</text>")
+    return parts

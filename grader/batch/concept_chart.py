@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from grader.batch.charts import mark_lines
 from grader.batch.concept import StageConcept
 from lab.sinks import for_html
 
@@ -107,25 +108,12 @@ def concept_histogram(concept: StageConcept, title: str) -> str:
     marks_drawn = [(value, name, css, row) for value, name, css, row in
                    ((dist.reference, "reference", "ref", TOP - 28), (dist.baseline, "baseline", "base", TOP - 14))
                    if value is not None]
-    xs = [x_of(value) for value, *_ in marks_drawn]
     if dist.midpoint is not None:
         x = x_of(dist.midpoint)
         parts.append(f'<line x1="{x:.1f}" y1="{TOP - 2}" x2="{x:.1f}" y2="{base}" class="mid">'
                      f"<title>midpoint {short_number(dist.midpoint)}</title></line>")
-    for n, (value, name, css, row) in enumerate(marks_drawn):
-        x = xs[n]
-        anchor = "end" if x > LEFT + plot_w * 0.6 else "start"
-        others = [o for m, o in enumerate(xs) if m != n and abs(o - x) < LABEL_W]
-        if others:  # close together: each label on its own side, away from the other
-            anchor = "end" if x < others[0] else "start"
-        if anchor == "end" and x < LEFT + LABEL_W:
-            anchor = "start"
-        elif anchor == "start" and x > WIDTH - LABEL_W:
-            anchor = "end"
-        dx = -4 if anchor == "end" else 4
-        parts.append(f'<line x1="{x:.1f}" y1="{row - 4}" x2="{x:.1f}" y2="{base}" class="{css}"/>')
-        parts.append(f'<text x="{x + dx:.1f}" y="{row}" class="{css}-label" text-anchor="{anchor}">'
-                     f"{name} {for_html(concept.number(value))}</text>")
+    parts += mark_lines([(x_of(value), f"{name} {concept.number(value)}", css, row)
+                         for value, name, css, row in marks_drawn], base, LEFT, plot_w, WIDTH, LABEL_W)
     axis = f"{concept.title} ({'lower' if concept.better == 'lower' else 'higher'} is better)"
     parts.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" class="axis-label">{for_html(axis)}</text>')
     parts.append("</svg>")
