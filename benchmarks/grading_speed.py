@@ -68,6 +68,8 @@ def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int
     phases = data.get("phases") if isinstance(data.get("phases"), dict) else {}
     phases = {str(k): float(v) for k, v in phases.items() if isinstance(v, (int, float))}
     device = data.get("device") if isinstance(data.get("device"), dict) else {}
+    phase_log = [(str(item[0]), float(item[1])) for item in data.get("phase_log") or []
+                 if isinstance(item, list) and len(item) == 2 and isinstance(item[1], (int, float))]
     if code is None:
         status = "timeout"
     elif data.get("status"):
@@ -86,6 +88,7 @@ def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int
         "status": status,
         "duration_s": data.get("duration_s"),
         "phases": phases,
+        "phase_log": phase_log,  # each phase the worker named, with its seconds (trees that report it)
         "timed_share": timed / wall if timed is not None and wall > 0 else None,
         "device": device.get("name"),
         "grader_version": data.get("grader_version"),
@@ -203,7 +206,26 @@ def print_tables(rows: list[dict], trees: list[str], backends: list[str], markdo
             lines.append(f"note: {backend}: the trees' verdicts differ on {', '.join(differ)}")
     if lines:
         blocks.append("\n".join(("- " if markdown else "") + line for line in lines))
+    slowest = slowest_phases(rows, trees, backends)
+    if slowest:
+        blocks.append(("## " if markdown else "") + "where the slowest grading's time went\n\n"
+                      + "\n".join(("- " if markdown else "") + line for line in slowest))
     print("\n\n".join(blocks))
+
+
+def slowest_phases(rows: list[dict], trees: list[str], backends: list[str], top: int = 5) -> list[str]:
+    """Per backend and tree, the slowest grading's longest phases (from its report's phase_log)."""
+    lines = []
+    for backend in backends:
+        for tree in trees:
+            mine = [r for r in rows if r["backend"] == backend and r["tree"] == tree and r["phase_log"]]
+            if not mine:
+                continue
+            worst = max(mine, key=lambda r: r["wall_s"] or 0.0)
+            longest = sorted(worst["phase_log"], key=lambda item: -item[1])[:top]
+            lines.append(f"{backend} {tree} {worst['stage']} ({seconds(worst['wall_s'], 2)} s): "
+                         + "; ".join(f"{name} {phase_s:.2f} s" for name, phase_s in longest))
+    return lines
 
 
 # ---------------------------------------------------------------- main

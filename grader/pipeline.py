@@ -137,6 +137,18 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
 
 
+PHASE_LOG_MAX = 64  # phases kept in a report's phase_log; the worker names them, so bounded
+PHASE_NAME_MAX = 120
+
+
+def _log_phase(log: list[tuple[str, float]], name: str, seconds: float) -> None:
+    name, seconds = name[:PHASE_NAME_MAX], max(0.0, seconds)
+    if log and log[-1][0] == name:  # the same phase named again (startup, then its message)
+        log[-1] = (name, log[-1][1] + seconds)
+    elif len(log) < PHASE_LOG_MAX:
+        log.append((name, seconds))
+
+
 def _answer(proc: subprocess.Popen, message: Any) -> None:
     """A line to the worker on its stdin (its turn on the device: grader.device_claim)."""
     try:
@@ -154,6 +166,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     proc = worker.proc
     phase = STARTUP
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
+    log: list[tuple[str, float]] = []  # ... and by phase, in order (at most PHASE_LOG_MAX)
     phase_started = time.monotonic()
     with worker.errors as errors:
         assert proc.stdin is not None and proc.stdout is not None
@@ -206,6 +219,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     now = time.monotonic()
                     kind = phase_kind(phase)
                     seconds[kind] = seconds.get(kind, 0.0) + now - phase_started
+                    _log_phase(log, phase, now - phase_started)
                     phase, phase_started = message.name, now
                     limit_key = message.limit
                     limit = limits.of(limit_key)
@@ -241,7 +255,9 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         turn.release()
         kind = phase_kind(phase)
         seconds[kind] = seconds.get(kind, 0.0) + time.monotonic() - phase_started
+        _log_phase(log, phase, time.monotonic() - phase_started)
         grading.phases = seconds
+        grading.phase_log = log
         if not grading.finished:
             kill_group(proc)
             returncode = worker.exit_status(proc.wait())

@@ -112,6 +112,9 @@ class Report:
     # Wall seconds by kind of phase (startup, compiling, correctness, benchmark), and the
     # device time of the timed launches themselves (timed_kernels, part of benchmark).
     phases: dict[str, float] = field(default_factory=dict)
+    # Each phase the worker named, in order, with its wall seconds ("benchmark (...): timed
+    # rounds": 0.12): where a grading's time goes, finer than `phases` (benchmarks/grading_speed.py)
+    phase_log: list[tuple[str, float]] = field(default_factory=list)
     # The tile of the output one block computes (rows, columns), drawn over a wrong output's picture.
     output_tile: tuple[int, int] | None = None
     # Whether the worker that ran the student's code was sandboxed (grader.sandbox), as whom,

@@ -256,6 +256,7 @@ class Grading:
     abort: Abort | None = None
     sanitizer: SanitizerResult | None = None
     phases: dict[str, float] = field(default_factory=dict)  # wall seconds by kind of phase
+    phase_log: list[tuple[str, float]] = field(default_factory=list)  # each phase's own, in order
     output_tail: str = ""
     duration_s: float = 0.0
     timed: bool = True  # speed was asked for (not --no-timing)
