@@ -7,6 +7,12 @@
 # PARTS picks what runs (default: "adversarial sanitize course batch"; "curriculum" adds the
 # curriculum tests: every reference, known-wrong kernel and skeleton on both backends); each
 # part has its own time limit (ADVERSARIAL_S, SANITIZE_S, COURSE_S, CURRICULUM_S, BATCH_S).
+# More parts, each a figure an issue asks for: "sandboxed" (tests/sandbox and the adversarial
+# corpus with the worker sandboxed), "speed" (grading_speed.py: a warm-up pass, then against
+# OLD_TREE where it is set), "stability" (speedup_stability.py: 10 gradings a reference),
+# "queue" (concurrent_gradings.py, both backends), "overhead" (sandbox_overhead.py, against
+# OLD_TREE where set), "counters" (counters_on_gpu.py, as root). A lent machine runs a command
+# 10 minutes at most: give each of these a run of its own.
 set -u
 cd "$(dirname "$0")/.."
 out="${OUT:-device-results}"
@@ -57,4 +63,48 @@ print('class of', build(Path('/tmp/lab-class'), default_catalog()).submissions, 
         > "$out/batch.log" 2>&1
     echo "batch rc=$? in $(( $(date +%s) - start )) s"; tail -15 "$out/batch.log"
     cp /tmp/lab-results/summary.html /tmp/lab-results/gradebook.csv "$out/" 2>/dev/null || true
+fi
+
+if wants sandboxed; then
+    LAB_SANDBOX=on timeout "${SANDBOXED_S:-480}" python3 -m pytest -q -p no:cacheprovider tests/sandbox \
+        tests/adversarial -rfs > "$out/sandboxed.log" 2>&1
+    echo "sandboxed rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$out/sandboxed.log" | tail -12
+fi
+
+if wants speed; then
+    timeout "${SPEED_S:-200}" python3 benchmarks/grading_speed.py --repeat 1 --json "$out/speed-warm.json" \
+        > "$out/speed-warm.txt" 2> "$out/speed-warm.err"
+    echo "speed (warm-up pass) rc=$?"; sed -n '/^summary/,$p' "$out/speed-warm.txt"
+    if [ -n "${OLD_TREE:-}" ]; then
+        timeout "${SPEED_AB_S:-380}" python3 benchmarks/grading_speed.py --trees "new=.,old=$OLD_TREE" --repeat 1 \
+            --markdown --json "$out/speed-ab.json" > "$out/speed-ab.txt" 2> "$out/speed-ab.err"
+        echo "speed against $OLD_TREE rc=$?"; sed -n '/summary/,$p' "$out/speed-ab.txt"
+    fi
+fi
+
+if wants stability; then
+    timeout "${STABILITY_S:-400}" python3 benchmarks/speedup_stability.py --repeat 10 > "$out/stability.txt" \
+        2> "$out/stability.err"
+    echo "stability rc=$?"; cat "$out/stability.txt"
+fi
+
+if wants queue; then
+    for backend in cuda opencl; do
+        timeout "${QUEUE_S:-240}" python3 benchmarks/concurrent_gradings.py --backend "$backend" --count 8 \
+            --alone 8 --stages transpose_coalesced,reduce_unrolled --unqueued --json "$out/queue-$backend.json" \
+            > "$out/queue-$backend.txt" 2>&1
+        echo "queue $backend rc=$?"; sed -n '/^device:/,$p' "$out/queue-$backend.txt"
+    done
+fi
+
+if wants overhead; then
+    timeout "${OVERHEAD_S:-500}" python3 benchmarks/sandbox_overhead.py \
+        --trees "new=.${OLD_TREE:+,old=$OLD_TREE}" --stages transpose_coalesced,reduce_unrolled --repeat 8 \
+        > "$out/overhead.txt" 2> "$out/overhead.err"
+    echo "overhead rc=$?"; cat "$out/overhead.txt"
+fi
+
+if wants counters; then
+    timeout "${COUNTERS_S:-540}" python3 benchmarks/counters_on_gpu.py --json "$out/counters.json" > "$out/counters.txt" 2>&1
+    echo "counters rc=$?"; sed -n '/^# Summary/,$p' "$out/counters.txt"
 fi

@@ -1,0 +1,68 @@
+"""Does a reference keep its speedup when graded again and again? Each chosen stage's reference is
+graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` each, interleaved
+across backends), and the table gives, per stage and backend, the speedups' range, median,
+max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10).
+
+    python3 benchmarks/speedup_stability.py --repeat 10           # on the GPU machine
+
+Progress goes to stderr; the table comes last, on stdout. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from trees import child_env, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+
+ROOT = Path(__file__).resolve().parents[1]
+SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stages", default="reduce_unrolled,transpose_coalesced,gemm_register_2d", metavar="LIST")
+    parser.add_argument("--backends", default="cuda,opencl", metavar="LIST")
+    parser.add_argument("--repeat", type=int, default=10, metavar="N")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="S")
+    parser.add_argument("--cpu-timing", action="store_true", help="passed to lab grade: to try it on a CPU device")
+    args = parser.parse_args()
+    speedups: dict[tuple[str, str], list[float]] = {}
+    samples: dict[tuple[str, str], list[int]] = {}
+    with tempfile.TemporaryDirectory(prefix="lab-stability-") as tmp:
+        work = Path(tmp)
+        for repeat in range(args.repeat):
+            for stage in [s for s in args.stages.split(",") if s]:
+                for backend in [b for b in args.backends.split(",") if b]:
+                    result = work / "r.json"
+                    result.unlink(missing_ok=True)
+                    command = [sys.executable, "-m", "lab", "grade", stage,
+                               str(ROOT / "reference" / stage / f"solution{SUFFIX[backend]}"),
+                               "--backend", backend, "--json", str(result)] + (["--cpu-timing"] if args.cpu_timing else [])
+                    code, wall = run_timed(command, ROOT, child_env(ROOT), args.timeout, work / "log.txt")
+                    try:
+                        performance = json.loads(result.read_text(encoding="utf-8")).get("performance") or {}
+                    except (OSError, ValueError):
+                        performance = {}
+                    speedup = performance.get("speedup")
+                    print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}",
+                          file=sys.stderr)
+                    if isinstance(speedup, (int, float)):
+                        speedups.setdefault((stage, backend), []).append(float(speedup))
+                        samples.setdefault((stage, backend), []).append(int(performance.get("samples") or 0))
+    print("| stage | backend | gradings | speedup range | median | max/min - 1 | largest from median | timed launches |")
+    print("|---|---|---:|---|---:|---:|---:|---|")
+    for (stage, backend), values in speedups.items():
+        median = statistics.median(values)
+        counts = samples[(stage, backend)]
+        print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
+              f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% | "
+              f"{min(counts)}-{max(counts)} |")
+
+
+if __name__ == "__main__":
+    main()
