@@ -11,7 +11,8 @@
 # corpus with the worker sandboxed), "speed" (grading_speed.py: a warm-up pass, then against
 # OLD_TREE where it is set), "stability" (speedup_stability.py: 10 gradings a reference),
 # "queue" (concurrent_gradings.py, both backends), "overhead" (sandbox_overhead.py, against
-# OLD_TREE where set), "counters" (counters_on_gpu.py, as root). A lent machine runs a command
+# OLD_TREE where set), "counters" (counters_on_gpu.py, as root), "ptx" (opencl_ptx_under_cuda.py,
+# plain and under ncu: can an OpenCL kernel be profiled through CUDA). A lent machine runs a command
 # 10 minutes at most: give each of these a run of its own.
 set -u
 cd "$(dirname "$0")/.."
@@ -107,4 +108,12 @@ fi
 if wants counters; then
     timeout "${COUNTERS_S:-540}" python3 benchmarks/counters_on_gpu.py --json "$out/counters.json" > "$out/counters.txt" 2>&1
     echo "counters rc=$?"; sed -n '/^# Summary/,$p' "$out/counters.txt"
+fi
+
+if wants ptx; then
+    timeout 120 python3 benchmarks/opencl_ptx_under_cuda.py > "$out/ptx.txt" 2>&1
+    echo "ptx rc=$?"; cat "$out/ptx.txt"
+    timeout 180 ncu --metrics smsp__sectors_per_request_global_op_st.ratio,gpu__time_duration.sum \
+        python3 benchmarks/opencl_ptx_under_cuda.py --launch-only > "$out/ptx-ncu.txt" 2>&1
+    echo "ptx under ncu rc=$?"; tail -25 "$out/ptx-ncu.txt"
 fi
