@@ -22,6 +22,7 @@ import numpy as np
 from grader.correctness import make_setup
 from grader.memory import GUARD_BYTES_MIN
 from grader.results import DeviceReleased, FailureKind, GraderError, MemoryShort, WantDevice
+from grader.timing import TimingPolicy
 
 if TYPE_CHECKING:  # the steps use this module: their Context is only named here
     from grader.steps.context import Context
@@ -35,9 +36,9 @@ class NoAnswer(RuntimeError):
     """The parent did not give the device (its end of the pipe closed)."""
 
 
-def benchmark_bytes(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None) -> int:
-    """What the benchmark allocates on the device, near enough: every role's inputs, outputs
-    and guard bands, and the L2 flush buffer."""
+def set_bytes(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None) -> int:
+    """One buffer placement of the benchmark, near enough: every role's inputs, outputs and
+    guard bands."""
     assert ctx.backend is not None
     setup = make_setup(ctx.spec, case)
     sizes: list[int] = []
@@ -48,8 +49,44 @@ def benchmark_bytes(ctx: Context, case: dict[str, int | float], inputs: dict[str
     sizes += [int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in ctx.problem.outputs(setup).values()]
     per_role = sum(size + min(GUARDS, max(2 * GUARD_BYTES_MIN, 2 * size)) for size in sizes)
     roles = 1 + len(ctx.trusted)
-    flush = max(2 * ctx.backend.info.l2_bytes, 64 << 20)
-    return roles * per_role + flush
+    return roles * per_role
+
+
+def flush_bytes(backend: Any) -> int:
+    """The L2 flush buffer (made at the first timed launch)."""
+    return max(2 * backend.info.l2_bytes, 64 << 20)
+
+
+def benchmark_bytes(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None,
+                    placements: int = 1) -> int:
+    """What the benchmark allocates on the device, near enough: every role's inputs, outputs
+    and guard bands, once for each buffer placement, and the L2 flush buffer."""
+    assert ctx.backend is not None
+    return placements * set_bytes(ctx, case, inputs) + flush_bytes(ctx.backend)
+
+
+def placements_that_fit(wanted: int, per_set: int, flush: int, memory_bytes: int, free: int | None) -> int:
+    """How many buffer placements the benchmark times on: `wanted` (the policy's), fewer where
+    they do not fit: all of them in half the device's memory (`memory_bytes`, 0: unknown; the
+    other half for other gradings' contexts and buffers, and this estimate's error), and, where
+    the driver says what is free (CUDA), in `free` beside the flush buffer and MEMORY_MARGIN.
+    Never under 1: a device that holds one set grades as it did with one."""
+    size = max(per_set, 1)
+    count = wanted
+    if memory_bytes:
+        count = min(count, (memory_bytes // 2 - flush) // size)
+    if free is not None:
+        count = min(count, (free - MEMORY_MARGIN - flush) // size)
+    return max(1, count)
+
+
+def _placements(ctx: Context, per_set: int) -> int:
+    assert ctx.backend is not None
+    wanted = TimingPolicy.for_kind(ctx.backend.info.kind).placements
+    if wanted <= 1:
+        return 1
+    return placements_that_fit(wanted, per_set, flush_bytes(ctx.backend), ctx.backend.info.memory_bytes,
+                               free_bytes(ctx.backend))
 
 
 def free_bytes(backend: Any) -> int | None:
@@ -67,17 +104,28 @@ def free_bytes(backend: Any) -> int | None:
 
 def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None) -> bool:
     """Wait for this grading's turn on the device (where it is timed), then for the memory its
-    buffers need. False where it cannot have them (the reason is sent): the grading ends."""
-    if ctx.device_claimed or ctx.receive is None or not ctx.timed:
+    buffers need, and set how many buffer placements the benchmark times on (`ctx.placements`:
+    the policy's, or as many as fit). False where it cannot have one placement (the reason is
+    sent): the grading ends."""
+    if ctx.device_claimed or not ctx.timed:
         return True
     assert ctx.backend is not None
-    need = benchmark_bytes(ctx, case, inputs)
+    per_set = set_bytes(ctx, case, inputs)
+    if ctx.receive is None:  # nobody to ask: no turn, and no wait for memory
+        ctx.placements = _placements(ctx, per_set)
+        return True
+    wanted = TimingPolicy.for_kind(ctx.backend.info.kind).placements
     release_shared(ctx)
-    ctx.send(WantDevice(need))
+    ctx.send(WantDevice(wanted * per_set + flush_bytes(ctx.backend)))  # the most it may take
     if not _granted(ctx.receive()):
         raise NoAnswer("the grading process did not give this worker the device")
     ctx.device_claimed = True
-    return ctx.backend.info.kind != "gpu" or _memory(ctx, need)
+    # Wait for one placement's memory (what a grading always needed), then take as many
+    # placements as the memory free now holds (grader.timing).
+    if ctx.backend.info.kind == "gpu" and not _memory(ctx, per_set + flush_bytes(ctx.backend)):
+        return False
+    ctx.placements = _placements(ctx, per_set)
+    return True
 
 
 def claim_shared(ctx: Context) -> None:

@@ -82,6 +82,7 @@ class Performance:
     samples: int
     graded: bool
     note: str = ""
+    placements: int = 1  # buffer placements each kernel was timed on (its time: the mean of their medians)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 
 class FailureKind(StrEnum):
@@ -82,10 +82,24 @@ class CaseResult:
     benchmark_size: bool = False  # the check of the benchmark-size output
 
 
+class RoleStats(TypedDict):
+    """One kernel's timing (grader.timing.summarize_placements), in ms where it says so."""
+
+    median_ms: float  # the mean of the placements' medians (one placement: its median)
+    min_ms: float
+    max_ms: float
+    relative_iqr: float  # within a placement: the spread that more rounds would shrink
+    relative_std: float
+    samples: int  # timed launches, all placements together
+    total_ms: float  # device time of all the timed launches
+    placement_medians_ms: list[float]  # each buffer placement's median, in the order timed
+    placement_spread: float  # (max - min) / mean of the placements' medians
+
+
 @dataclass(frozen=True)
 class TimingResult:
     case: dict[str, int | float]
-    stats: dict[str, dict[str, float]]  # by role: baseline, submission, reference, ceiling
+    stats: dict[str, RoleStats]  # by role: baseline, submission, reference, ceiling
     bytes: float | None = None
     flops: float | None = None
 

@@ -74,6 +74,7 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         samples=min(s["samples"] for s in stats.values()),
         graded=graded,
         note=note,
+        placements=max((len(s.get("placement_medians_ms", ())) for s in stats.values()), default=1) or 1,
     )
 
 

@@ -29,6 +29,7 @@ from grader.results import (
 )
 from grader.sandbox import NV_TEMPLATE_ENV, SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
+from grader.timing import release_roles
 from lab.catalog import Catalog
 from lab.problems import load_problem
 
@@ -66,8 +67,7 @@ def grade(request: Request, channel: Channel) -> None:
         run_steps(ctx, worker_steps())
     finally:
         if ctx.benchmark is not None:
-            for role in ctx.benchmark.roles.values():
-                role.buffers.release()
+            release_roles(ctx.benchmark.roles)
 
 
 def die_with_parent() -> None:

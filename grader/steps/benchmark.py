@@ -1,5 +1,6 @@
 """Time the submission beside its baseline, reference and ceiling (grader.timing), on the
-stage's benchmark case: inputs made on the device where the problem allows it."""
+stage's benchmark case: inputs made on the device where the problem allows it, each kernel on
+as many buffer placements as the claim gave (`ctx.placements`: grader.device_claim)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
 
 @dataclass
 class Bench:
-    """The benchmark's buffers, kept for the size check after it."""
+    """The benchmark's buffers (every placement's), kept for the size check after it."""
 
     case: dict[str, int | float]
     roles: dict[str, TimedRole]
@@ -52,13 +53,13 @@ class Benchmark(Step):
             if not claim(ctx, case):  # this grading's turn on the device (grader.device_claim)
                 return False
             timed = prepare_roles(ctx.backend, ctx.problem, roles, case, None, ctx.device_ops(),
-                                  int(ctx.rng.integers(1 << 62)))
+                                  int(ctx.rng.integers(1 << 62)), placements=ctx.placements)
         else:
             ahead = ctx.host_inputs.benchmark if ctx.host_inputs is not None else None
             inputs = ahead.result() if ahead is not None else ctx.problem.inputs(make_setup(ctx.spec, case), ctx.rng)
             if not claim(ctx, case, inputs):
                 return False
-            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs)
+            timed = prepare_roles(ctx.backend, ctx.problem, roles, case, inputs, placements=ctx.placements)
         ctx.benchmark = Bench(case, timed, on_device)
         stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase)
         nbytes, flops = ctx.spec.work(case)

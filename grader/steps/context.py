@@ -58,6 +58,9 @@ class Context:
     receive: Callable[[], str] | None = None
     device_claimed: bool = False  # this grading's turn on the device is under way
     shared_claimed: bool = False  # ... its shared turn, for the correctness cases
+    # How many buffer placements the benchmark times each kernel on (grader.timing): set by
+    # grader.device_claim.claim from the policy and the device's memory.
+    placements: int = 1
 
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))

@@ -22,7 +22,7 @@ from grader.results import CaseResult, FailureKind
 from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
 from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
-from grader.timing import TimedRole
+from grader.timing import TimedRole, release_roles
 from lab.backends.base import LaunchError
 from lab.problems.base import Verdict
 
@@ -63,8 +63,7 @@ class BenchmarkSizeCheck(Step):
                                 "" if verdict.ok else PREFIX + verdict.message, verdict.details, benchmark_size=True)
         finally:
             if bench is not None:
-                for role in bench.roles.values():
-                    role.buffers.release()
+                release_roles(bench.roles)  # every placement's buffers
                 ctx.benchmark = None
             release(ctx)  # its turn on the device is over (grader.device_claim)
         ctx.send(result)
@@ -83,7 +82,7 @@ class BenchmarkSizeCheck(Step):
             first = ahead[0].inputs.result() if ahead else ctx.problem.inputs(setup, ctx.rng)
             buffers = CaseBuffers(ctx.backend, ctx.problem, setup, first)
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
-                             plan_for(ctx.problem, ctx.spec, setup), setup.values, buffers)
+                             plan_for(ctx.problem, ctx.spec, setup), setup.values, [buffers])
         try:
             for number in range(ROUNDS):
                 expected = None

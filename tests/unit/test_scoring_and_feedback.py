@@ -79,6 +79,21 @@ def test_slow_kernel_fails_the_speed_check_only(spec):
     assert r.check("correct").status == "passed"
 
 
+def test_the_report_says_how_many_buffer_placements_each_kernel_was_timed_on(spec):
+    one = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)])
+    assert one.performance.placements == 1
+    assert "Median of 20 timed launches each" in render_markdown(one)
+    assert "Median of 20 timed launches each" in render_html(one)
+    placed = timing(1.0, 0.33, 0.32)
+    for stat in placed.stats.values():
+        stat["placement_medians_ms"] = [stat["median_ms"]] * 4
+    four = report(spec, [GPU, COMPILED, ok_case(), placed])
+    assert four.performance.placements == 4
+    for text in (render_markdown(four), render_html(four)):
+        assert "timed 20 times on 4 separate buffer placements, its time the mean of their medians" in text
+        assert "Median of" not in text
+
+
 def test_no_timing_on_a_gpu_leaves_speed_pending(spec):
     r = report(spec, [GPU, COMPILED, ok_case()], timed=False)
     assert (r.status, r.score, r.max_score) == ("pending", 70, 100)
