@@ -113,7 +113,9 @@ fi
 if wants ptx; then
     timeout 120 python3 benchmarks/opencl_ptx_under_cuda.py > "$out/ptx.txt" 2>&1
     echo "ptx rc=$?"; cat "$out/ptx.txt"
+    timeout 120 python3 benchmarks/opencl_ptx_under_cuda.py --launch-only --zero-envregs > "$out/ptx-zero.txt" 2>&1
+    echo "ptx, %envreg read as 0, rc=$?"; cat "$out/ptx-zero.txt"
     timeout 180 ncu --metrics smsp__sectors_per_request_global_op_st.ratio,gpu__time_duration.sum \
-        python3 benchmarks/opencl_ptx_under_cuda.py --launch-only > "$out/ptx-ncu.txt" 2>&1
+        python3 benchmarks/opencl_ptx_under_cuda.py --launch-only --zero-envregs > "$out/ptx-ncu.txt" 2>&1
     echo "ptx under ncu rc=$?"; tail -25 "$out/ptx-ncu.txt"
 fi

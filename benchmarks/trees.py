@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's grader, run as a script
+from grader.worker_process import wait_for_exit  # noqa: E402
 
 
 def parse_trees(text: str) -> list[tuple[str, Path]]:
@@ -44,7 +48,7 @@ def run_timed(command: list[str], cwd: Path, env: dict[str, str], timeout: float
         process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            code: int | None = process.wait(timeout=timeout)
+            code: int | None = wait_for_exit(process, timeout)  # Popen.wait(timeout) looks every 50 ms
         except subprocess.TimeoutExpired:
             code = None
         wall = time.perf_counter() - started

@@ -41,7 +41,7 @@ from grader.results import (
 from grader.scoring import build_report
 from grader.steps import Request
 from grader.steps.source import check_submission_source
-from grader.worker_process import WorkerProcess, kill_group
+from grader.worker_process import WorkerProcess, kill_group, wait_for_exit
 from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
 from lab.catalog import Catalog
@@ -265,7 +265,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase), phase)
         else:
             try:
-                proc.wait(timeout=30)
+                wait_for_exit(proc, 30.0)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 proc.wait()
