@@ -19,7 +19,8 @@ from lab.backends.base import (
     LaunchError,
     trusted_first,
 )
-from lab.backends.nvcc import Cubin, compile_cubin, nvcc_path, nvcc_version, parse_ptxas_report
+from lab.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
+from lab.backends.nvrtc import compile_cubin, compiler_name
 from lab.backends.registry import BackendKind, KernelSyntax, Target
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
@@ -112,11 +113,12 @@ class CudaBackend(Backend):
             self._end = self._drv.Event()
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
-        """nvcc's cubin for `unit`; a trusted unit's comes from the kernel cache when it can."""
+        """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
+        from the kernel cache when it can."""
         if not unit.trusted:
             return compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch)
-        key = kernel_cache.cache_key("cuda", self.arch, nvcc_version(), unit.source, unit.defines,
-                                     unit.filename)
+        key = kernel_cache.cache_key("cuda", self.arch, nvcc_version(), compiler_name(), unit.source,
+                                     unit.defines, unit.filename)
         cached = kernel_cache.load(key)
         if cached is not None:
             image, meta = cached
@@ -172,7 +174,7 @@ class CudaBackend(Backend):
                 spill_bytes=report.spill_bytes,
                 local_bytes=int(function.local_size_bytes),
                 max_threads_per_block=int(function.max_threads_per_block),
-                source="nvcc -Xptxas -v and the CUDA driver",
+                source="ptxas -v (through NVRTC or nvcc) and the CUDA driver",
             )
             kernels[entry] = CudaKernel(entry, function, resources, cubin.log)
         self._modules.append(module)  # its functions need it alive

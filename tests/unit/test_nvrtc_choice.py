@@ -1,0 +1,58 @@
+"""lab.backends.nvrtc's choice between NVRTC and nvcc, without either installed."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.backends import nvrtc
+from lab.backends.base import CompileError
+from lab.backends.nvcc import Cubin
+
+
+@pytest.fixture(autouse=True)
+def fresh_library_lookup():
+    nvrtc.library.cache_clear()
+    nvrtc.version.cache_clear()
+    yield
+    nvrtc.library.cache_clear()
+    nvrtc.version.cache_clear()
+
+
+def test_lab_nvrtc_off_means_nvcc_for_everything(monkeypatch):
+    monkeypatch.setenv("LAB_NVRTC", "off")
+    assert nvrtc.library() is None
+    assert nvrtc.compiler_name() == "nvcc"
+    assert nvrtc.nvrtc_cubin("extern \"C\" __global__ void k() {}", {}, "k.cu") is None
+
+
+def test_nvcc_compiles_where_nvrtc_gives_no_cubin(monkeypatch):
+    made = Cubin(b"nvcc's", {}, "")
+    monkeypatch.setattr(nvrtc, "nvrtc_cubin", lambda *args, **kwargs: None)
+    monkeypatch.setattr(nvrtc, "nvcc_compile_cubin", lambda source, defines, filename, arch: made)
+    assert nvrtc.compile_cubin("src", {"N": 4}, "mine.cu") is made
+
+
+def test_nvccs_error_is_the_one_shown(monkeypatch):
+    def refuses(source, defines, filename, arch):
+        raise CompileError("mine.cu(3): error: identifier \"x\" is undefined")
+
+    monkeypatch.setattr(nvrtc, "nvrtc_cubin", lambda *args, **kwargs: None)
+    monkeypatch.setattr(nvrtc, "nvcc_compile_cubin", refuses)
+    with pytest.raises(CompileError, match="mine.cu\\(3\\)"):
+        nvrtc.compile_cubin("src", {}, "mine.cu")
+
+
+def test_nvrtcs_cubin_is_used_when_it_gives_one(monkeypatch):
+    made = Cubin(b"nvrtc's", {}, "")
+    monkeypatch.setattr(nvrtc, "nvrtc_cubin", lambda *args, **kwargs: made)
+    monkeypatch.setattr(nvrtc, "nvcc_compile_cubin", lambda *args, **kwargs: pytest.fail("nvcc was run"))
+    assert nvrtc.compile_cubin("src", {}, "mine.cu") is made
+
+
+def test_options_say_what_nvcc_is_told(monkeypatch):
+    monkeypatch.setattr(nvrtc, "include_dirs", lambda: ["/cuda/include"])
+    words = nvrtc.options({"TILE_DIM": 32, "SCALE": 0.5}, "sm_90")
+    assert words[:4] == ["--gpu-architecture=sm_90", "--generate-line-info", "--std=c++17", "--ptxas-options=-v"]
+    assert "-DTILE_DIM=32" in words and "-DSCALE=0.5" in words
+    assert words[-1] == "--include-path=/cuda/include"
+    assert "-default-device" not in words  # a helper without __device__ stays host code, as with nvcc
