@@ -98,7 +98,8 @@ def include_dirs() -> list[str]:
 def options(defines: dict[str, int | float], arch: str) -> list[str]:
     """nvcc's options for the same cubin, in NVRTC's words: the architecture, line info for the
     sanitizer, C++17, ptxas's report, the stage's defines, the toolkit's include folders."""
-    return [f"--gpu-architecture={arch}", "--generate-line-info", "--std=c++17", "--ptxas-options=-v",
+    # "-Xptxas -v" as two words: NVRTC 13.0 took "--ptxas-options=-v" without a word of report
+    return [f"--gpu-architecture={arch}", "--generate-line-info", "--std=c++17", "-Xptxas", "-v",
             *define_flags(defines), *(f"--include-path={folder}" for folder in include_dirs())]
 
 

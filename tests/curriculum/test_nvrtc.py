@@ -1,6 +1,9 @@
-"""NVRTC (lab.backends.nvrtc) gives what nvcc gives for every .cu file of the course: the same
-entry points, and on a CUDA GPU the same registers, shared and local memory per kernel; a file
-nvcc refuses NVRTC gives no cubin for. Skipped where NVRTC or nvcc is not installed (CI)."""
+"""NVRTC (lab.backends.nvrtc) compiles what nvcc compiles, for every .cu file of the course: the
+same entry points, and on a CUDA GPU the same shared memory and no more local memory (spills)
+per kernel; a file nvcc refuses NVRTC gives no cubin for. Registers are not compared: the two
+front ends' code differs a little (transpose_coalesced's reference: 22 registers through NVRTC,
+24 through nvcc, on an H100), and every grading compiles its submission and its trusted kernels
+with the same one. Skipped where NVRTC or nvcc is not installed (CI)."""
 
 from __future__ import annotations
 
@@ -63,4 +66,9 @@ def test_nvrtc_compiles_what_nvcc_compiles_into_the_same_kernels(stage: str, pat
     assert set(entries) <= set(by_nvrtc.resources), f"NVRTC's ptxas report misses an entry of {path.name}"
     loaded_nvcc = _cuda_functions(by_nvcc.image, entries)
     if loaded_nvcc is not None:
-        assert _cuda_functions(by_nvrtc.image, entries) == loaded_nvcc
+        loaded_nvrtc = _cuda_functions(by_nvrtc.image, entries)
+        assert loaded_nvrtc is not None
+        for entry in entries:
+            _, shared, local = loaded_nvrtc[entry]
+            assert shared == loaded_nvcc[entry][1], f"{entry}: static shared memory differs"
+            assert local <= loaded_nvcc[entry][2], f"{entry}: NVRTC's code spills more"

@@ -52,7 +52,7 @@ def test_nvrtcs_cubin_is_used_when_it_gives_one(monkeypatch):
 def test_options_say_what_nvcc_is_told(monkeypatch):
     monkeypatch.setattr(nvrtc, "include_dirs", lambda: ["/cuda/include"])
     words = nvrtc.options({"TILE_DIM": 32, "SCALE": 0.5}, "sm_90")
-    assert words[:4] == ["--gpu-architecture=sm_90", "--generate-line-info", "--std=c++17", "--ptxas-options=-v"]
+    assert words[:5] == ["--gpu-architecture=sm_90", "--generate-line-info", "--std=c++17", "-Xptxas", "-v"]
     assert "-DTILE_DIM=32" in words and "-DSCALE=0.5" in words
     assert words[-1] == "--include-path=/cuda/include"
     assert "-default-device" not in words  # a helper without __device__ stays host code, as with nvcc
