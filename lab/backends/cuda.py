@@ -116,14 +116,14 @@ class CudaBackend(Backend):
         """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
         from the kernel cache when it can."""
         if not unit.trusted:
-            return compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch)
+            return compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch, entries=unit.entries)
         key = kernel_cache.cache_key("cuda", self.arch, nvcc_version(), compiler_name(), unit.source,
                                      unit.defines, unit.filename)
         cached = kernel_cache.load(key)
         if cached is not None:
             image, meta = cached
             return Cubin(image, parse_ptxas_report(meta["log"]), meta["log"])
-        cubin = compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch)
+        cubin = compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch, entries=unit.entries)
         kernel_cache.store(key, cubin.image, {"log": cubin.log})
         return cubin
 

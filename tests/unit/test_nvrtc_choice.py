@@ -56,3 +56,33 @@ def test_options_say_what_nvcc_is_told(monkeypatch):
     assert "-DTILE_DIM=32" in words and "-DSCALE=0.5" in words
     assert words[-1] == "--include-path=/cuda/include"
     assert "-default-device" not in words  # a helper without __device__ stays host code, as with nvcc
+
+
+def test_nvcc_compiles_where_nvrtcs_report_misses_an_entry(monkeypatch):
+    """NVRTC's cubin without ptxas's lines for an entry point (NVRTC 13.0 left them out of some
+    compiles): nvcc's, whose report has them, is used."""
+    import ctypes
+
+    from lab.backends.nvcc import parse_ptxas_report
+
+    report = ("ptxas info    : Compiling entry function 'other' for 'sm_90'\n"
+              "ptxas info    : Used 20 registers, used 0 barriers\n")
+    assert "other" in parse_ptxas_report(report)
+
+    class FakeNvrtc:
+        def __getattr__(self, name):
+            def call(*args):
+                if name in ("nvrtcGetCUBINSize", "nvrtcGetProgramLogSize"):
+                    args[1]._obj.value = 64 if name == "nvrtcGetCUBINSize" else len(report) + 1
+                elif name == "nvrtcGetCUBIN":
+                    ctypes.memmove(args[1], b"\x7fELF" + b"\0" * 60, 64)
+                elif name == "nvrtcGetProgramLog":
+                    ctypes.memmove(args[1], report.encode() + b"\0", len(report) + 1)
+                return 0
+            return call
+
+    monkeypatch.setattr(nvrtc, "library", lambda: FakeNvrtc())
+    monkeypatch.setattr(nvrtc, "include_dirs", lambda: [])
+    got = nvrtc.nvrtc_cubin("src", {}, "mine.cu", entries=("other",))
+    assert got is not None and "other" in got.resources
+    assert nvrtc.nvrtc_cubin("src", {}, "mine.cu", entries=("transpose",)) is None
