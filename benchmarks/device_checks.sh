@@ -12,7 +12,9 @@
 # OLD_TREE where it is set), "stability" (speedup_stability.py: 10 gradings a reference),
 # "queue" (concurrent_gradings.py, both backends), "overhead" (sandbox_overhead.py, against
 # OLD_TREE where set), "counters" (counters_on_gpu.py, as root), "ptx" (opencl_ptx_under_cuda.py,
-# plain and under ncu: can an OpenCL kernel be profiled through CUDA). A lent machine runs a command
+# plain and under ncu: can an OpenCL kernel be profiled through CUDA), "placement"
+# (placement_sensitivity.py: the naive transpose's time against where its buffers land and what
+# other processes do) and "compile" (compile_speed.py: nvcc against NVRTC). A lent machine runs a command
 # 10 minutes at most: give each of these a run of its own.
 set -u
 cd "$(dirname "$0")/.."
@@ -118,4 +120,14 @@ if wants ptx; then
     timeout 180 ncu --metrics smsp__sectors_per_request_global_op_st.ratio,gpu__time_duration.sum \
         python3 benchmarks/opencl_ptx_under_cuda.py --launch-only --zero-envregs > "$out/ptx-ncu.txt" 2>&1
     echo "ptx under ncu rc=$?"; tail -25 "$out/ptx-ncu.txt"
+fi
+
+if wants placement; then
+    timeout 240 python3 benchmarks/placement_sensitivity.py > "$out/placement.txt" 2> "$out/placement.err"
+    echo "placement rc=$?"; sed -n '/^naive transpose/,$p' "$out/placement.txt"
+fi
+
+if wants compile; then
+    timeout 240 python3 benchmarks/compile_speed.py > "$out/compile.txt" 2> "$out/compile.err"
+    echo "compile rc=$?"; cat "$out/compile.txt"
 fi
