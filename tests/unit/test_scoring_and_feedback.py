@@ -90,7 +90,8 @@ def test_the_report_says_how_many_buffer_placements_each_kernel_was_timed_on(spe
     four = report(spec, [GPU, COMPILED, ok_case(), placed])
     assert four.performance.placements == 4
     for text in (render_markdown(four), render_html(four)):
-        assert "timed 20 times on 4 separate buffer placements, its time the mean of their medians" in text
+        assert "timed 20 times, on 4 copies of its buffers at different places in device memory" in text
+        assert "its time the mean of the 4 medians" in text
         assert "Median of" not in text
 
 
