@@ -4,8 +4,10 @@ CUDA GPU each kernel's registers as the driver loads each cubin.
 
     python3 benchmarks/compile_speed.py          # on a machine with the CUDA toolkit
 
-On the H100 machine (CUDA 13.0, 2026-11-25): nvcc 332-492 ms a file, NVRTC 15-18 ms; registers
-equal for 13 of 19 kernels, NVRTC's fewer for 4 (gemm_coarsened 40 against 48) and more for 2.
+On the H100 machine (CUDA 13.0, 2026-11-25): nvcc 332-492 ms a file; NVRTC 15-18 ms, but that
+probe let NVRTC keep its cache, so most of those were cache hits (lab.backends.nvrtc turns the
+cache off now; this script measures with it off); registers equal for 13 of 19 kernels, NVRTC's
+fewer for 4 (gemm_coarsened 40 against 48) and more for 2.
 Progress goes to stderr; the table comes last.
 """
 

@@ -56,11 +56,19 @@ def test_options_say_what_nvcc_is_told(monkeypatch):
     assert "-DTILE_DIM=32" in words and "-DSCALE=0.5" in words
     assert words[-1] == "--include-path=/cuda/include"
     assert "-default-device" not in words  # a helper without __device__ stays host code, as with nvcc
+    assert "--no-cache" not in words  # no version known: no option it might not know
+
+
+def test_nvrtcs_own_cache_is_off_from_12_9():
+    """A cubin from NVRTC's cache comes without ptxas's report (NVRTC 13.0 on the H100 machine)."""
+    assert "--no-cache" in nvrtc.options({}, "sm_90", "13.0")
+    assert "--no-cache" in nvrtc.options({}, "sm_90", "12.9")
+    assert "--no-cache" not in nvrtc.options({}, "sm_90", "12.8")
 
 
 def test_nvcc_compiles_where_nvrtcs_report_misses_an_entry(monkeypatch):
-    """NVRTC's cubin without ptxas's lines for an entry point (NVRTC 13.0 left them out of some
-    compiles): nvcc's, whose report has them, is used."""
+    """NVRTC's cubin without ptxas's lines for an entry point (one from NVRTC's cache): nvcc's,
+    whose report has them, is used."""
     import ctypes
 
     from lab.backends.nvcc import parse_ptxas_report
