@@ -99,9 +99,10 @@ def include_dirs() -> list[str]:
 def options(defines: dict[str, int | float], arch: str, nvrtc_version: str = "") -> list[str]:
     """nvcc's options for the same cubin, in NVRTC's words: the architecture, line info for the
     sanitizer, C++17, ptxas's report, the stage's defines, the toolkit's include folders; and,
-    from NVRTC 12.9 on, its own cache off: a cubin it finds there comes without ptxas's report
-    (on the H100 machine, every course file compiled before in that account), and a cache in
-    the account's home is one more thing a grading would share with the next."""
+    from NVRTC 12.9 on, its own cache off: a cubin it serves from there comes without ptxas's
+    report (NVIDIA's nvFuser turns the cache off for that reason; on the H100 machine the report
+    went missing for course files compiled before in the same account), and a cache in the
+    account's home is one more thing a grading would share with the next."""
     words = [f"--gpu-architecture={arch}", "--generate-line-info", "--std=c++17", "-Xptxas", "-v",
              *define_flags(defines), *(f"--include-path={folder}" for folder in include_dirs())]
     if _at_least(nvrtc_version, (12, 9)):
@@ -130,9 +131,9 @@ def _text(lib: ctypes.CDLL, program: ctypes.c_void_p, size_call: str, get_call: 
 def nvrtc_cubin(source: str, defines: dict[str, int | float], filename: str, arch: str = DEFAULT_ARCH,
                 limit_s: float = COMPILE_SECONDS, entries: tuple[str, ...] = ()) -> Cubin | None:
     """NVRTC's cubin for `source`, or None where NVRTC gives none (no library, or it rejects the
-    file) or its ptxas report names not every one of `entries` (an NVRTC older than 12.9 serving
-    a cubin from its cache gives none): nvcc is asked then. Past `limit_s` NVRTC is cancelled and CompileError raised (nvcc
-    would only take as long again)."""
+    file) or its ptxas report names not every one of `entries` (a cubin from NVRTC's own cache
+    comes without one): nvcc is asked then. Past `limit_s` NVRTC is cancelled and CompileError
+    raised (nvcc would only take as long again)."""
     lib = library()
     if lib is None:
         return None
