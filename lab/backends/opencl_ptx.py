@@ -1,0 +1,271 @@
+"""OpenCL kernels run through the CUDA driver, for Nsight Compute only (grader.counters): ncu
+profiles no kernel of an OpenCL program, but NVIDIA's OpenCL hands out its program's binary as
+PTX, and the CUDA driver loads PTX. This backend builds each unit with NVIDIA's OpenCL (the
+defines lab.backends.opencl passes), checks the PTX, reads OpenCL's launch offsets
+(%envreg0-%envreg2) as 0, loads it with the CUDA driver and leaves everything else (buffers,
+launches, events, the kernels' resources) to CudaBackend.
+
+What is refused (PtxRefused, with one line), because a CUDA launch would not run it as OpenCL
+does: a .target other than this GPU's sm_XX; any special register CUDA does not fill as
+OpenCL's runtime does (%envreg3 and up, %pm0, %dynamic_smem_size, ...), and %envreg0-%envreg2
+anywhere but a plain `mov` (the one form rewritten); an entry parameter that is a __local,
+__constant or image/sampler argument (no CUDA counterpart without the OpenCL runtime). The
+profiling entry still compares every launch's outputs with the problem's oracle: a kernel that
+passes these checks and runs differently shows no counters (grader.counters.entry).
+
+Measured on an H100 (benchmarks/opencl_ptx_under_cuda.py, docs/counters.md): transpose_naive's
+PTX launched as it is wrote out of bounds; with the %envreg reads as 0 its output equalled
+OpenCL's and ncu profiled it. This module itself has not yet run on a GPU.
+
+Not in the backend table (lab.backends.registry): only the profiling entry opens it. pycuda and
+pyopencl are imported when it is opened, never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from lab.backends import kernel_cache
+from lab.backends.base import CompiledKernel, CompileError, CompileUnit, LaunchError, trusted_first
+from lab.backends.cuda import CudaBackend, CudaKernel
+from lab.backends.nvcc import Cubin
+
+RESOURCES_SOURCE = "the CUDA driver, for the PTX of NVIDIA's OpenCL"
+
+# Special registers a CUDA launch fills exactly as an OpenCL launch of the same grid and block
+# does (PTX ISA, "Special Registers"): the thread's and block's indices and counts, the lane and
+# warp, the SM, the clocks. Every other one is refused, except %envreg0-%envreg2 (below).
+CUDA_FILLED = frozenset({
+    "tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid", "smid", "nsmid", "gridid",
+    "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge", "lanemask_gt",
+    "clock", "clock_hi", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi",
+})
+# OpenCL's global work offset, x, y, z: NVIDIA's OpenCL reads it from these registers, which
+# the CUDA driver leaves undefined. The lab launches every OpenCL kernel with offset 0.
+OFFSET_REGISTERS = 3
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"[^\"\n]*\"", re.S)
+_DECLARED = re.compile(r"\.reg\s+(?:\.\w+\s+)+([^;]*);")
+_USED = re.compile(r"%(\w+)")
+_TARGET = re.compile(r"^\s*\.target\s+([^\s,]+)", re.M)
+_ENTRY = re.compile(r"\.entry\s+(\w+)\s*\((.*?)\)", re.S)
+_MOV_OFFSET = re.compile(r"^(\s*(?:@!?%\w+\s+)?mov\.[bsu]32\s+%\w+\s*,\s*)%envreg([0-2])(\s*;)", re.M)
+# Parameter state spaces that an OpenCL runtime fills and a CUDA launch cannot: a __local pointer
+# (.shared: local memory sized by the argument), a __constant one (.const: OpenCL copies the
+# buffer into the constant bank), images and samplers.
+_PARAM_SPACES = {
+    ".shared": "a __local pointer (local memory sized at launch: a CUDA launch has no such argument)",
+    ".const": "a __constant pointer (OpenCL copies its buffer into constant memory; a CUDA launch does not)",
+    ".local": "a private pointer (no CUDA launch passes one)",
+    ".texref": "an image (no CUDA launch binds one from an argument)",
+    ".surfref": "an image (no CUDA launch binds one from an argument)",
+    ".samplerref": "a sampler (no CUDA launch passes one)",
+}
+
+
+class PtxRefused(CompileError):
+    """The OpenCL program compiled, but its PTX would not run through CUDA as OpenCL runs it;
+    `reason` says why in one line."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotNvidiaOpenCL(LaunchError):
+    """The OpenCL device is not an NVIDIA GPU on NVIDIA's own OpenCL platform: no PTX to run."""
+
+
+def _declared(text: str) -> tuple[set[str], set[str]]:
+    """The registers the PTX declares: exact names, and the prefixes of `%r<12>` ranges."""
+    exact: set[str] = set()
+    ranges: set[str] = set()
+    for declaration in _DECLARED.finditer(text):
+        for name in declaration.group(1).split(","):
+            found = re.fullmatch(r"\s*%(\w+?)(?:<\d+>)?\s*", name)
+            if found is None:
+                continue
+            (ranges if "<" in name else exact).add(found.group(1))
+    return exact, ranges
+
+
+def special_registers(ptx: str) -> list[str]:
+    """The special registers the PTX reads (names without %), in order of first use: every
+    %name it does not declare with .reg."""
+    text = _COMMENTS.sub(" ", ptx)
+    exact, ranges = _declared(text)
+    seen: list[str] = []
+    for used in _USED.finditer(_DECLARED.sub(" ", text)):
+        name = used.group(1)
+        if name in exact or any(re.fullmatch(rf"{re.escape(p)}\d+", name) for p in ranges):
+            continue
+        if name not in seen:
+            seen.append(name)
+    return seen
+
+
+def _parameters(ptx: str, entry: str) -> list[str] | None:
+    for found in _ENTRY.finditer(_COMMENTS.sub(" ", ptx)):
+        if found.group(1) == entry:
+            return [" ".join(p.split()) for p in found.group(2).split(",") if p.strip()]
+    return None
+
+
+def prepare_ptx(ptx: str, arch: str, entries: Sequence[str]) -> str:
+    """The PTX NVIDIA's OpenCL made, ready for the CUDA driver: checked (PtxRefused where it
+    would not run as OpenCL runs it: see the module's words) and each `mov` of %envreg0-%envreg2
+    turned into a `mov` of 0. `arch`: the GPU's "sm_90"."""
+    target = _TARGET.search(ptx)
+    if target is None:
+        raise PtxRefused("its PTX names no .target")
+    if target.group(1) != arch:
+        raise PtxRefused(f"its PTX targets {target.group(1)}, not this GPU's {arch}")
+    for name in special_registers(ptx):
+        if name in CUDA_FILLED:
+            continue
+        offset = re.fullmatch(r"envreg(\d+)", name)
+        if offset is None:
+            raise PtxRefused(f"its PTX reads the special register %{name}, which a CUDA launch does not fill "
+                             f"as OpenCL's runtime does")
+        if int(offset.group(1)) >= OFFSET_REGISTERS:
+            raise PtxRefused(f"its PTX reads %{name}, a value OpenCL's runtime sets and a CUDA launch does not")
+    for entry in entries:
+        params = _parameters(ptx, entry)
+        if params is None:
+            raise PtxRefused(f"no entry `{entry}` in its PTX")
+        for number, param in enumerate(params):
+            words = param.split()
+            for space, what in _PARAM_SPACES.items():
+                if space in words:
+                    raise PtxRefused(f"`{entry}` takes {what} as its argument {number}")
+    rewritten = _MOV_OFFSET.sub(r"\g<1>0\g<3>", ptx)
+    left = re.search(r"[^\n]*%envreg\d+[^\n]*", _COMMENTS.sub(" ", rewritten))
+    if left is not None:
+        raise PtxRefused(f"its PTX uses an OpenCL launch offset other than by a plain mov: "
+                         f"`{' '.join(left.group(0).split())}`")
+    return rewritten
+
+
+def is_nvidia_platform(platform_name: str) -> bool:
+    """NVIDIA's own OpenCL ("NVIDIA CUDA"), whose binaries are PTX; PoCL's CUDA driver is not."""
+    return "NVIDIA" in platform_name
+
+
+def _cuda_index(cl_device: Any) -> int:
+    """The CUDA device that is this OpenCL device: the same PCI address (NVIDIA's
+    cl_nv_device_attribute_query), else the only CUDA device of its name."""
+    import pycuda.driver as drv
+
+    drv.init()
+    devices = [drv.Device(i) for i in range(drv.Device.count())]
+    attr = drv.device_attribute
+    try:
+        domain = int(getattr(cl_device, "pci_domain_id_nv", 0))
+        wanted = (domain, int(cl_device.pci_bus_id_nv), int(cl_device.pci_slot_id_nv))
+    except Exception:  # noqa: BLE001 - a driver without the query: by name
+        wanted = None
+    if wanted is not None:
+        for index, device in enumerate(devices):
+            try:
+                here = (int(device.get_attribute(attr.PCI_DOMAIN_ID)), int(device.get_attribute(attr.PCI_BUS_ID)),
+                        int(device.get_attribute(attr.PCI_DEVICE_ID)))
+            except drv.Error:
+                continue
+            if here == wanted:
+                return index
+    named = [i for i, d in enumerate(devices) if d.name().strip() == cl_device.name.strip()]
+    if len(named) == 1:
+        return named[0]
+    raise LaunchError(f"no CUDA device could be told to be the OpenCL device {cl_device.name.strip()!r}")
+
+
+class OpenCLThroughCuda(CudaBackend):
+    """OpenCL device `opencl_index` (lab.backends.opencl's numbering), its kernels built by
+    NVIDIA's OpenCL and run by the CUDA driver on the same GPU."""
+
+    name = "opencl-through-cuda"
+    through_cuda = True  # the profiling entry checks every launch's outputs against the oracle
+
+    def __init__(self, opencl_index: int = 0):
+        import pyopencl as cl
+
+        from lab.backends.opencl import all_devices, device_kind
+
+        pairs = all_devices()
+        if opencl_index >= len(pairs):
+            raise LaunchError(f"there is no OpenCL device {opencl_index} ({len(pairs)} found)")
+        platform, device = pairs[opencl_index]
+        if device_kind(device) != "gpu" or not is_nvidia_platform(platform.name):
+            raise NotNvidiaOpenCL(f"{device.name.strip()} on {platform.name.strip()}")
+        super().__init__(_cuda_index(device))
+        self._cl = cl
+        self.cl_device = device
+        self.cl_platform = platform.name.strip()
+        self.cl_context = cl.Context([device])
+
+    def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
+                filename: str) -> dict[str, CudaKernel]:
+        return self._through_cuda(CompileUnit(source, tuple(entries), defines, filename))
+
+    def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
+                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+        hook = before_untrusted
+        for i in trusted_first(units):
+            if not units[i].trusted and hook is not None:
+                hook()
+                hook = None
+            try:
+                results[i] = dict(self._through_cuda(units[i]))
+            except CompileError as error:
+                results[i] = error
+        if hook is not None:
+            hook()
+        return results  # type: ignore[return-value]
+
+    def _ptx(self, unit: CompileUnit) -> tuple[str, str]:
+        """The PTX NVIDIA's OpenCL builds of `unit` (a trusted unit's from the kernel cache where
+        it can), and the build log."""
+        from lab.backends.opencl import _LOG_PATHS
+        from lab.sinks import for_regex_replacement
+
+        cl = self._cl
+        options = [f"-D{name}={value}" for name, value in unit.defines.items()]
+        device = self.cl_device
+        key = kernel_cache.cache_key("opencl-ptx", self.cl_platform, device.version, device.driver_version,
+                                     device.name.strip(), unit.source, options) if unit.trusted else ""
+        cached = kernel_cache.load(key) if key else None
+        if cached is not None:
+            return cached[0].decode("utf-8", errors="replace"), str(cached[1].get("log", ""))
+        program = cl._cl._Program(self.cl_context, unit.source)  # no include path or cache of PyOpenCL's
+        try:
+            program._build(options=" ".join(options).encode(), devices=[device])
+            failed = False
+        except cl.Error:
+            failed = True
+        try:
+            log = program.get_build_info(device, cl.program_build_info.LOG) or ""
+        except cl.Error:
+            log = ""
+        log = _LOG_PATHS.sub(for_regex_replacement(unit.filename), log).strip()
+        if failed:
+            raise CompileError(log or "the OpenCL compiler rejected the source without a message")
+        try:
+            binary = bytes(program.get_info(cl.program_info.BINARIES)[0])
+        except cl.Error as error:
+            raise CompileError(f"NVIDIA's OpenCL gave no binary of the program: {error}") from error
+        ptx = binary.rstrip(b"\0").decode("utf-8", errors="replace")
+        if key:
+            kernel_cache.store(key, ptx.encode("utf-8"), {"log": log})
+        return ptx, log
+
+    def _through_cuda(self, unit: CompileUnit) -> dict[str, CudaKernel]:
+        ptx, log = self._ptx(unit)
+        ready = prepare_ptx(ptx, self.arch, unit.entries)
+        kernels = self._load(Cubin((ready + "\0").encode("utf-8"), {}, log), list(unit.entries))
+        for kernel in kernels.values():
+            kernel.resources = replace(kernel.resources, source=RESOURCES_SOURCE)
+        return kernels
