@@ -167,22 +167,9 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
     try:
         buffers.reset_outputs()
         run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
-        first, out_of_bounds = buffers.read_outputs()
-        if out_of_bounds:
-            return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds))
-        out_of_bounds = buffers.inputs_out_of_bounds()
-        if out_of_bounds:
-            return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds))
-        changed = [n for n in buffers.modified_inputs() if n not in first]
-        if changed:
-            return CaseResult(label, False, FailureKind.INPUT_MODIFIED,
-                              f"the kernel wrote into its input `{changed[0]}`")
-        read_past = buffers.read_out_of_bounds(first)
-        if read_past:
-            return CaseResult(label, False, FailureKind.READ_OUT_OF_BOUNDS, read_past)
-        verdict = problem.check(setup, buffers.inputs, first)
-        if not verdict.ok:
-            verdict = explain_nans(verdict, first)
+        first, failed, verdict = judge_run(buffers, problem, setup, label)
+        if failed is not None:
+            return failed
         race = None
         if repeat:
             buffers.reset_outputs()
@@ -207,6 +194,31 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         return CaseResult(label, True)
     finally:
         buffers.release()
+
+
+def judge_run(buffers: CaseBuffers, problem: Any, setup: Setup, label: str,
+              ) -> tuple[dict[str, np.ndarray], CaseResult | None, Verdict]:
+    """The checks of one run whose outputs are in `buffers` (reset before it): the outputs read
+    back, the first memory failure (a write or read out of bounds, an input written), and the
+    problem's oracle's verdict on the outputs (where no memory failure came first). Also used by
+    the profiling entry (grader.counters.entry) on a launch it profiled."""
+    first, out_of_bounds = buffers.read_outputs()
+    if out_of_bounds:
+        return first, CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds)), Verdict(False)
+    out_of_bounds = buffers.inputs_out_of_bounds()
+    if out_of_bounds:
+        return first, CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, "; ".join(out_of_bounds)), Verdict(False)
+    changed = [n for n in buffers.modified_inputs() if n not in first]
+    if changed:
+        return first, CaseResult(label, False, FailureKind.INPUT_MODIFIED,
+                                 f"the kernel wrote into its input `{changed[0]}`"), Verdict(False)
+    read_past = buffers.read_out_of_bounds(first)
+    if read_past:
+        return first, CaseResult(label, False, FailureKind.READ_OUT_OF_BOUNDS, read_past), Verdict(False)
+    verdict = problem.check(setup, buffers.inputs, first)
+    if not verdict.ok:
+        verdict = explain_nans(verdict, first)
+    return first, None, verdict
 
 
 def explain_nans(verdict: Verdict, outputs: dict[str, np.ndarray]) -> Verdict:

@@ -24,8 +24,8 @@ from lab.spec import Spec
 SUMMARY_REASON = {
     Unavailable.NOT_ASKED: "not asked for (lab batch --counters reads them, on a CUDA GPU with Nsight Compute)",
     Unavailable.NO_SPEC: "this stage names no hardware counters (no [counters] in its assignment.toml)",
-    Unavailable.OPENCL: "OpenCL submissions: Nsight Compute profiles no kernel of an OpenCL program "
-                        "(the .cu submissions get them)",
+    Unavailable.OPENCL: "OpenCL submissions graded on a device other than an NVIDIA GPU of NVIDIA's own OpenCL "
+                        "(only there is a kernel's PTX profiled through CUDA; the .cu submissions get them)",
     Unavailable.CPU_DEVICE: "graded on a CPU device (PoCL): no GPU counters there",
     Unavailable.NOT_CORRECT: "not correct (counters are read once a kernel is)",
 }

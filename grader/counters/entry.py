@@ -64,24 +64,46 @@ class Manifest:
         self.launches: list[dict[str, str]] = []
         self.errors: dict[str, str] = {}
         self.device = ""
+        # Roles launched (and profiled: their launches stay listed, so ncu's rows still pair) whose
+        # counters must not be shown: an OpenCL kernel that ran differently through CUDA.
+        self.dropped: list[str] = []
+        # Why no role can be profiled on this device (a grader.counters.model.Unavailable value),
+        # decided here where only this process knows it (an OpenCL GPU not on NVIDIA's platform).
+        self.unavailable = ""
+        self.detail = ""
 
     def write(self) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"launches": self.launches, "errors": self.errors, "device": self.device}),
-                       encoding="utf-8")
+        tmp.write_text(json.dumps({"launches": self.launches, "errors": self.errors, "device": self.device,
+                                   "dropped": self.dropped, "unavailable": self.unavailable,
+                                   "detail": self.detail}), encoding="utf-8")
         os.replace(tmp, self.path)
 
 
+RAN_DIFFERENTLY = "ran differently through CUDA than through OpenCL: its counters are not shown"
+
+
 def _open(request: ProfileRequest) -> Any:
+    """The backend the roles run on. An OpenCL request on a GPU runs through CUDA
+    (lab.backends.opencl_ptx: ncu profiles no kernel of an OpenCL program), which needs NVIDIA's
+    own OpenCL platform (NotNvidiaOpenCL elsewhere); on a CPU device (PoCL: this entry's own
+    tests; a grading never asks there) it runs as OpenCL."""
     from lab.backends import registry
     from lab.backends.discovery import Discovery, choose
 
     kind = registry.by_name(request.backend)
     index = request.device
-    if index < 0:
+    if index < 0 or kind.name == "opencl":
         found, problem = kind.probe()
-        index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind.name,
-                       request.device_choice or None).index
+        discovery = Discovery(found, {kind.name: problem} if problem else {})
+        target = choose(discovery, kind.name, str(index) if index >= 0 else request.device_choice or None)
+        index = target.index
+        if kind.name == "opencl" and target.kind != "cpu":
+            from lab.backends.opencl_ptx import NotNvidiaOpenCL, OpenCLThroughCuda, is_nvidia_platform
+
+            if target.kind != "gpu" or not is_nvidia_platform(target.platform):
+                raise NotNvidiaOpenCL(f"{target.name} on {target.platform}")
+            return OpenCLThroughCuda(index)
     return kind.open(index)
 
 
@@ -95,10 +117,12 @@ def _trusted_source(root: Path, relative: str) -> str:
 def run(request: ProfileRequest) -> None:
     import numpy as np
 
-    from grader.correctness import make_setup
+    from grader.correctness import case_label, judge_run, make_setup
+    from grader.counters.model import Unavailable
     from grader.launching import LaunchRefused, check_limits
     from grader.timing import prepare_roles, release_roles
     from lab.backends.base import CompileError, CompileUnit, LaunchError
+    from lab.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
     from lab.catalog import Catalog
     from lab.problems import load_problem
 
@@ -106,7 +130,15 @@ def run(request: ProfileRequest) -> None:
     catalog = Catalog(Path(request.course_root))
     spec = catalog.get(request.stage)
     problem = load_problem(spec.problem)
-    backend = _open(request)
+    try:
+        backend = _open(request)
+    except NotNvidiaOpenCL as error:
+        manifest.unavailable, manifest.detail = Unavailable.OPENCL.value, str(error)
+        manifest.write()
+        return
+    # An OpenCL kernel run through CUDA: each launch's outputs are checked against the oracle,
+    # and where they are wrong its counters are not shown (they are not OpenCL's kernel's).
+    checked = bool(getattr(backend, "through_cuda", False))
     manifest.device = backend.info.name
     manifest.write()
 
@@ -126,6 +158,10 @@ def run(request: ProfileRequest) -> None:
     inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
     broken = ""
     for r, result in zip(request.roles, compiled):
+        if isinstance(result, PtxRefused):
+            manifest.errors[r.role] = f"not profiled through CUDA: {result.reason}"
+            manifest.write()
+            continue
         if isinstance(result, CompileError):
             first = result.log.strip().splitlines()[0] if result.log.strip() else "compile error"
             manifest.errors[r.role] = f"does not compile: {first}"
@@ -141,10 +177,20 @@ def run(request: ProfileRequest) -> None:
             entry = timed["submission"]
             for step in entry.plan:  # every launch's limits before the first: none is half made
                 check_limits(result[step.kernel], step.block, backend.info)
+            if checked:
+                entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
             for step in entry.plan:
                 manifest.launches.append({"role": r.role, "kernel": step.kernel})
             manifest.write()  # before the launch: a crash in it still names what was launched
             entry.run(backend)
+            if checked:  # the profiled launch's own outputs: no further launch to pair with ncu's rows
+                setup = entry.buffers.setup
+                _, failed, verdict = judge_run(entry.buffers, problem, setup, case_label(request.case))
+                why = failed.message if failed is not None else "" if verdict.ok else verdict.message
+                if failed is not None or not verdict.ok:
+                    manifest.dropped.append(r.role)
+                    manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
+                        else RAN_DIFFERENTLY
         except LaunchRefused as error:
             manifest.errors[r.role] = f"refused: {error}"
         except Exception as error:  # noqa: BLE001 - LaunchError, or the driver's own: this role failed

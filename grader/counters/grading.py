@@ -1,7 +1,8 @@
 """Counters in `lab grade --counters`: an optional step after the worker (correctness, and
 speed, all done: nothing here runs inside a timed phase), on CUDA with a GPU: the submission,
 the reference and the baseline launched once each on the stage's profiling case under ncu,
-in the worker's sandbox (grader.counters.runner). The reference's and the baseline's counters
+in the worker's sandbox (grader.counters.runner); an OpenCL kernel on an NVIDIA GPU through
+CUDA (its PTX: lab.backends.opencl_ptx). The reference's and the baseline's counters
 come from the cache where a grading on this GPU has read them before (grader.counters.cache):
 then only the submission is profiled."""
 
@@ -23,13 +24,17 @@ def correct_so_far(g: Grading) -> bool:
 
 def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
                     device: int, device_choice: str | None, seed: int = 0) -> ProfileResult:
+    from lab.backends import registry
+
     kind = g.device.kind if g.device is not None else None
-    early = runner.before_running(spec, backend, kind)
+    platform = g.device.platform if g.device is not None else None
+    early = runner.before_running(spec, backend, kind, platform)
     if early is not None:
         return early
     if not correct_so_far(g):
         return unavailable(Unavailable.NOT_CORRECT)
-    roles = runner.roles_for(catalog, spec, source, filename)
+    # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
+    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix)
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
                           seed=seed, facts=facts)

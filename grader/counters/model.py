@@ -12,7 +12,10 @@ class Unavailable(StrEnum):
 
     NOT_ASKED = "not_asked"  # --counters not given (the default while the cost is unmeasured)
     NO_SPEC = "no_spec"  # the stage names no counters ([counters] in its assignment.toml)
-    OPENCL = "opencl"  # an OpenCL submission on a GPU: ncu profiles no PyOpenCL kernel
+    # An OpenCL submission on a GPU that is not NVIDIA's or not on NVIDIA's own OpenCL platform:
+    # ncu profiles no kernel of an OpenCL program, and only NVIDIA's OpenCL gives the PTX that is
+    # profiled through CUDA instead (lab.backends.opencl_ptx).
+    OPENCL = "opencl"
     CPU_DEVICE = "cpu_device"  # PoCL (or another CPU device): no GPU counters at all
     NO_GPU = "no_gpu"  # no CUDA GPU on this machine
     NO_NCU = "no_ncu"  # Nsight Compute's ncu is not installed (or not on PATH)
@@ -32,8 +35,9 @@ class Unavailable(StrEnum):
 REASON_TEXT = {
     Unavailable.NOT_ASKED: "counters not read (lab grade --counters reads them on a CUDA GPU with Nsight Compute)",
     Unavailable.NO_SPEC: "this stage names no hardware counters",
-    Unavailable.OPENCL: "counters are read for CUDA kernels only: Nsight Compute profiles no kernel of an "
-                        "OpenCL program (grade the .cu version for them)",
+    Unavailable.OPENCL: "an OpenCL kernel's counters are read only on an NVIDIA GPU through NVIDIA's own OpenCL "
+                        "(its PTX run through CUDA: Nsight Compute profiles no kernel of an OpenCL program), and "
+                        "this device is not one (grade the .cu version on a CUDA GPU for them)",
     Unavailable.CPU_DEVICE: "no GPU counters on a CPU device (PoCL): they are read on a CUDA GPU",
     Unavailable.NO_GPU: "no CUDA GPU here: counters are read on one, with Nsight Compute",
     Unavailable.NO_NCU: "Nsight Compute (ncu) was not found: it comes with the CUDA toolkit "
@@ -54,6 +58,12 @@ REASON_TEXT = {
     Unavailable.FAILED: "reading the counters failed",
     Unavailable.UNREADABLE: "Nsight Compute's output could not be matched to the kernels launched",
 }
+
+
+# Shown with the counters of an OpenCL grading: how they were read.
+THROUGH_CUDA_LINE = ("read by running the kernel's PTX (from NVIDIA's OpenCL) through CUDA: Nsight Compute "
+                     "profiles no kernel of an OpenCL program; a kernel whose outputs were not right that way "
+                     "shows no counters")
 
 
 def reason_line(reason: Unavailable, detail: str = "") -> str:
@@ -98,6 +108,7 @@ class ProfileResult:
     seconds: float = 0.0  # wall time of the profiling runs (ncu's start, the replays, the entry)
     device: str = ""
     cached: tuple[str, ...] = ()  # roles whose counters came from the cache (grader.counters.cache)
+    through_cuda: bool = False  # OpenCL kernels, their PTX run through the CUDA driver (lab.backends.opencl_ptx)
 
     @property
     def ok(self) -> bool:

@@ -41,14 +41,25 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes for a few metrics
 
 
-def before_running(spec: Spec, backend: str, device_kind: str | None = None) -> ProfileResult | None:
+def before_running(spec: Spec, backend: str, device_kind: str | None = None,
+                   platform: str | None = None) -> ProfileResult | None:
     """Why counters cannot be read for this stage, backend and device, decided without running
-    anything (None: worth a run)."""
+    anything (None: worth a run). An OpenCL kernel is profiled through CUDA
+    (lab.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
+    another platform is refused here where the grading's `platform` is known, and by the
+    profiling entry where it is not (`lab profile` before it picks a device)."""
     if spec.counters is None:
         return unavailable(Unavailable.NO_SPEC)
-    if backend != "cuda":
-        return unavailable(Unavailable.CPU_DEVICE if device_kind == "cpu" else Unavailable.OPENCL)
-    if device_kind not in (None, "gpu"):
+    if device_kind == "cpu":
+        return unavailable(Unavailable.CPU_DEVICE)
+    if backend == "opencl":
+        from lab.backends.opencl_ptx import is_nvidia_platform
+
+        if device_kind not in (None, "gpu") or (platform is not None and not is_nvidia_platform(platform)):
+            return unavailable(Unavailable.OPENCL, platform or "")
+    elif backend != "cuda":
+        return unavailable(Unavailable.OPENCL)
+    elif device_kind not in (None, "gpu"):
         return unavailable(Unavailable.CPU_DEVICE)
     if ncu.ncu_path() is None:
         return unavailable(Unavailable.NO_NCU)
@@ -128,12 +139,13 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     chosen = metrics or spec.counters.metrics
 
     def run(part: list[RoleRequest]) -> ProfileResult:
-        return _one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s, sandboxed,
-                        seed)
+        result = _one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s, sandboxed,
+                          seed)
+        return replace(result, through_cuda=backend == "opencl") if result.ok else result
 
     if facts is None or cache.root() is None:
         return run(roles)
-    names = {r.role: role_key(catalog, spec, r, chosen, facts, tool) for r in roles if r.path}
+    names = {r.role: role_key(catalog, spec, r, chosen, facts, tool, backend) for r in roles if r.path}
     kept = {role: found for role, name in names.items() if (found := cache.load(name, role)) is not None}
     missing = [r for r in roles if r.path and r.role not in kept]
     results = []
@@ -159,13 +171,19 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         errors.update(result.role_errors)
     device = next((r.device for r in reversed(results) if r.device), facts.name)
     return ProfileResult(case, tuple(k for r in roles for k in by_role.get(r.role, ())), None, "", errors,
-                         sum(r.seconds for r in results), device, cached=tuple(r.role for r in roles if r.role in kept))
+                         sum(r.seconds for r in results), device, cached=tuple(r.role for r in roles if r.role in kept),
+                         through_cuda=backend == "opencl")
+
+
+# How a backend's kernels reach ncu, in the cache's names: an OpenCL kernel is NVIDIA's OpenCL's
+# PTX run through the CUDA driver (other code than nvcc's or NVRTC's cubin of the .cu file).
+ROUTES = {"cuda": "cuda", "opencl": "opencl-ptx-through-cuda"}
 
 
 def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str, ...],
-             facts: cache.DeviceFacts, tool: str) -> str:
+             facts: cache.DeviceFacts, tool: str, backend: str = "cuda") -> str:
     """The cache's name for one trusted role's counters (grader.counters.cache says what it
-    covers)."""
+    covers), apart for each backend's route to the GPU (ROUTES)."""
     import inspect
 
     from lab.backends.nvcc import nvcc_path
@@ -185,7 +203,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
                      digest(inspect.getsourcefile(load_problem(spec.problem))),
                      spec.id, spec.counters.case if spec.counters else {}, list(metrics),
                      [facts.name, facts.device_id, facts.uuid, facts.driver],
-                     cache.tool_identity(tool), cache.tool_identity(nvcc_path()))
+                     cache.tool_identity(tool), cache.tool_identity(nvcc_path()), ROUTES.get(backend, backend))
 
 
 def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, metrics: tuple[str, ...],
@@ -274,6 +292,9 @@ def interpret(log: str, output: str, manifest: dict[str, Any] | None, case: dict
     errors = dict(manifest.get("errors", {})) if manifest else {}
     device = str(manifest.get("device", "")) if manifest else ""
     extra: dict[str, Any] = {"case": case, "seconds": seconds, "device": device, "role_errors": errors}
+    refused = _entry_refused(manifest)
+    if refused is not None:  # the entry found no role can run here (an OpenCL GPU not NVIDIA's)
+        return unavailable(refused, ncu.clean(str(manifest.get("detail", "")) if manifest else ""), **extra)
     try:
         rows = parse_raw(log)
     except RawCsvError:
@@ -305,5 +326,16 @@ def interpret(log: str, output: str, manifest: dict[str, Any] | None, case: dict
     for launch in launches[len(rows):]:  # launched, never profiled (the process died in it)
         errors.setdefault(str(launch.get("role")), "not profiled: the run stopped in this kernel")
     missing = {k.role for k in kernels} & {str(launch.get("role")) for launch in launches[len(rows):]}
-    kernels = [k for k in kernels if k.role not in missing]  # a role is all its launches, or none
+    # Paired above with every launch; dropped here: an OpenCL kernel that ran differently through
+    # CUDA (the entry compared its outputs with the oracle) shows no counters.
+    dropped = {str(role) for role in manifest.get("dropped", [])} if manifest else set()
+    kernels = [k for k in kernels if k.role not in missing | dropped]  # a role is all its launches, or none
     return ProfileResult(case, tuple(kernels), None, "", errors, seconds, device)
+
+
+def _entry_refused(manifest: dict[str, Any] | None) -> Unavailable | None:
+    value = manifest.get("unavailable") if manifest else None
+    try:
+        return Unavailable(value) if value else None
+    except ValueError:
+        return None

@@ -30,6 +30,8 @@ def render_counters(shown: CountersShown | None, console: Console, title: str = 
         table.add_row(for_terminal(row.title), Text(fmt(row.yours, row.digits), style=style),
                       fmt(row.reference, row.digits), fmt(row.baseline, row.digits))
     console.print(table)
+    if shown.route:
+        console.print(Text(for_text(shown.route), style="dim"))
     for row in shown.rows:
         if row.worse:
             console.print(Text(for_text(row.sentence), style="yellow"))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.counters.indicators import role_values
-from grader.counters.model import ProfileResult, Unavailable, reason_line
+from grader.counters.model import THROUGH_CUDA_LINE, ProfileResult, Unavailable, reason_line
 from lab.counter_spec import Better, ConceptCheck, Indicator
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class CountersShown:
     role_errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     device: str = ""
+    route: str = ""  # how they were read, where not as the kernel's own (an OpenCL kernel's PTX through CUDA)
 
 
 def fmt(value: float | None, digits: int) -> str:
@@ -118,7 +119,8 @@ def build(spec: Spec, result: ProfileResult | None) -> CountersShown | None:
                                sentence(indicator, got["submission"], got["reference"], got["baseline"],
                                         is_worse, counters.lessons.get(indicator.name, ""))))
     return CountersShown(True, None, "", dict(result.case), tuple(rows), graded, note,
-                         dict(result.role_errors), result.seconds, result.device)
+                         dict(result.role_errors), result.seconds, result.device,
+                         THROUGH_CUDA_LINE if result.through_cuda else "")
 
 
 def case_text(case: dict[str, int | float]) -> str:

@@ -1,7 +1,8 @@
 """`lab profile STAGE FILE`: the stage's hardware counters for any kernel, beside the
-reference's and the baseline's, read with Nsight Compute on a CUDA GPU (grader.counters).
-Where they cannot be read (no CUDA GPU, no ncu, no permission, an OpenCL kernel, PoCL), one
-line says why.
+reference's and the baseline's, read with Nsight Compute on a CUDA GPU (grader.counters; an
+OpenCL kernel on an NVIDIA GPU of NVIDIA's OpenCL through CUDA, its PTX: lab.backends.opencl_ptx).
+Where they cannot be read (no CUDA GPU, no ncu, no permission, an OpenCL kernel elsewhere, PoCL),
+one line says why.
 
 Exit codes: 0 the counters are shown, or the line says why none can be read here (nothing is
 wrong with the kernel); 1 the kernel was refused, or it could not be profiled (it does not
@@ -36,18 +37,22 @@ def _where(backend: str, device: str | None) -> tuple[str | None, ProfileResult 
     except NoDeviceError:
         if backend == "cuda":
             return None, unavailable(Unavailable.NO_GPU)
-        return None, unavailable(Unavailable.OPENCL)
+        return None, unavailable(Unavailable.OPENCL, "no OpenCL device found")
     if target.kind != "gpu":
         return target.name, unavailable(Unavailable.CPU_DEVICE)
     if backend != "cuda":
-        return target.name, unavailable(Unavailable.OPENCL)
+        from lab.backends.opencl_ptx import is_nvidia_platform
+
+        if not is_nvidia_platform(target.platform):  # elsewhere its PTX runs through CUDA
+            return target.name, unavailable(Unavailable.OPENCL, target.platform)
     return target.name, None
 
 
 @app.command("profile")
 def profile_command(
     stage: str = typer.Argument(..., help="stage id, e.g. transpose_padded"),
-    file: Path = typer.Argument(..., help="a kernel for the stage: .cu (counters are read for CUDA kernels)"),
+    file: Path = typer.Argument(..., help="a kernel for the stage: .cu, or .cl (read on an NVIDIA GPU "
+                              "through CUDA)"),
     device: str = typer.Option(None, "--device", "-d", help="device index or part of its name"),
     json_file: Path = typer.Option(None, "--json", help="also write the counters as JSON to FILE (-: standard "
                                    "output, the table then goes to standard error)"),
@@ -81,7 +86,10 @@ def profile_command(
     name, result = (None, unavailable(Unavailable.NO_SPEC)) if spec.counters is None else \
         _where(submission.backend, device)
     if result is None:
-        roles = runner.roles_for(catalog, spec, submission.source, str(file))
+        from lab.backends import registry
+
+        roles = runner.roles_for(catalog, spec, submission.source, str(file),
+                                 registry.by_name(submission.backend).suffix)
         result = runner.profile(catalog, spec, roles, backend=submission.backend, device=-1,
                                 device_choice=device, limit_s=time_limit)
     shown = build(spec, result)

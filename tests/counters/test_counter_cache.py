@@ -93,9 +93,9 @@ def test_a_changed_key_profiles_the_trusted_kernels_again(stand_in, monkeypatch,
     elif change == "source":
         original = runner.role_key
 
-        def edited(catalog_, spec, role, metrics, facts_, tool_):  # the reference's file as if edited
-            return original(catalog_, spec, role, metrics, facts_, tool_) + ("-edited" if role.role == "reference"
-                                                                             else "")
+        def edited(catalog_, spec, role, metrics, facts_, tool_, *route):  # the reference's file as if edited
+            return original(catalog_, spec, role, metrics, facts_, tool_, *route) + (
+                "-edited" if role.role == "reference" else "")
         monkeypatch.setattr(runner, "role_key", edited)
     again = grade(spec_id, facts)
     assert again.ok, again.line
