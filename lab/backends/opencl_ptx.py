@@ -1,14 +1,16 @@
 """OpenCL kernels run through the CUDA driver, for Nsight Compute only (grader.counters): ncu
 profiles no kernel of an OpenCL program, but NVIDIA's OpenCL hands out its program's binary as
 PTX, and the CUDA driver loads PTX. This backend builds each unit with NVIDIA's OpenCL (the
-defines lab.backends.opencl passes), checks the PTX, reads OpenCL's launch offsets
+defines lab.backends.opencl passes), checks the PTX, reads the offsets OpenCL's runtime fills
 (%envreg0-%envreg2) as 0, loads it with the CUDA driver and leaves everything else (buffers,
 launches, events, the kernels' resources) to CudaBackend.
 
 What is refused (PtxRefused, with one line), because a CUDA launch would not run it as OpenCL
 does: a .target other than this GPU's sm_XX; any special register CUDA does not fill as
-OpenCL's runtime does (%envreg3 and up, %pm0, %dynamic_smem_size, ...), and %envreg0-%envreg2
-anywhere but a plain `mov` (the one form rewritten); an entry parameter that is a __local,
+OpenCL's runtime does (%envreg3 and up, %pm0, %dynamic_smem_size, cluster registers, ...; the
+clocks and %globaltimer are kept: the hardware fills them whichever API launched the kernel, and
+they change none of its work), and %envreg0-%envreg2 anywhere but a plain `mov` (the one form
+rewritten); an entry parameter that is a __local,
 __constant or image/sampler argument (no CUDA counterpart without the OpenCL runtime). The
 profiling entry still compares every launch's outputs with the problem's oracle: a kernel that
 passes these checks and runs differently shows no counters (grader.counters.entry).
@@ -43,8 +45,11 @@ CUDA_FILLED = frozenset({
     "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge", "lanemask_gt",
     "clock", "clock_hi", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi",
 })
-# OpenCL's global work offset, x, y, z: NVIDIA's OpenCL reads it from these registers, which
-# the CUDA driver leaves undefined. The lab launches every OpenCL kernel with offset 0.
+# %envreg0-%envreg2: offsets NVIDIA's OpenCL runtime fills and the CUDA driver leaves undefined
+# (which offsets exactly, NVIDIA does not document: transpose_naive reads %envreg0 and %envreg1
+# though it calls only get_group_id and get_local_id). They are 0 in every launch the lab makes
+# (no global offset, one grid): on the H100 that kernel's output through CUDA with them read as 0
+# equalled OpenCL's. Every other %envreg is refused; the entry's oracle check covers the rest.
 OFFSET_REGISTERS = 3
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"[^\"\n]*\"", re.S)
