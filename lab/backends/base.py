@@ -95,20 +95,9 @@ class Backend(ABC):
         CompileError. The trusted units come first: `before_untrusted` is called once they are
         all compiled and loaded, before this process handles any other unit's code (the end of
         a sandboxed worker's trusted-cache entries)."""
-        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
-        hook = before_untrusted
-        for i in trusted_first(units):
-            unit = units[i]
-            if not unit.trusted and hook is not None:
-                hook()
-                hook = None
-            try:
-                results[i] = self.compile(unit.source, list(unit.entries), unit.defines, unit.filename)
-            except CompileError as error:
-                results[i] = error
-        if hook is not None:
-            hook()
-        return results  # type: ignore[return-value]
+        return compile_in_order(
+            units, lambda unit: self.compile(unit.source, list(unit.entries), unit.defines, unit.filename),
+            before_untrusted)
 
     @abstractmethod
     def alloc(self, nbytes: int) -> Buffer: ...
@@ -164,3 +153,24 @@ class Backend(ABC):
 def trusted_first(units: list[CompileUnit]) -> list[int]:
     """The indices of `units`: the trusted ones first, then the others, each in their order."""
     return sorted(range(len(units)), key=lambda i: not units[i].trusted)
+
+
+def compile_in_order(units: list[CompileUnit], compile_one: Callable[[CompileUnit], dict[str, CompiledKernel]],
+                     before_untrusted: Callable[[], None] | None = None,
+                     ) -> list[dict[str, CompiledKernel] | CompileError]:
+    """Compile `units` one at a time, the trusted ones first, calling `before_untrusted` once
+    before the first that is not (or at the end, where all are): each unit's kernels, or the
+    CompileError it raised, in the units' own order."""
+    results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+    hook = before_untrusted
+    for i in trusted_first(units):
+        if not units[i].trusted and hook is not None:
+            hook()
+            hook = None
+        try:
+            results[i] = dict(compile_one(units[i]))
+        except CompileError as error:
+            results[i] = error
+    if hook is not None:
+        hook()
+    return results  # type: ignore[return-value]

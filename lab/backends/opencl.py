@@ -17,7 +17,7 @@ from lab.backends.base import (
     DeviceInfo,
     KernelResources,
     LaunchError,
-    trusted_first,
+    compile_in_order,
 )
 from lab.backends.nvcc import parse_ptxas_report
 from lab.backends.registry import BackendKind, KernelSyntax, Target
@@ -129,19 +129,7 @@ class OpenCLBackend(Backend):
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
                     ) -> list[dict[str, CompiledKernel] | CompileError]:
-        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
-        hook = before_untrusted
-        for i in trusted_first(units):  # the trusted ones before the compiler sees the student's
-            if not units[i].trusted and hook is not None:
-                hook()
-                hook = None
-            try:
-                results[i] = self._compile(units[i])
-            except CompileError as error:
-                results[i] = error
-        if hook is not None:
-            hook()
-        return results  # type: ignore[return-value]
+        return compile_in_order(units, self._compile, before_untrusted)
 
     def _compile(self, unit: CompileUnit) -> dict[str, OpenCLKernel]:
         cl = self._cl

@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from lab.backends import kernel_cache
-from lab.backends.base import CompiledKernel, CompileError, CompileUnit, LaunchError, trusted_first
+from lab.backends.base import CompiledKernel, CompileError, CompileUnit, LaunchError, compile_in_order
 from lab.backends.cuda import CudaBackend, CudaKernel
 from lab.backends.nvcc import Cubin
 
@@ -217,19 +217,7 @@ class OpenCLThroughCuda(CudaBackend):
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
                     ) -> list[dict[str, CompiledKernel] | CompileError]:
-        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
-        hook = before_untrusted
-        for i in trusted_first(units):
-            if not units[i].trusted and hook is not None:
-                hook()
-                hook = None
-            try:
-                results[i] = dict(self._through_cuda(units[i]))
-            except CompileError as error:
-                results[i] = error
-        if hook is not None:
-            hook()
-        return results  # type: ignore[return-value]
+        return compile_in_order(units, self._through_cuda, before_untrusted)
 
     def _ptx(self, unit: CompileUnit) -> tuple[str, str]:
         """The PTX NVIDIA's OpenCL builds of `unit` (a trusted unit's from the kernel cache where
