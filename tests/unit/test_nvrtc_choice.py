@@ -49,6 +49,18 @@ def test_nvrtcs_cubin_is_used_when_it_gives_one(monkeypatch):
     assert nvrtc.compile_cubin("src", {}, "mine.cu") is made
 
 
+def test_nvcc_compiles_where_nvrtcs_code_spills(monkeypatch):
+    """gemm_register_2d's reference spilled under NVRTC 13.0 and not under nvcc (the H100 machine)."""
+    from lab.backends.base import KernelResources
+
+    spilling = Cubin(b"nvrtc's", {"gemm": KernelResources(128, 33280, 72, 32, "nvcc -Xptxas -v")}, "")
+    clean = Cubin(b"nvcc's", {"gemm": KernelResources(128, 33280, 0, 0, "nvcc -Xptxas -v")}, "")
+    monkeypatch.setattr(nvrtc, "nvrtc_cubin", lambda *args, **kwargs: spilling)
+    monkeypatch.setattr(nvrtc, "nvcc_compile_cubin", lambda source, defines, filename, arch: clean)
+    assert nvrtc.spills(spilling) and not nvrtc.spills(clean)
+    assert nvrtc.compile_cubin("src", {}, "mine.cu") is clean
+
+
 def test_options_say_what_nvcc_is_told(monkeypatch):
     monkeypatch.setattr(nvrtc, "include_dirs", lambda: ["/cuda/include"])
     words = nvrtc.options({"TILE_DIM": 32, "SCALE": 0.5}, "sm_90")
