@@ -2,6 +2,7 @@
 graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` each, interleaved
 across backends), and the table gives, per stage and backend, the speedups' range, median,
 max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10).
+Each grading's line of progress gives every kernel's median on each buffer placement.
 
     python3 benchmarks/speedup_stability.py --repeat 10           # on the GPU machine
 
@@ -21,6 +22,13 @@ from trees import child_env, run_timed  # noqa: E402 - benchmarks/ is on sys.pat
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
+
+
+def role_times(performance: dict) -> str:
+    """Each timed kernel's median on each buffer placement, in ms: which one moved when a
+    speedup did."""
+    medians = performance.get("placement_medians_ms") or {}
+    return "; ".join(f"{role} " + " ".join(f"{ms:.4f}" for ms in values) for role, values in medians.items())
 
 
 def main() -> None:
@@ -49,8 +57,8 @@ def main() -> None:
                     except (OSError, ValueError):
                         performance = {}
                     speedup = performance.get("speedup")
-                    print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}",
-                          file=sys.stderr)
+                    print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}; "
+                          f"{role_times(performance)}", file=sys.stderr)
                     if isinstance(speedup, (int, float)):
                         speedups.setdefault((stage, backend), []).append(float(speedup))
                         samples.setdefault((stage, backend), []).append(int(performance.get("samples") or 0))

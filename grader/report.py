@@ -83,6 +83,8 @@ class Performance:
     graded: bool
     note: str = ""
     placements: int = 1  # buffer placements each kernel was timed on (its time: the mean of their medians)
+    # each kernel's median on each placement, in ms, in the order timed (what its time is the mean of)
+    placement_medians_ms: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass

@@ -75,6 +75,7 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         graded=graded,
         note=note,
         placements=max((len(s.get("placement_medians_ms", ())) for s in stats.values()), default=1) or 1,
+        placement_medians_ms={role: list(s.get("placement_medians_ms", ())) for role, s in stats.items()},
     )
 
 

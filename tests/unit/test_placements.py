@@ -199,6 +199,20 @@ def test_a_kernels_time_is_the_mean_of_its_placements_medians():
     release_roles(timed)
 
 
+def test_the_report_carries_each_kernels_placement_medians():
+    """What a speedup that moved between two gradings can be read back from: which kernel, on
+    which placement."""
+    from grader.scoring import performance
+
+    stats = {role: summarize_placements([[t], [t * 1.02]]) for role, t in
+             (("baseline", 4e-3), ("submission", 1e-3), ("reference", 2e-3))}
+    perf = performance(default_catalog().get("reduce_unrolled"), TimingResult({"n": 1}, stats), "gpu")
+    assert perf.placements == 2
+    assert perf.placement_medians_ms["submission"] == pytest.approx([1.0, 1.02])
+    assert json.loads(json.dumps(dataclasses.asdict(perf)))["placement_medians_ms"]["baseline"] == \
+        pytest.approx([4.0, 4.08])
+
+
 def test_summarize_placements_reads_each_placement_apart():
     by = [[1.0, 1.1, 0.9, 1.0], [2.0, 2.0, 2.2], [], [3.0]]
     s = summarize_placements(by)
