@@ -1,15 +1,15 @@
 """OpenCL kernels run through the CUDA driver, for Nsight Compute only (grader.counters): ncu
 profiles no kernel of an OpenCL program, but NVIDIA's OpenCL hands out its program's binary as
 PTX, and the CUDA driver loads PTX. This backend builds each unit with NVIDIA's OpenCL (the
-defines lab.backends.opencl passes), checks the PTX, reads the offsets OpenCL's runtime fills
-(%envreg0-%envreg2) as 0, loads it with the CUDA driver and leaves everything else (buffers,
+defines lab.backends.opencl passes), checks the PTX, reads the values OpenCL's runtime fills
+(%envreg0-%envreg8: offsets as 0, the group counts as %nctaid), loads it with the CUDA driver and leaves everything else (buffers,
 launches, events, the kernels' resources) to CudaBackend.
 
 What is refused (PtxRefused, with one line), because a CUDA launch would not run it as OpenCL
 does: a .target other than this GPU's sm_XX; any special register CUDA does not fill as
-OpenCL's runtime does (%envreg3 and up, %pm0, %dynamic_smem_size, cluster registers, ...; the
+OpenCL's runtime does (%envreg9 and up, %pm0, %dynamic_smem_size, cluster registers, ...; the
 clocks and %globaltimer are kept: the hardware fills them whichever API launched the kernel, and
-they change none of its work), and %envreg0-%envreg2 anywhere but a plain `mov` (the one form
+they change none of its work), and %envreg0-%envreg8 anywhere but a plain `mov` (the one form
 rewritten); an entry parameter that is a __local,
 __constant or image/sampler argument (no CUDA counterpart without the OpenCL runtime). The
 profiling entry still compares every launch's outputs with the problem's oracle: a kernel that
@@ -17,7 +17,10 @@ passes these checks and runs differently shows no counters (grader.counters.entr
 
 Measured on an H100 (benchmarks/opencl_ptx_under_cuda.py, docs/counters.md): transpose_naive's
 PTX launched as it is wrote out of bounds; with the %envreg reads as 0 its output equalled
-OpenCL's and ncu profiled it. This module itself has not yet run on a GPU.
+OpenCL's and ncu profiled it. Through `lab grade --counters` on the H100 (2026-11-25,
+benchmarks/counters_both_backends.py): 12 of the 15 references' .cl files read the same counters
+as their .cu twins where the code is alike (transpose sectors and bank conflicts exactly); the
+other 3 read %envreg4 or %envreg6, refused then, read as ENVREG_READS_AS says since.
 
 Not in the backend table (lab.backends.registry): only the profiling entry opens it. pycuda and
 pyopencl are imported when it is opened, never when this module is imported.
@@ -39,25 +42,32 @@ RESOURCES_SOURCE = "the CUDA driver, for the PTX of NVIDIA's OpenCL"
 
 # Special registers a CUDA launch fills exactly as an OpenCL launch of the same grid and block
 # does (PTX ISA, "Special Registers"): the thread's and block's indices and counts, the lane and
-# warp, the SM, the clocks. Every other one is refused, except %envreg0-%envreg2 (below).
+# warp, the SM, the clocks. Every other one is refused, except %envreg0-%envreg8 (below).
 CUDA_FILLED = frozenset({
     "tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid", "smid", "nsmid", "gridid",
     "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge", "lanemask_gt",
     "clock", "clock_hi", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi",
 })
-# %envreg0-%envreg2: offsets NVIDIA's OpenCL runtime fills and the CUDA driver leaves undefined
-# (which offsets exactly, NVIDIA does not document: transpose_naive reads %envreg0 and %envreg1
-# though it calls only get_group_id and get_local_id). They are 0 in every launch the lab makes
-# (no global offset, one grid): on the H100 that kernel's output through CUDA with them read as 0
-# equalled OpenCL's. Every other %envreg is refused; the entry's oracle check covers the rest.
-OFFSET_REGISTERS = 3
+# The %envreg registers NVIDIA's OpenCL runtime fills and the CUDA driver leaves undefined, and
+# what a CUDA launch of the lab's (one grid, no global offset) reads in their place. Which builtin
+# reads which, from the PTX NVIDIA's OpenCL made of one-call kernels on the H100 (driver 580.159):
+#   %envreg0-2  the group offset of dimension 0-2: get_group_id(d) = %envreg<d> + %ctaid.d  -> 0
+#   %envreg3-5  the global offset: get_global_id(d) = %ntid.d * %ctaid.d + %tid.d + %envreg<3+d> -> 0
+#   %envreg6-8  get_num_groups(d) (and get_global_size(d) = %envreg<6+d> * %ntid.d)  -> %nctaid.d
+#   %envreg9    get_work_dim(): refused (a CUDA launch has no such number)
+# A launch of 256 x 8 work-items in groups of 32 x 4 read get_num_groups = 8, 2 and
+# get_global_offset(0) = 0 there. A mov of 0 in place of an offset was first tried on
+# transpose_naive: its output through CUDA equalled OpenCL's. Only a plain `mov` is rewritten; the
+# entry's oracle check covers the rest.
+ENVREG_READS_AS = {0: "0", 1: "0", 2: "0", 3: "0", 4: "0", 5: "0",
+                   6: "%nctaid.x", 7: "%nctaid.y", 8: "%nctaid.z"}
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"[^\"\n]*\"", re.S)
 _DECLARED = re.compile(r"\.reg\s+(?:\.\w+\s+)+([^;]*);")
 _USED = re.compile(r"%(\w+)")
 _TARGET = re.compile(r"^\s*\.target\s+([^\s,]+)", re.M)
 _ENTRY = re.compile(r"\.entry\s+(\w+)\s*\((.*?)\)", re.S)
-_MOV_OFFSET = re.compile(r"^(\s*(?:@!?%\w+\s+)?mov\.[bsu]32\s+%\w+\s*,\s*)%envreg([0-2])(\s*;)", re.M)
+_MOV_ENVREG = re.compile(r"^(\s*(?:@!?%\w+\s+)?mov\.)([bsu]32)(\s+%\w+\s*,\s*)%envreg(\d+)(\s*;)", re.M)
 # Parameter state spaces that an OpenCL runtime fills and a CUDA launch cannot: a __local pointer
 # (.shared: local memory sized by the argument), a __constant one (.const: OpenCL copies the
 # buffer into the constant bank), images and samplers.
@@ -121,8 +131,8 @@ def _parameters(ptx: str, entry: str) -> list[str] | None:
 
 def prepare_ptx(ptx: str, arch: str, entries: Sequence[str]) -> str:
     """The PTX NVIDIA's OpenCL made, ready for the CUDA driver: checked (PtxRefused where it
-    would not run as OpenCL runs it: see the module's words) and each `mov` of %envreg0-%envreg2
-    turned into a `mov` of 0. `arch`: the GPU's "sm_90"."""
+    would not run as OpenCL runs it: see the module's words) and each `mov` of an %envreg turned
+    into a `mov` of what a CUDA launch reads there (ENVREG_READS_AS). `arch`: the GPU's "sm_90"."""
     target = _TARGET.search(ptx)
     if target is None:
         raise PtxRefused("its PTX names no .target")
@@ -135,7 +145,7 @@ def prepare_ptx(ptx: str, arch: str, entries: Sequence[str]) -> str:
         if offset is None:
             raise PtxRefused(f"its PTX reads the special register %{name}, which a CUDA launch does not fill "
                              f"as OpenCL's runtime does")
-        if int(offset.group(1)) >= OFFSET_REGISTERS:
+        if int(offset.group(1)) not in ENVREG_READS_AS:
             raise PtxRefused(f"its PTX reads %{name}, a value OpenCL's runtime sets and a CUDA launch does not")
     for entry in entries:
         params = _parameters(ptx, entry)
@@ -146,12 +156,23 @@ def prepare_ptx(ptx: str, arch: str, entries: Sequence[str]) -> str:
             for space, what in _PARAM_SPACES.items():
                 if space in words:
                     raise PtxRefused(f"`{entry}` takes {what} as its argument {number}")
-    rewritten = _MOV_OFFSET.sub(r"\g<1>0\g<3>", ptx)
+    rewritten = _MOV_ENVREG.sub(_read_as_cuda, ptx)
     left = re.search(r"[^\n]*%envreg\d+[^\n]*", _COMMENTS.sub(" ", rewritten))
     if left is not None:
-        raise PtxRefused(f"its PTX uses an OpenCL launch offset other than by a plain mov: "
+        raise PtxRefused(f"its PTX reads a value of OpenCL's runtime other than by a plain mov: "
                          f"`{' '.join(left.group(0).split())}`")
     return rewritten
+
+
+def _read_as_cuda(mov: re.Match) -> str:
+    """A `mov` of %envregN as a CUDA launch reads it: the constant (the mov's own type kept), or
+    the special register (a .u32 one: the mov becomes .u32)."""
+    number = int(mov.group(4))
+    if number not in ENVREG_READS_AS:
+        return mov.group(0)  # left for the check after the rewrite to name
+    value = ENVREG_READS_AS[number]
+    kind = "u32" if value.startswith("%") else mov.group(2)
+    return f"{mov.group(1)}{kind}{mov.group(3)}{value}{mov.group(5)}"
 
 
 def is_nvidia_platform(platform_name: str) -> bool:

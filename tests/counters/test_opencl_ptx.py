@@ -77,7 +77,7 @@ def test_special_registers_are_what_the_ptx_does_not_declare():
     assert special_registers(PTX) == ["envreg0", "ctaid", "ntid", "tid", "envreg1"]
 
 
-@pytest.mark.parametrize("register", ["%envreg3", "%envreg5", "%pm0", "%dynamic_smem_size", "%cluster_ctarank"])
+@pytest.mark.parametrize("register", ["%envreg9", "%envreg10", "%pm0", "%dynamic_smem_size", "%cluster_ctarank"])
 def test_a_register_cuda_does_not_fill_is_refused(register):
     ptx = PTX.replace("mov.u32 \t%r5, %ntid.x;", f"mov.u32 \t%r5, {register};")
     with pytest.raises(PtxRefused) as refused:
@@ -96,6 +96,17 @@ def test_an_offset_read_other_than_by_mov_is_refused():
     with pytest.raises(PtxRefused) as refused:
         prepare_ptx(ptx, "sm_90", ("transpose",))
     assert "add.s32 %r7, %r6, %envreg2;" in refused.value.reason
+
+
+@pytest.mark.parametrize(("number", "read_as"), [(3, "mov.b32 \t%r3, 0;"), (5, "mov.b32 \t%r3, 0;"),
+                                                 (6, "mov.u32 \t%r3, %nctaid.x;"), (7, "mov.u32 \t%r3, %nctaid.y;"),
+                                                 (8, "mov.u32 \t%r3, %nctaid.z;")])
+def test_global_offsets_read_as_zero_and_group_counts_as_nctaid(number, read_as):
+    """As NVIDIA's OpenCL reads them on the H100: get_global_id(d) adds %envreg<3+d>, and
+    get_num_groups(d) is %envreg<6+d> (one grid, no offset in the lab's launches)."""
+    ptx = PTX.replace("\tmov.b32 \t%r3, %envreg0;", f"\tmov.b32 \t%r3, %envreg{number};")
+    ready = prepare_ptx(ptx, "sm_90", ("transpose",))
+    assert read_as in ready and "%envreg" not in ready
 
 
 def test_a_predicated_mov_of_an_offset_is_rewritten():
