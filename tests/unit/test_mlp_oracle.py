@@ -73,3 +73,98 @@ def test_fast_screen_passes_a_right_run_and_defers_a_wrong_one() -> None:
     unwritten["dW2_step2"] = np.full_like(right["dW2_step2"], np.nan)
     verdict = mlp.check(s, inputs, unwritten, fast)
     assert not verdict.ok and "never written" in verdict.message
+
+
+def _kernel_like(s: Setup, inputs: dict[str, np.ndarray], chunk: int = 16) -> dict[str, np.ndarray]:
+    """The task graph's run as float32 kernels would make it: every product summed in chunks
+    of k (a tiled kernel's order, not BLAS's), the sigmoid in float32, lr / batch in float32."""
+    def product(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        out = np.zeros((p.shape[0], q.shape[1]), dtype=np.float32)
+        for k in range(0, p.shape[1], chunk):
+            out += p[:, k:k + chunk] @ q[k:k + chunk]
+        return out
+
+    def sigmoid(z: np.ndarray) -> np.ndarray:
+        return np.float32(1) / (np.float32(1) + np.exp(-z))
+
+    last = mlp.layers(s)
+    x, y = inputs["X"], inputs["Y"]
+    w = [inputs[f"W{n}_init"].copy() for n in range(1, last + 1)]
+    rate = np.float32(s["lr"]) / np.float32(s["batch"])
+    out: dict[str, np.ndarray] = {}
+
+    def forward(step: int | None) -> list[np.ndarray]:
+        a = [x]
+        for n in range(1, last + 1):
+            a.append(sigmoid(product(a[-1], w[n - 1])))
+            out[mlp.act(n, step)] = a[n]
+        return a
+
+    for step in range(1, int(s["steps"]) + 1):
+        a = forward(step)
+        d = {last: (y - a[last]) * a[last] * (np.float32(1) - a[last])}
+        for n in range(last, 1, -1):
+            d[n - 1] = product(d[n], w[n - 1].T) * a[n - 1] * (np.float32(1) - a[n - 1])
+        for n in range(1, last + 1):
+            out[mlp.delta(n, step)] = d[n]
+            out[mlp.grad(n, step)] = product(a[n - 1].T, d[n])
+        for n in range(1, last + 1):
+            w[n - 1] = w[n - 1] + rate * out[mlp.grad(n, step)]
+    forward(None)
+    for n in range(1, last + 1):
+        out[f"W{n}"] = w[n - 1]
+    return out
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_fast_screen_passes_a_kernel_like_run_and_fails_one_wrong_weight(seed: int) -> None:
+    s = setup()
+    inputs = mlp.inputs(s, np.random.default_rng(seed))
+    fast = mlp.expect(s, inputs)
+    steps, last = int(CASE["steps"]), mlp.layers(s)
+    right = _kernel_like(s, inputs)
+    assert set(right) == set(fast.expected)
+    assert mlp._screen(fast, inputs, right, steps, last)
+    assert mlp.check(s, inputs, right, fast).ok
+
+    wrong = dict(right)
+    wrong["W1"] = right["W1"].copy()
+    wrong["W1"][5, 7] += np.float32(1e-3)  # one weight `update` got wrong
+    assert not mlp._screen(fast, inputs, wrong, steps, last)
+    verdict = mlp.check(s, inputs, wrong, fast)
+    assert not verdict.ok and verdict.message.startswith("W1 after 3 steps")
+
+
+def test_least_outer_leaves_out_only_products_that_cannot_be_least() -> None:
+    # Blocks where the Hoelder products stay above Cauchy-Schwarz (left out) and blocks where
+    # they do not (made): the same bound, to the bit, as the least of all three.
+    rng = np.random.default_rng(4)
+    m, n = 96, 40
+    rows = [rng.uniform(1, 2, m).astype(np.float32) for _ in range(3)]
+    cols = [rng.uniform(1, 2, n).astype(np.float32) for _ in range(3)]
+    rows[1][:32] *= 4  # block 0: rows[1] cols[2] never least
+    rows[2][:64] *= 4  # blocks 0, 1: rows[2] cols[1] never least
+    blocks = [slice(0, 32), slice(32, 64), slice(64, 96)]
+    least = mlp._LeastOuter(rows, cols, blocks)
+    assert [list(made) for _, _, made in least.hoelder] == [[False, True, True], [False, False, True]]
+    full = np.minimum(np.minimum(np.multiply.outer(rows[0], cols[0]), np.multiply.outer(rows[1], cols[2])),
+                      np.multiply.outer(rows[2], cols[1]))
+    got = np.empty((m, n), dtype=np.float32)
+    for k, at in enumerate(blocks):
+        least.into(k, got[at], np.empty_like(got[at]))
+    assert np.array_equal(got, full)
+
+
+def test_norms_are_the_float64_ones_up_to_float32_rounding() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(1000, 24)).astype(np.float32)  # 1000 rows: column sums in groups
+    x64 = x.astype(np.float64)
+    for axis in (0, 1):
+        stats = mlp._Norms().of(x, axis)
+        assert np.array_equal(stats.top, np.abs(x64).max(axis=axis))
+        for got, want in ((stats.s1, np.abs(x64).sum(axis=axis)), (stats.s2, (x64 ** 2).sum(axis=axis)),
+                          (stats.s4, (x64 ** 4).sum(axis=axis))):
+            assert np.allclose(got, want, rtol=10 * mlp.UNIT_ROUNDOFF, atol=0)
+    # A transposed view is the other axis of its base, and is taken once.
+    norms = mlp._Norms()
+    assert norms.of(x.T, 1) is norms.of(x, 0)
