@@ -11,3 +11,37 @@ from grader.steps import host_inputs
 def test_one_thread_on_a_small_machine_and_one_per_set_of_inputs_on_a_large_one(monkeypatch, cores, threads):
     monkeypatch.setattr(host_inputs.os, "cpu_count", lambda: cores)
     assert host_inputs.host_threads() == threads == min(threads, 1 + host_inputs.SIZE_CHECK_ROUNDS)
+
+
+def test_the_rounds_inputs_are_made_after_the_benchmarks(monkeypatch):
+    """The benchmark needs its inputs first; the rounds' wait for them (not made beside them)."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lab.catalog import default_catalog
+
+    monkeypatch.setattr(host_inputs.os, "cpu_count", lambda: 16)  # three threads
+    made: list[tuple[str, float, float]] = []
+    lock = threading.Lock()
+
+    class Problem:
+        def inputs(self, setup, rng):
+            started = time.monotonic()
+            time.sleep(0.05)
+            with lock:
+                made.append((threading.current_thread().name, started, time.monotonic()))
+            return {"x": rng.random(2)}
+
+    ctx = SimpleNamespace(problem=Problem(), spec=default_catalog().get("reduce_unrolled"), timed=True,
+                          backend=SimpleNamespace(info=SimpleNamespace(kind="gpu")), rng=np.random.default_rng(1))
+    host_inputs.MakeHostInputs().run(ctx)
+    made_inputs = ctx.host_inputs
+    benchmark = made_inputs.benchmark.result()
+    rounds = [r.inputs.result() for r in made_inputs.rounds]
+    made_inputs.close()
+    assert len(made) == 3 and benchmark["x"].shape == (2,) and len(rounds) == host_inputs.SIZE_CHECK_ROUNDS
+    first_end = min(end for _, _, end in made)
+    assert sorted(started for _, started, _ in made)[1] >= first_end  # the others began after the first ended
