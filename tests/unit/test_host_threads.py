@@ -45,3 +45,31 @@ def test_the_rounds_inputs_are_made_after_the_benchmarks(monkeypatch):
     assert len(made) == 3 and benchmark["x"].shape == (2,) and len(rounds) == host_inputs.SIZE_CHECK_ROUNDS
     first_end = min(end for _, _, end in made)
     assert sorted(started for _, started, _ in made)[1] >= first_end  # the others began after the first ended
+
+
+def test_finish_waits_for_every_set_of_inputs_and_every_oracle_run(monkeypatch):
+    """The benchmark calls it before its timed rounds: no host thread runs beside them."""
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from lab.catalog import default_catalog
+
+    monkeypatch.setattr(host_inputs.os, "cpu_count", lambda: 16)
+
+    class Problem:
+        def inputs(self, setup, rng):
+            return {"x": rng.random(2)}
+
+        def expect(self, setup, inputs):
+            time.sleep(0.1)
+            return float(inputs["x"].sum())
+
+    ctx = SimpleNamespace(problem=Problem(), spec=default_catalog().get("reduce_unrolled"), timed=True,
+                          backend=SimpleNamespace(info=SimpleNamespace(kind="gpu")), rng=np.random.default_rng(1))
+    host_inputs.MakeHostInputs().run(ctx)
+    ctx.host_inputs.finish()
+    assert all(r.inputs.done() and r.expected.done() for r in ctx.host_inputs.rounds)
+    assert ctx.host_inputs.benchmark.done()
+    ctx.host_inputs.close()
