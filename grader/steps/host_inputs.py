@@ -5,10 +5,12 @@ run without timing), the benchmark and both rounds of the size check need fresh 
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
 depends on the submission, so `MakeHostInputs` starts it right after the device is open, and
-it runs while nvcc compiles, the correctness cases run and the benchmark times: in one thread
+it runs while nvcc compiles and the correctness cases run: in one thread
 on a small machine, in up to three where there are cores to spare (`host_threads`), so the two
-rounds' oracle runs overlap; the benchmark's inputs are made first, the rounds' after them. Each set of inputs draws from a generator of its own, spawned from
-one draw of the grading's, so a seed still gives the same inputs however many threads run.
+rounds' oracle runs overlap; the benchmark's inputs are made first, the rounds' after them, and
+all of it is finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
+inputs draws from a generator of its own, spawned from one draw of the grading's, so a seed
+still gives the same inputs however many threads run.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
 the result as `expected`.
 """

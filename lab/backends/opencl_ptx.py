@@ -2,8 +2,8 @@
 profiles no kernel of an OpenCL program, but NVIDIA's OpenCL hands out its program's binary as
 PTX, and the CUDA driver loads PTX. This backend builds each unit with NVIDIA's OpenCL (the
 defines lab.backends.opencl passes), checks the PTX, reads the values OpenCL's runtime fills
-(%envreg0-%envreg8: offsets as 0, the group counts as %nctaid), loads it with the CUDA driver and leaves everything else (buffers,
-launches, events, the kernels' resources) to CudaBackend.
+(%envreg0-%envreg8: offsets as 0, the group counts as %nctaid), loads it with the CUDA driver
+and leaves everything else (buffers, launches, events, the kernels' resources) to CudaBackend.
 
 What is refused (PtxRefused, with one line), because a CUDA launch would not run it as OpenCL
 does: a .target other than this GPU's sm_XX; any special register CUDA does not fill as
