@@ -2,7 +2,8 @@
 graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` each, interleaved
 across backends), and the table gives, per stage and backend, the speedups' range, median,
 max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10).
-Each grading's line of progress gives every kernel's median on each buffer placement.
+Each grading's line of progress gives every kernel's median on each buffer placement; with
+--clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
     python3 benchmarks/speedup_stability.py --repeat 10           # on the GPU machine
 
@@ -12,13 +13,16 @@ Progress goes to stderr; the table comes last, on stdout. Only the standard libr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from trees import child_env, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from gpu_clocks import ClockSampler, describe  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from trees import child_env, run_timed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
@@ -38,10 +42,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=10, metavar="N")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="S")
     parser.add_argument("--cpu-timing", action="store_true", help="passed to lab grade: to try it on a CPU device")
+    parser.add_argument("--clocks", action="store_true",
+                        help="sample the GPU's clocks with nvidia-smi (gpu_clocks.py) and give each grading's")
     args = parser.parse_args()
     speedups: dict[tuple[str, str], list[float]] = {}
     samples: dict[tuple[str, str], list[int]] = {}
-    with tempfile.TemporaryDirectory(prefix="lab-stability-") as tmp:
+    windows: list[tuple[str, float | None, float, float]] = []  # (grading, speedup, start, end)
+    clocks = ClockSampler() if args.clocks else None
+    with tempfile.TemporaryDirectory(prefix="lab-stability-") as tmp, clocks or contextlib.nullcontext():
         work = Path(tmp)
         for repeat in range(args.repeat):
             for stage in [s for s in args.stages.split(",") if s]:
@@ -51,6 +59,7 @@ def main() -> None:
                     command = [sys.executable, "-m", "lab", "grade", stage,
                                str(ROOT / "reference" / stage / f"solution{SUFFIX[backend]}"),
                                "--backend", backend, "--json", str(result)] + (["--cpu-timing"] if args.cpu_timing else [])
+                    started = time.time()
                     code, wall = run_timed(command, ROOT, child_env(ROOT), args.timeout, work / "log.txt")
                     try:
                         performance = json.loads(result.read_text(encoding="utf-8")).get("performance") or {}
@@ -59,9 +68,16 @@ def main() -> None:
                     speedup = performance.get("speedup")
                     print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}; "
                           f"{role_times(performance)}", file=sys.stderr)
+                    windows.append((f"{stage} {backend} #{repeat + 1}", speedup, started, time.time()))
                     if isinstance(speedup, (int, float)):
                         speedups.setdefault((stage, backend), []).append(float(speedup))
                         samples.setdefault((stage, backend), []).append(int(performance.get("samples") or 0))
+    if clocks is not None:
+        if not clocks.available:
+            print("no nvidia-smi here: the clocks were not read", file=sys.stderr)
+        for name, speedup, start, end in windows:
+            print(f"{name}: speedup {speedup}; {describe(clocks.between(start, end))}")
+        print()
     print("| stage | backend | gradings | speedup range | median | max/min - 1 | largest from median | timed launches |")
     print("|---|---|---:|---|---:|---:|---:|---|")
     for (stage, backend), values in speedups.items():
