@@ -119,7 +119,9 @@ class ClusterTask:
         self.runner = runner
         self.root = Path(manifest.submissions)
         self._fingerprint = Fingerprints(catalog)
-        self._lock = threading.Lock()
+        # Re-entrant: `_work` advances the claims' generator while it holds the lock, and the
+        # generator takes it again to count a skipped submission.
+        self._lock = threading.RLock()
         self._in_flight: set[int] = set()
         self._skipped = 0
 

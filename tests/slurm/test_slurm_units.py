@@ -189,6 +189,26 @@ def test_tasks_share_a_run_each_submission_graded_once_and_recorded_with_its_nod
     assert len(make_cluster_plan(subs, catalog(), store, other).to_grade) == 10
 
 
+def test_a_submission_graded_already_is_skipped_without_stopping_the_task(tmp_path):
+    """A claim that is free again (a requeued task gave it back) for a submission this run graded
+    already: counted as skipped. The claims' generator counts it under the lock its thread holds
+    while it asks for the next one; with a plain lock the thread waited for itself forever (seen
+    in CI's Slurm test: a task hung 9 minutes with its worker idle)."""
+    import threading
+
+    subs, store, folder, manifest = _run(tmp_path, ["ann", "bob", "cyd"], tasks=1)
+    assert _task(folder, manifest, store, holder(0)).run().graded == 3
+    for index in list(folder.claims.claimed()):
+        folder.claims.release(index, holder(0))
+    again = _task(folder, manifest, store, holder(0, restart=1))
+    results = []
+    thread = threading.Thread(target=lambda: results.append(again.run()), daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the task waited for itself"
+    assert results[0].graded == 0 and results[0].skipped == 3 and again.graded_names == []
+
+
 def test_a_dead_tasks_claim_is_left_for_the_next_run_and_the_status_says_failed(tmp_path, monkeypatch):
     subs, store, folder, manifest = _run(tmp_path, ["ann", "bob", "cyd", "dee"], tasks=2)
     dead = holder(1)
