@@ -33,5 +33,7 @@ def main() -> None:
         if not args or args[0] != "grade":
             interrupt.restore()  # the other commands say what an interrupt kept (lab batch)
         cli()
-    except KeyboardInterrupt:  # during the imports, before typer runs (it turns one into exit 130)
+    except BaseException as error:  # a Ctrl-C during the imports, before typer runs (it turns one into exit 130)
+        if isinstance(error, SystemExit) or not interrupt.caused_by_interrupt(error):
+            raise
         interrupt.end()
