@@ -14,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grader import pocl_scratch, sandbox
+from grader import host_cores, pocl_scratch, sandbox
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,6 +54,7 @@ class WorkerProcess:
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONUNBUFFERED", "1")
         env["LAB_WORKER_PRELOAD"] = backend
+        env.update(host_cores.blas_env(env))  # before numpy loads OpenBLAS in the worker
         self.backend = backend
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,

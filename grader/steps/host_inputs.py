@@ -5,10 +5,10 @@ run without timing), the benchmark and both rounds of the size check need fresh 
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
 depends on the submission, so `MakeHostInputs` starts it right after the device is open, and
-it runs while nvcc compiles and the correctness cases run: in one thread
-on a small machine, in up to three where there are cores to spare (`host_threads`), so the two
-rounds' oracle runs overlap; the benchmark's inputs are made first, the rounds' after them, and
-all of it is finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
+it runs while nvcc compiles and the correctness cases run: in one thread on a small machine,
+in up to three where there are cores to spare, so the two rounds' oracle runs overlap
+(grader.host_cores: these threads, and the BLAS threads each product may use); the
+benchmark's inputs are made first, the rounds' after them, and all of it is finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
 inputs draws from a generator of its own, spawned from one draw of the grading's, so a seed
 still gives the same inputs however many threads run.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
@@ -17,16 +17,15 @@ the result as `expected`.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from grader.correctness import make_setup
+from grader.host_cores import SIZE_CHECK_ROUNDS, host_threads
 from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
 
-SIZE_CHECK_ROUNDS = 2
 
 
 @dataclass
@@ -84,13 +83,6 @@ class MakeHostInputs(Step):
         ctx.host_inputs = HostInputs(benchmark, rounds, pool)
         return True
 
-
-def host_threads() -> int:
-    """Threads for the host work: one per set of inputs where the machine has the cores to
-    spare (numpy's products and element-wise passes over large arrays release the GIL: mlp's
-    two float oracle runs overlap), one on a small machine, whose cores the worker's other steps
-    and the compilers need."""
-    return max(1, min(1 + SIZE_CHECK_ROUNDS, (os.cpu_count() or 1) // 4))
 
 
 def _after(first: Future | None, make: Any, *args: Any) -> Any:
