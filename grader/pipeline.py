@@ -316,6 +316,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             memory_limit=CPU_MEMORY_LIMIT,
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
+            keep_program=counters,  # the profiling entry loads it rather than compile it again
         )
         run_worker(request, limits, grading, worker=worker, on_phase=on_phase, on_queue=on_queue)
         no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)

@@ -73,6 +73,18 @@ class CompileResult:
 
 
 @dataclass(frozen=True)
+class CompiledProgram:
+    """The submission's program as compiled (lab.backends.base.ProgramImage), where the request
+    asked for it (`lab grade --counters`): the profiling entry loads it rather than compile the
+    submission again. It comes after StudentCode, so it is the student's: the parent only ever
+    hands it back to the sandboxed entry as the submission's own program."""
+
+    format: str  # "cubin" | "ptx"
+    data: str  # base64
+    log: str = ""
+
+
+@dataclass(frozen=True)
 class CaseResult:
     label: str
     ok: bool
@@ -174,10 +186,12 @@ class DeviceGranted:
 
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in
-                   (PhaseStarted, DeviceOpened, CompileResult, CaseResult, TimingResult, GraderError, Done,
-                    CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort, DeviceReleased)}
-WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CaseResult | TimingResult | GraderError | Done
-                 | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort | DeviceReleased)
+                   (PhaseStarted, DeviceOpened, CompileResult, CompiledProgram, CaseResult, TimingResult,
+                    GraderError, Done, CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort,
+                    DeviceReleased)}
+WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CompiledProgram | CaseResult | TimingResult
+                 | GraderError | Done | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort
+                 | DeviceReleased)
 
 
 def _plain(value: Any) -> Any:
@@ -264,6 +278,7 @@ class Grading:
     source: SourceResult = field(default_factory=SourceResult)
     device: DeviceOpened | None = None
     compiled: CompileResult | None = None
+    program: CompiledProgram | None = None  # the submission's, for the profiling entry (never reported)
     cases: list[CaseResult] = field(default_factory=list)
     timing: TimingResult | None = None
     errors: list[GraderError] = field(default_factory=list)
@@ -283,6 +298,8 @@ class Grading:
             self.device = message
         elif isinstance(message, CompileResult):
             self.compiled = message
+        elif isinstance(message, CompiledProgram):
+            self.program = message
         elif isinstance(message, CaseResult):
             self.cases.append(message)
         elif isinstance(message, TimingResult):

@@ -28,6 +28,11 @@ class RoleRequest:
     path: str = ""  # a trusted kernel: its file, relative to the course root
     source: str = ""  # the submission: its text (the sandbox does not see the student's files)
     filename: str = ""
+    # The submission as the grading's worker compiled it (grader.results.CompiledProgram): loaded,
+    # not compiled again; its source is compiled where it will not load.
+    program_format: str = ""
+    program: str = ""  # base64
+    program_log: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,9 @@ class ProfileRequest:
     # Where this process's own output goes (its messages, a kernel's printf): a file beside `out`,
     # apart from ncu's stdout and stderr, so that nothing printed here passes for ncu's words.
     own_output: str = ""
+    # The grading's device as grader.device_identity names it (`pci:...`): an OpenCL request whose
+    # roles all come compiled opens that GPU through CUDA alone, with no OpenCL context.
+    device_id: str = ""
 
     @staticmethod
     def from_json(text: str) -> ProfileRequest:
@@ -93,6 +101,14 @@ def _open(request: ProfileRequest) -> Any:
 
     kind = registry.by_name(request.backend)
     index = request.device
+    if kind.name == "opencl" and request.device_id and all(r.program for r in request.roles):
+        from lab.backends.base import LaunchError
+        from lab.backends.opencl_ptx import OpenCLThroughCuda
+
+        try:
+            return OpenCLThroughCuda(pci=request.device_id)
+        except LaunchError:
+            pass  # found through OpenCL below
     if index < 0 or kind.name == "opencl":
         found, problem = kind.probe()
         discovery = Discovery(found, {kind.name: problem} if problem else {})
@@ -105,6 +121,48 @@ def _open(request: ProfileRequest) -> Any:
                 raise NotNvidiaOpenCL(f"{target.name} on {target.platform}")
             return OpenCLThroughCuda(index)
     return kind.open(index)
+
+
+def _program(role: RoleRequest) -> Any:
+    """The role's compiled program (lab.backends.base.ProgramImage), or None: none was sent, or
+    it is not base64."""
+    import base64
+    import binascii
+
+    from lab.backends.base import ProgramImage
+
+    if not role.program:
+        return None
+    try:
+        return ProgramImage(role.program_format, base64.b64decode(role.program, validate=True), role.program_log)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def compile_roles(backend: Any, roles: list[RoleRequest], units: list[Any]) -> list[Any]:
+    """Each role's entry points, or its CompileError, in the roles' order. The roles that came
+    without a program are compiled together first (backend.compile_all: the trusted ones from
+    the kernel cache); then each program sent is loaded. One the driver will not load is
+    compiled from its source; PTX refused (PtxRefused) stays refused, as its compile would be."""
+    from lab.backends.base import CompileError
+    from lab.backends.opencl_ptx import PtxRefused
+
+    results: list[Any] = [None] * len(roles)
+    images = {i: image for i, role in enumerate(roles) if (image := _program(role)) is not None}
+    rest = [i for i in range(len(roles)) if i not in images]
+    for i, result in zip(rest, backend.compile_all([units[i] for i in rest]) if rest else []):
+        results[i] = result
+    again = []
+    for i, image in images.items():
+        try:
+            results[i] = backend.load_program(image, list(units[i].entries))
+        except PtxRefused as refused:
+            results[i] = refused
+        except CompileError:
+            again.append(i)
+    for i, result in zip(again, backend.compile_all([units[i] for i in again]) if again else []):
+        results[i] = result
+    return results
 
 
 def _trusted_source(root: Path, relative: str) -> str:
@@ -153,7 +211,7 @@ def run(request: ProfileRequest) -> None:
             unit = CompileUnit(r.source, tuple(k.name for k in role_spec.kernels), role_spec.defines,
                                r.filename or f"{request.stage}.cu")
         units.append(unit)
-    compiled = backend.compile_all(units)
+    compiled = compile_roles(backend, request.roles, units)
 
     inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
     broken = ""

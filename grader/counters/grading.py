@@ -34,7 +34,8 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
     if not correct_so_far(g):
         return unavailable(Unavailable.NOT_CORRECT)
     # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
-    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix)
+    # The submission goes as the worker compiled it (g.program): not compiled a second time.
+    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix, g.program)
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
-                          seed=seed, facts=facts)
+                          seed=seed, facts=facts, device_id=g.device.device_id if g.device is not None else "")

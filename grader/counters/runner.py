@@ -34,6 +34,7 @@ from grader.counters.model import (
     unavailable,
 )
 from grader.counters.raw_csv import RawCsvError, parse_raw
+from grader.results import CompiledProgram
 from lab.catalog import Catalog
 from lab.spec import Spec
 
@@ -67,8 +68,9 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
 
 
 def roles_for(catalog: Catalog, spec: Spec, source: str | None, filename: str, suffix: str = ".cu",
-              ) -> list[RoleRequest]:
-    """The trusted roles first (baseline, reference), the submission last."""
+              program: CompiledProgram | None = None) -> list[RoleRequest]:
+    """The trusted roles first (baseline, reference), the submission last; with `program`, the
+    submission as the grading's worker compiled it (the entry loads it, not compiles it)."""
     roles = []
     if spec.baseline:
         stage_id, _, name = spec.baseline.partition(":")
@@ -77,7 +79,9 @@ def roles_for(catalog: Catalog, spec: Spec, source: str | None, filename: str, s
     path = catalog.reference_file(spec.id, suffix)
     roles.append(RoleRequest("reference", spec.id, path=str(path.relative_to(catalog.root))))
     if source is not None:
-        roles.append(RoleRequest("submission", spec.id, source=source, filename=filename))
+        compiled = {} if program is None else {"program_format": program.format, "program": program.data,
+                                                "program_log": program.log}
+        roles.append(RoleRequest("submission", spec.id, source=source, filename=filename, **compiled))
     return roles
 
 
@@ -115,7 +119,7 @@ def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
 def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
             sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
-            facts: cache.DeviceFacts | None = None) -> ProfileResult:
+            facts: cache.DeviceFacts | None = None, device_id: str = "") -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
     profiling case; never raises for anything the machine or the kernels do. `metrics`: other
     metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates).
@@ -123,7 +127,8 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     `facts`: the GPU the grading ran on (grader.counters.cache.device_facts). With them, the
     trusted roles' counters come from the cache where it has them; the ones it lacks are read
     in a run of their own (no submission in it: only such a run's numbers are kept), and the
-    submission in another. Without them (or with the cache off), one run reads every role."""
+    submission in another. Without them (or with the cache off), one run reads every role.
+    `device_id`: the grading's device (grader.device_identity), for the entry (ProfileRequest)."""
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -140,7 +145,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
 
     def run(part: list[RoleRequest]) -> ProfileResult:
         result = _one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s, sandboxed,
-                          seed)
+                          seed, device_id)
         return replace(result, through_cuda=backend == "opencl") if result.ok else result
 
     if facts is None or cache.root() is None:
@@ -208,7 +213,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
 
 def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, metrics: tuple[str, ...],
              backend: str, device: int, device_choice: str | None, limit_s: float, sandboxed: bool,
-             seed: int) -> ProfileResult:
+             seed: int, device_id: str = "") -> ProfileResult:
     """One launch of ncu around the entry, for `roles`."""
     assert spec.counters is not None
     case = dict(spec.counters.case)
@@ -218,7 +223,7 @@ def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, 
         folder = Path(tmp)
         log, out, own = folder / "ncu.log", folder / "launches.json", folder / "entry.out"
         request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
-                                 device_choice, seed, str(own))
+                                 device_choice, seed, str(own), device_id)
         argv = ncu.command(tool, metrics, kernels, launches, log, [sys.executable, "-m", "grader.counters.entry"])
         output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
         seconds = time.monotonic() - started

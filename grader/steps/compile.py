@@ -3,13 +3,16 @@ ceiling: from the kernel cache after the first time), all before any kernel runs
 
 from __future__ import annotations
 
+import base64
 from dataclasses import asdict
 
-from grader.results import CompileResult, FailureKind, GraderError, StudentCode
+from grader.results import CompiledProgram, CompileResult, FailureKind, GraderError, StudentCode
 from grader.steps.context import Context, Step
 from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit
 from lab.spec import Spec
+
+PROGRAM_BYTES = 32 << 20  # a larger program is compiled again by the profiling entry, not sent
 
 
 def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
@@ -60,6 +63,10 @@ class Compile(Step):
         ctx.kernels = own
         ctx.send(CompileResult(True, next(iter(own.values())).build_log,
                                {name: asdict(k.resources) for name, k in own.items()}))
+        if ctx.request.keep_program:
+            image = ctx.backend.program_image(own)
+            if image is not None and len(image.data) <= PROGRAM_BYTES:
+                ctx.send(CompiledProgram(image.format, base64.b64encode(image.data).decode("ascii"), image.log))
         if len(units) > len(trusted) + 1:
             ops = results.pop()
             if isinstance(ops, CompileError):

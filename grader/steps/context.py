@@ -33,6 +33,7 @@ class Request:
     memory_limit: int | None = None  # bytes of address space, on a CPU device
     compile_only: bool = False  # the source already fails correctness: compile, run nothing
     device_choice: str | None = None  # --device: an index or part of a name (with device -1)
+    keep_program: bool = False  # send the submission's CompiledProgram (for lab grade --counters)
 
 
 @dataclass

@@ -27,7 +27,6 @@ from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
 
 
-
 @dataclass
 class SizeCheckRound:
     inputs: Future

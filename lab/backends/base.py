@@ -73,6 +73,17 @@ class CompiledKernel(ABC):
     build_log: str
 
 
+@dataclass(frozen=True)
+class ProgramImage:
+    """A compiled program as the device's driver loads it: a CUDA cubin (`cubin`), or the PTX
+    NVIDIA's OpenCL makes (`ptx`), with its build log. A grading hands the submission's to the
+    profiling entry (grader.counters.entry), which then loads it rather than compile it again."""
+
+    format: str  # "cubin" | "ptx"
+    data: bytes
+    log: str = ""
+
+
 class Buffer(ABC):
     """Device memory; `view` makes a buffer that starts `offset` bytes in (for guard bands)."""
 
@@ -87,6 +98,16 @@ class Backend(ABC):
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
                 filename: str) -> dict[str, CompiledKernel]:
         """Compile `source`; return its entry points by name. Raise CompileError with the log."""
+
+    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+        """The program `kernels` (one compile's entry points) came from, in a form the profiling
+        entry can load (ProgramImage); None where this backend has none."""
+        return None
+
+    def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CompiledKernel]:
+        """The entry points of a program this backend's program_image gave (in another process
+        on the same device): loaded, not compiled. Raises CompileError where it cannot."""
+        raise CompileError(f"the {self.name} backend loads no compiled program")
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
                     ) -> list[dict[str, CompiledKernel] | CompileError]:

@@ -17,6 +17,7 @@ from lab.backends.base import (
     DeviceInfo,
     KernelResources,
     LaunchError,
+    ProgramImage,
     trusted_first,
 )
 from lab.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
@@ -41,6 +42,7 @@ class CudaKernel(CompiledKernel):
         self.resources = resources
         self.build_log = build_log
         self.prepared: str | None = None
+        self.program: Cubin | None = None  # what it was loaded from (program_image)
 
 
 def _attributes(device: Any) -> dict[str, int]:
@@ -153,6 +155,15 @@ class CudaBackend(Backend):
             hook()
         return results  # type: ignore[return-value]
 
+    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+        cubin = next((k.program for k in kernels.values() if isinstance(k, CudaKernel)), None)
+        return ProgramImage("cubin", cubin.image, cubin.log) if cubin is not None else None
+
+    def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CudaKernel]:
+        if image.format != "cubin":
+            raise CompileError(f"the CUDA backend loads a cubin, not {image.format}")
+        return self._load(Cubin(image.data, parse_ptxas_report(image.log), image.log), entries)
+
     def _load(self, cubin: Cubin, entries: list[str]) -> dict[str, CudaKernel]:
         self._ready()
         try:
@@ -177,6 +188,7 @@ class CudaBackend(Backend):
                 source="ptxas -v (through NVRTC or nvcc) and the CUDA driver",
             )
             kernels[entry] = CudaKernel(entry, function, resources, cubin.log)
+            kernels[entry].program = cubin
         self._modules.append(module)  # its functions need it alive
         return kernels
 

@@ -17,6 +17,7 @@ from lab.backends.base import (
     DeviceInfo,
     KernelResources,
     LaunchError,
+    ProgramImage,
     compile_in_order,
 )
 from lab.backends.nvcc import parse_ptxas_report
@@ -63,6 +64,7 @@ class OpenCLKernel(CompiledKernel):
         self.kernel = kernel
         self.resources = resources
         self.build_log = build_log
+        self.program: Any = None  # the pyopencl program it is in (program_image)
 
 
 _LOG_PATHS = re.compile(r"(?:/\S*/)?(?:tempfile_\w+\.cl|<kernel>|<source>|<stdin>|input\.cl)")
@@ -187,7 +189,20 @@ class OpenCLBackend(Backend):
                 source="OpenCL kernel work-group info" + (" and -cl-nv-verbose" if reported else ""),
             )
             kernels[entry] = OpenCLKernel(entry, kernel, resources, log)
+            kernels[entry].program = program
         return kernels
+
+    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+        """NVIDIA's OpenCL only: its program's binary is PTX, which the CUDA driver loads
+        (lab.backends.opencl_ptx); another platform's binary is of no use outside OpenCL."""
+        kernel = next((k for k in kernels.values() if isinstance(k, OpenCLKernel) and k.program is not None), None)
+        if not self.is_nvidia or kernel is None:
+            return None
+        try:
+            binary = bytes(kernel.program.get_info(self._cl.program_info.BINARIES)[0])
+        except self._cl.Error:
+            return None
+        return ProgramImage("ptx", binary.rstrip(b"\0"), kernel.build_log)
 
     def _max_threads(self, kernel: Any) -> int:
         """The largest work-group this kernel can be launched with. NVIDIA's driver answers the

@@ -34,7 +34,14 @@ from dataclasses import replace
 from typing import Any
 
 from lab.backends import kernel_cache
-from lab.backends.base import CompiledKernel, CompileError, CompileUnit, LaunchError, compile_in_order
+from lab.backends.base import (
+    CompiledKernel,
+    CompileError,
+    CompileUnit,
+    LaunchError,
+    ProgramImage,
+    compile_in_order,
+)
 from lab.backends.cuda import CudaBackend, CudaKernel
 from lab.backends.nvcc import Cubin
 
@@ -183,29 +190,49 @@ def is_nvidia_platform(platform_name: str) -> bool:
 def _cuda_index(cl_device: Any) -> int:
     """The CUDA device that is this OpenCL device: the same PCI address (NVIDIA's
     cl_nv_device_attribute_query), else the only CUDA device of its name."""
-    import pycuda.driver as drv
-
-    drv.init()
-    devices = [drv.Device(i) for i in range(drv.Device.count())]
-    attr = drv.device_attribute
     try:
         domain = int(getattr(cl_device, "pci_domain_id_nv", 0))
         wanted = (domain, int(cl_device.pci_bus_id_nv), int(cl_device.pci_slot_id_nv))
     except Exception:  # noqa: BLE001 - a driver without the query: by name
         wanted = None
-    if wanted is not None:
-        for index, device in enumerate(devices):
-            try:
-                here = (int(device.get_attribute(attr.PCI_DOMAIN_ID)), int(device.get_attribute(attr.PCI_BUS_ID)),
-                        int(device.get_attribute(attr.PCI_DEVICE_ID)))
-            except drv.Error:
-                continue
-            if here == wanted:
-                return index
-    named = [i for i, d in enumerate(devices) if d.name().strip() == cl_device.name.strip()]
+    found = _cuda_index_at(wanted) if wanted is not None else None
+    if found is not None:
+        return found
+    import pycuda.driver as drv
+
+    named = [i for i in range(drv.Device.count()) if drv.Device(i).name().strip() == cl_device.name.strip()]
     if len(named) == 1:
         return named[0]
     raise LaunchError(f"no CUDA device could be told to be the OpenCL device {cl_device.name.strip()!r}")
+
+
+def _cuda_index_at(wanted: tuple[int, int, int]) -> int | None:
+    """The CUDA device at PCI address (domain, bus, device), or None."""
+    import pycuda.driver as drv
+
+    drv.init()
+    attr = drv.device_attribute
+    for index in range(drv.Device.count()):
+        device = drv.Device(index)
+        try:
+            here = (int(device.get_attribute(attr.PCI_DOMAIN_ID)), int(device.get_attribute(attr.PCI_BUS_ID)),
+                    int(device.get_attribute(attr.PCI_DEVICE_ID)))
+        except drv.Error:
+            continue
+        if here == wanted:
+            return index
+    return None
+
+
+def parse_pci(device_id: str) -> tuple[int, int, int] | None:
+    """(domain, bus, device) of a grader.device_identity name `pci:dddd:bb:dd`; None otherwise."""
+    parts = device_id.split(":")
+    if len(parts) != 4 or parts[0] != "pci":
+        return None
+    try:
+        return int(parts[1], 16), int(parts[2], 16), int(parts[3], 16)
+    except ValueError:
+        return None
 
 
 class OpenCLThroughCuda(CudaBackend):
@@ -215,7 +242,19 @@ class OpenCLThroughCuda(CudaBackend):
     name = "opencl-through-cuda"
     through_cuda = True  # the profiling entry checks every launch's outputs against the oracle
 
-    def __init__(self, opencl_index: int = 0):
+    def __init__(self, opencl_index: int = 0, *, pci: str = ""):
+        """`pci` (a grader.device_identity name of a GPU found on NVIDIA's OpenCL platform before):
+        open that GPU through CUDA alone, with no OpenCL context. Then only compiled programs
+        load (load_program: a grading's PTX); a unit to compile is a CompileError."""
+        if pci:
+            wanted = parse_pci(pci)
+            index = _cuda_index_at(wanted) if wanted is not None else None
+            if index is None:
+                raise LaunchError(f"no CUDA device at {pci}")
+            super().__init__(index)
+            self._cl = self.cl_device = self.cl_context = None
+            self.cl_platform = ""
+            return
         import pyopencl as cl
 
         from lab.backends.opencl import all_devices, device_kind
@@ -247,6 +286,8 @@ class OpenCLThroughCuda(CudaBackend):
         from lab.sinks import for_regex_replacement
 
         cl = self._cl
+        if cl is None:
+            raise CompileError(f"{unit.filename}: opened through CUDA alone, this backend compiles no OpenCL source")
         options = [f"-D{name}={value}" for name, value in unit.defines.items()]
         device = self.cl_device
         key = kernel_cache.cache_key("opencl-ptx", self.cl_platform, device.version, device.driver_version,
@@ -276,10 +317,23 @@ class OpenCLThroughCuda(CudaBackend):
             kernel_cache.store(key, ptx.encode("utf-8"), {"log": log})
         return ptx, log
 
+    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+        return None  # its programs are OpenCL's PTX, rewritten: the grading's own PTX is the image
+
+    def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CudaKernel]:
+        """A grading's PTX (lab.backends.opencl's program_image), checked and rewritten as a
+        compiled unit's is."""
+        if image.format != "ptx":
+            raise CompileError(f"OpenCL through CUDA loads NVIDIA's OpenCL PTX, not {image.format}")
+        return self._ptx_through_cuda(image.data.decode("utf-8", errors="replace"), image.log, entries)
+
     def _through_cuda(self, unit: CompileUnit) -> dict[str, CudaKernel]:
         ptx, log = self._ptx(unit)
-        ready = prepare_ptx(ptx, self.arch, unit.entries)
-        kernels = self._load(Cubin((ready + "\0").encode("utf-8"), {}, log), list(unit.entries))
+        return self._ptx_through_cuda(ptx, log, list(unit.entries))
+
+    def _ptx_through_cuda(self, ptx: str, log: str, entries: Sequence[str]) -> dict[str, CudaKernel]:
+        ready = prepare_ptx(ptx, self.arch, entries)
+        kernels = self._load(Cubin((ready + "\0").encode("utf-8"), {}, log), list(entries))
         for kernel in kernels.values():
             kernel.resources = replace(kernel.resources, source=RESOURCES_SOURCE)
         return kernels
