@@ -200,67 +200,70 @@ def run(request: ProfileRequest) -> None:
     manifest.device = backend.info.name
     manifest.write()
 
-    specs = {r.role: catalog.get(r.stage) for r in request.roles}
-    units = []
-    for r in request.roles:
-        role_spec = specs[r.role]
-        if r.path:
-            unit = CompileUnit(_trusted_source(catalog.root, r.path), tuple(k.name for k in role_spec.kernels),
-                               role_spec.defines, r.path, trusted=True)
-        else:
-            unit = CompileUnit(r.source, tuple(k.name for k in role_spec.kernels), role_spec.defines,
-                               r.filename or f"{request.stage}.cu")
-        units.append(unit)
-    compiled = compile_roles(backend, request.roles, units)
+    try:
+        specs = {r.role: catalog.get(r.stage) for r in request.roles}
+        units = []
+        for r in request.roles:
+            role_spec = specs[r.role]
+            if r.path:
+                unit = CompileUnit(_trusted_source(catalog.root, r.path), tuple(k.name for k in role_spec.kernels),
+                                   role_spec.defines, r.path, trusted=True)
+            else:
+                unit = CompileUnit(r.source, tuple(k.name for k in role_spec.kernels), role_spec.defines,
+                                   r.filename or f"{request.stage}.cu")
+            units.append(unit)
+        compiled = compile_roles(backend, request.roles, units)
 
-    inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
-    broken = ""
-    for r, result in zip(request.roles, compiled):
-        if isinstance(result, PtxRefused):
-            manifest.errors[r.role] = f"not profiled through CUDA: {result.reason}"
-            manifest.write()
-            continue
-        if isinstance(result, CompileError):
-            first = result.log.strip().splitlines()[0] if result.log.strip() else "compile error"
-            manifest.errors[r.role] = f"does not compile: {first}"
-            manifest.write()
-            continue
-        if broken:
-            manifest.errors[r.role] = f"not run: {broken}"
-            manifest.write()
-            continue
-        timed = {}
-        try:
-            timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case, inputs)
-            entry = timed["submission"]
-            for step in entry.plan:  # every launch's limits before the first: none is half made
-                check_limits(result[step.kernel], step.block, backend.info)
-            if checked:
-                entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
-            for step in entry.plan:
-                manifest.launches.append({"role": r.role, "kernel": step.kernel})
-            manifest.write()  # before the launch: a crash in it still names what was launched
-            entry.run(backend)
-            if checked:  # the profiled launch's own outputs: no further launch to pair with ncu's rows
-                setup = entry.buffers.setup
-                _, failed, verdict = judge_run(entry.buffers, problem, setup, case_label(request.case))
-                why = failed.message if failed is not None else "" if verdict.ok else verdict.message
-                if failed is not None or not verdict.ok:
-                    manifest.dropped.append(r.role)
-                    manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
-                        else RAN_DIFFERENTLY
-        except LaunchRefused as error:
-            manifest.errors[r.role] = f"refused: {error}"
-        except Exception as error:  # noqa: BLE001 - LaunchError, or the driver's own: this role failed
-            manifest.errors[r.role] = f"launch failed: {error}" if isinstance(error, LaunchError) else \
-                f"failed: {type(error).__name__}: {error}"
-            broken = f"an earlier kernel ({r.role}) failed"
-        finally:
+        inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
+        broken = ""
+        for r, result in zip(request.roles, compiled):
+            if isinstance(result, PtxRefused):
+                manifest.errors[r.role] = f"not profiled through CUDA: {result.reason}"
+                manifest.write()
+                continue
+            if isinstance(result, CompileError):
+                first = result.log.strip().splitlines()[0] if result.log.strip() else "compile error"
+                manifest.errors[r.role] = f"does not compile: {first}"
+                manifest.write()
+                continue
+            if broken:
+                manifest.errors[r.role] = f"not run: {broken}"
+                manifest.write()
+                continue
+            timed = {}
             try:
-                release_roles(timed)
-            except Exception:  # noqa: BLE001 - a context a failed kernel broke: freed at exit
-                broken = broken or f"the device failed after {r.role}"
-        manifest.write()
+                timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case, inputs)
+                entry = timed["submission"]
+                for step in entry.plan:  # every launch's limits before the first: none is half made
+                    check_limits(result[step.kernel], step.block, backend.info)
+                if checked:
+                    entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
+                for step in entry.plan:
+                    manifest.launches.append({"role": r.role, "kernel": step.kernel})
+                manifest.write()  # before the launch: a crash in it still names what was launched
+                entry.run(backend)
+                if checked:  # the profiled launch's own outputs: no further launch to pair with ncu's rows
+                    setup = entry.buffers.setup
+                    _, failed, verdict = judge_run(entry.buffers, problem, setup, case_label(request.case))
+                    why = failed.message if failed is not None else "" if verdict.ok else verdict.message
+                    if failed is not None or not verdict.ok:
+                        manifest.dropped.append(r.role)
+                        manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
+                            else RAN_DIFFERENTLY
+            except LaunchRefused as error:
+                manifest.errors[r.role] = f"refused: {error}"
+            except Exception as error:  # noqa: BLE001 - LaunchError, or the driver's own: this role failed
+                manifest.errors[r.role] = f"launch failed: {error}" if isinstance(error, LaunchError) else \
+                    f"failed: {type(error).__name__}: {error}"
+                broken = f"an earlier kernel ({r.role}) failed"
+            finally:
+                try:
+                    release_roles(timed)
+                except Exception:  # noqa: BLE001 - a context a failed kernel broke: freed at exit
+                    broken = broken or f"the device failed after {r.role}"
+            manifest.write()
+    finally:
+        backend.close()  # the context popped: PyCUDA aborts the process at exit where one is left current
 
 
 def main() -> int:
