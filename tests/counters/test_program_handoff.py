@@ -133,12 +133,15 @@ def test_the_worker_sends_the_program_after_its_compile_result_where_asked():
     assert not any(isinstance(m, CompiledProgram) for m in compile_step(True, FakeBackend({"transpose": lambda *a: None})))
 
 
-def test_on_pocl_a_program_opencl_cannot_load_is_compiled_and_profiled(tmp_path):
-    """PoCL's OpenCL backend loads no program: the entry compiles the source and runs every role."""
+def test_the_entry_compiles_what_opencl_cannot_load_and_refuses_ptx_that_is_not(tmp_path):
+    """On a CPU device (PoCL) the OpenCL backend loads no program: the entry compiles the source and
+    runs every role. On NVIDIA's OpenCL the program goes through CUDA: this one is not PTX, and
+    the submission is refused with the reason (as a compile would refuse it), the others run."""
     pytest.importorskip("pyopencl")
-    from lab.backends.discovery import discover
+    from lab.backends.discovery import choose, discover
 
-    if not discover(("opencl",)).targets:
+    found = discover(("opencl",))
+    if not found.targets:
         pytest.skip("no OpenCL device")
     spec = catalog().get("transpose_coalesced")
     source = (ROOT / "examples" / "transpose_coalesced.cl").read_text()
@@ -149,5 +152,9 @@ def test_on_pocl_a_program_opencl_cannot_load_is_compiled_and_profiled(tmp_path)
                           capture_output=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     manifest = json.loads(out.read_text())
-    assert [launch["role"] for launch in manifest["launches"]] == ["baseline", "reference", "submission"]
-    assert manifest["errors"] == {}
+    launched = [launch["role"] for launch in manifest["launches"]]
+    if choose(found, "opencl").kind == "cpu":
+        assert launched == ["baseline", "reference", "submission"] and manifest["errors"] == {}
+    else:
+        assert launched == ["baseline", "reference"]
+        assert manifest["errors"] == {"submission": "not profiled through CUDA: its PTX names no .target"}
