@@ -302,7 +302,7 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
     each grader.queue_status event while the grading waits for its turn on the device."""
     seed = secrets.randbits(31) if seed is None else seed
-    started = time.monotonic()
+    started_at = time.monotonic()
     grading = Grading(timed=timing)
     profile = _not_profiled(counters)
     grading.source = check_submission_source(spec, source, target.backend, filename, catalog)
@@ -318,36 +318,59 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             compile_only=bool(grading.source.divergent_barriers),
             keep_program=counters,  # the profiling entry loads it rather than compile it again
         )
-        run_worker(request, limits, grading, worker=worker, on_phase=on_phase, on_queue=on_queue)
-        no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
-        if no_device is not None:
-            raise NoDeviceError(no_device.message)
-        compiled = grading.compiled is not None and grading.compiled.ok
-        if sanitize and compiled and not grading.source.divergent_barriers:
-            if on_phase is not None:
-                on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
-            grading.sanitizer = run_sanitizers(request, limits)
-        if counters:  # after the worker: nothing of it runs in a timed phase (grader.counters)
-            from grader.counters.grading import profile_grading
+        started = None  # the submission's profiling run: ncu's start and the entry's imports overlap the worker
+        if counters:
+            from grader.counters.grading import start_profiling
 
-            if on_phase is not None:
-                on_phase("hardware counters (Nsight Compute)")
-            from grader.device_turn import parent_turn
-
-            # Its replays load the device: it takes a turn in the device's queue as timing does.
-            with parent_turn(grading.device, on_queue) as waited:
-                profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
-                                          request.device_choice, seed)
-            grading.phases["counters"] = profile.seconds
-            if waited > 0.001:
-                grading.phases["queued"] = grading.phases.get("queued", 0.0) + waited
+            started = start_profiling(catalog, spec, source, filename, target)
+        try:
+            read = _graded(request, limits, grading, worker, on_phase, on_queue, sanitize, counters, catalog,
+                           spec, source, filename, target, seed, started)
+            profile = read if read is not None else profile
+        finally:
+            if started is not None:
+                started.discard()  # (a run that was used is gone already)
     elif worker is not None:
         worker.discard()
     # The grading's own time: its wait in line for the device is the `queued` phase, apart.
-    grading.duration_s = time.monotonic() - started - grading.phases.get("queued", 0.0)
+    grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
                         grader_version=GRADER_VERSION,
                         device=_shown(target) if grading.source.ok else _refused_on(target), counters=profile)
+
+
+def _graded(request: Request, limits: Limits, grading: Grading, worker: WorkerProcess | None,
+            on_phase: Callable[[str], None] | None, on_queue: Callable[[Any], None] | None, sanitize: bool,
+            counters: bool, catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, seed: int,
+            started: Any) -> Any:
+    """The worker's steps, then the sanitizer and the counters where asked, into `grading`; the
+    counters' ProfileResult, or None where they were not asked for. `started`: the submission's
+    profiling run, started beside the worker (grader.counters.grading.start_profiling)."""
+    run_worker(request, limits, grading, worker=worker, on_phase=on_phase, on_queue=on_queue)
+    no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
+    if no_device is not None:
+        raise NoDeviceError(no_device.message)
+    compiled = grading.compiled is not None and grading.compiled.ok
+    if sanitize and compiled and not grading.source.divergent_barriers:
+        if on_phase is not None:
+            on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
+        grading.sanitizer = run_sanitizers(request, limits)
+    if not counters:
+        return None
+    # After the worker: nothing of it runs in a timed phase (grader.counters).
+    from grader.counters.grading import profile_grading
+    from grader.device_turn import parent_turn
+
+    if on_phase is not None:
+        on_phase("hardware counters (Nsight Compute)")
+    # Its replays load the device: it takes a turn in the device's queue as timing does.
+    with parent_turn(grading.device, on_queue) as waited:
+        profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
+                                  request.device_choice, seed, started)
+    grading.phases["counters"] = profile.seconds
+    if waited > 0.001:
+        grading.phases["queued"] = grading.phases.get("queued", 0.0) + waited
+    return profile
 
 
 def _not_profiled(asked: bool) -> Any:

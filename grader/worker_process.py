@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from grader import host_cores, pocl_scratch, sandbox
 
@@ -101,7 +102,18 @@ class WorkerProcess:
             self.scratch.remove()
 
 
-_live: set[WorkerProcess] = set()  # started and not yet cleaned up
+# Started and not yet cleaned up: the workers, and the profiling runs started beside them
+# (grader.counters.runner.ProfilingRun). Each has `proc`, `scratch` (or None) and `discard()`.
+_live: set[Any] = set()
+
+
+def register(process: Any) -> None:
+    """Kill `process` with the workers on Ctrl-C (kill_all), and discard it at exit."""
+    _live.add(process)
+
+
+def unregister(process: Any) -> None:
+    _live.discard(process)
 
 
 def kill_all() -> None:

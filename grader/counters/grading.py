@@ -11,6 +11,7 @@ from __future__ import annotations
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.results import Grading
+from lab.backends.registry import Target
 from lab.catalog import Catalog
 from lab.spec import Spec
 
@@ -22,20 +23,38 @@ def correct_so_far(g: Grading) -> bool:
             and (g.sanitizer is None or g.sanitizer.first is None))
 
 
+def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target,
+                    ) -> runner.ProfilingRun | None:
+    """The submission's profiling run, started before the grading's worker (ncu's start and the
+    entry's imports overlap the grading: runner.ProfilingRun); None where none would run. A
+    device the worker is left to pick (kind "unknown") may be a GPU: a run is started, and ended
+    unused if it is not."""
+    from lab.backends import registry
+
+    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
+    kind = None if target.kind == "unknown" else target.kind
+    return runner.start_submission_run(catalog, spec, roles, target.backend, kind, target.platform or None)
+
+
 def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
-                    device: int, device_choice: str | None, seed: int = 0) -> ProfileResult:
+                    device: int, device_choice: str | None, seed: int = 0,
+                    started: runner.ProfilingRun | None = None) -> ProfileResult:
+    """The grading's counters; `started` (start_profiling's run) is used or ended here."""
     from lab.backends import registry
 
     kind = g.device.kind if g.device is not None else None
     platform = g.device.platform if g.device is not None else None
     early = runner.before_running(spec, backend, kind, platform)
+    if early is None and not correct_so_far(g):
+        early = unavailable(Unavailable.NOT_CORRECT)
     if early is not None:
+        if started is not None:
+            started.discard()
         return early
-    if not correct_so_far(g):
-        return unavailable(Unavailable.NOT_CORRECT)
     # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
     # The submission goes as the worker compiled it (g.program): not compiled a second time.
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix, g.program)
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
-                          seed=seed, facts=facts, device_id=g.device.device_id if g.device is not None else "")
+                          seed=seed, facts=facts, device_id=g.device.device_id if g.device is not None else "",
+                          started=started)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -119,7 +120,8 @@ def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
 def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
             sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
-            facts: cache.DeviceFacts | None = None, device_id: str = "") -> ProfileResult:
+            facts: cache.DeviceFacts | None = None, device_id: str = "",
+            started: ProfilingRun | None = None) -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
     profiling case; never raises for anything the machine or the kernels do. `metrics`: other
     metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates).
@@ -128,7 +130,38 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     trusted roles' counters come from the cache where it has them; the ones it lacks are read
     in a run of their own (no submission in it: only such a run's numbers are kept), and the
     submission in another. Without them (or with the cache off), one run reads every role.
-    `device_id`: the grading's device (grader.device_identity), for the entry (ProfileRequest)."""
+    `device_id`: the grading's device (grader.device_identity), for the entry (ProfileRequest).
+    `started`: the submission's run, started before the grading's worker (start_submission_run):
+    used where the submission is profiled in a run of its own, else ended unused."""
+    try:
+        return _profile(catalog, spec, roles, backend, device, device_choice, limit_s, sandboxed, seed, metrics,
+                        facts, device_id, started)
+    finally:
+        if started is not None:
+            started.discard()  # (a run that finished is gone already)
+
+
+def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
+                         device_kind: str | None, platform: str | None, sandboxed: bool = True,
+                         ) -> ProfilingRun | None:
+    """The submission's profiling run of a grading (the roles' untrusted part), started before the
+    grading's worker: None where profile() would read no counters here, or would read the
+    submission's in one run with the trusted roles' (no device facts, the cache off)."""
+    untrusted = [r for r in roles if not r.path]
+    if not untrusted or cache.root() is None or before_running(spec, backend, device_kind, platform) is not None:
+        return None
+    tool = ncu.ncu_path()
+    admin, refusal = _runs_as_admin(sandboxed)
+    if tool is None or refusal is not None or (ncu.admin_only() and not admin):
+        return None
+    assert spec.counters is not None
+    return ProfilingRun(catalog, spec, untrusted, tool, spec.counters.metrics, backend, sandboxed=sandboxed)
+
+
+def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str, device: int,
+             device_choice: str | None, limit_s: float, sandboxed: bool, seed: int,
+             metrics: tuple[str, ...] | None, facts: cache.DeviceFacts | None, device_id: str,
+             started: ProfilingRun | None) -> ProfileResult:
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -144,9 +177,8 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     chosen = metrics or spec.counters.metrics
 
     def run(part: list[RoleRequest]) -> ProfileResult:
-        result = _one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s, sandboxed,
-                          seed, device_id)
-        return replace(result, through_cuda=backend == "opencl") if result.ok else result
+        return _through(_one_run(catalog, spec, part, tool, chosen, backend, device, device_choice, limit_s,
+                                 sandboxed, seed, device_id), backend)
 
     if facts is None or cache.root() is None:
         return run(roles)
@@ -164,7 +196,9 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
         results.append(fresh)
     untrusted = [r for r in roles if not r.path]
     if untrusted:
-        theirs = run(untrusted)
+        usable = started is not None and started.fits(untrusted, chosen, sandboxed, limit_s)
+        theirs = run(untrusted) if not usable else _through(
+            started.finish(untrusted, device, device_choice, seed, device_id), backend)
         if not theirs.ok:
             return replace(theirs, seconds=sum(r.seconds for r in results) + theirs.seconds)
         results.append(theirs)
@@ -178,6 +212,11 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     return ProfileResult(case, tuple(k for r in roles for k in by_role.get(r.role, ())), None, "", errors,
                          sum(r.seconds for r in results), device, cached=tuple(r.role for r in roles if r.role in kept),
                          through_cuda=backend == "opencl")
+
+
+def _through(result: ProfileResult, backend: str) -> ProfileResult:
+    """An OpenCL kernel's counters are read through CUDA: said with them."""
+    return replace(result, through_cuda=backend == "opencl") if result.ok else result
 
 
 # How a backend's kernels reach ncu, in the cache's names: an OpenCL kernel is NVIDIA's OpenCL's
@@ -215,24 +254,76 @@ def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, 
              backend: str, device: int, device_choice: str | None, limit_s: float, sandboxed: bool,
              seed: int, device_id: str = "") -> ProfileResult:
     """One launch of ncu around the entry, for `roles`."""
-    assert spec.counters is not None
-    case = dict(spec.counters.case)
-    launches, kernels = _expected_launches(catalog, spec, roles)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="lab-counters-") as tmp:
-        folder = Path(tmp)
-        log, out, own = folder / "ncu.log", folder / "launches.json", folder / "entry.out"
-        request = ProfileRequest(str(catalog.root), spec.id, backend, device, case, str(out), roles,
-                                 device_choice, seed, str(own), device_id)
-        argv = ncu.command(tool, metrics, kernels, launches, log, [sys.executable, "-m", "grader.counters.entry"])
-        output, status = _run(argv, request.to_json(), folder, str(catalog.root), sandboxed, limit_s)
-        seconds = time.monotonic() - started
-        if status is None:
-            return unavailable(Unavailable.TIMEOUT, f"limit {limit_s:.0f} s", case=case, seconds=seconds)
-        log_text = log.read_text(errors="replace") if log.exists() else ""
-        own_text = own.read_text(errors="replace")[-20000:] if own.exists() else ""
-        manifest = _read_json(out)
-    return interpret(log_text, output, manifest, case, seconds, status, own_text)
+    run = ProfilingRun(catalog, spec, roles, tool, metrics, backend, limit_s, sandboxed)
+    return run.finish(roles, device, device_choice, seed, device_id)
+
+
+class ProfilingRun:
+    """ncu around the profiling entry (in the sandbox where asked), started before its request,
+    as a grading's worker is: ncu's own start, the interpreter's and the entry's imports overlap
+    the grading (on the H100 they were 0.8-1.3 s of a warm profiling run of 2.4-3.7 s). Until
+    the request arrives on its stdin the entry opens no device and runs nothing, so nothing of
+    it touches the GPU while the worker times. finish() sends the request and reads the result;
+    discard() ends a run no request came for. Both free its folder."""
+
+    def __init__(self, catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str,
+                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
+        from grader.worker_process import register
+
+        assert spec.counters is not None
+        self.catalog, self.spec, self.backend, self.limit_s = catalog, spec, backend, limit_s
+        self.names = [r.role for r in roles]
+        self.metrics, self.sandboxed = tuple(metrics), sandboxed
+        launches, kernels = _expected_launches(catalog, spec, roles)
+        self.folder = Path(tempfile.mkdtemp(prefix="lab-counters-"))
+        self.log, self.out, self.own = self.folder / "ncu.log", self.folder / "launches.json", self.folder / "entry.out"
+        argv = ncu.command(tool, metrics, kernels, launches, self.log, [sys.executable, "-m", "grader.counters.entry"])
+        self.scratch = None  # (grader.worker_process's registry of started processes reads it)
+        self.proc, self.start_error = _start(argv, self.folder, str(catalog.root), sandboxed)
+        if self.proc is not None:
+            register(self)
+
+    def fits(self, roles: list[RoleRequest], metrics: tuple[str, ...], sandboxed: bool, limit_s: float) -> bool:
+        """Whether this run profiles what a fresh one for `roles` would."""
+        return ([r.role for r in roles] == self.names and tuple(metrics) == self.metrics
+                and sandboxed == self.sandboxed and limit_s == self.limit_s)
+
+    def finish(self, roles: list[RoleRequest], device: int, device_choice: str | None, seed: int,
+               device_id: str = "") -> ProfileResult:
+        """Profile `roles` (those it was started for: the submission's may now carry its program)."""
+        assert [r.role for r in roles] == self.names, "a run profiles the roles it was started for"
+        case = dict(self.spec.counters.case) if self.spec.counters else {}
+        request = ProfileRequest(str(self.catalog.root), self.spec.id, self.backend, device, case, str(self.out),
+                                 roles, device_choice, seed, str(self.own), device_id)
+        started = time.monotonic()
+        try:
+            if self.proc is None:
+                output, status = f"==ERROR== cannot start ncu: {self.start_error}", 127
+            else:
+                output, status = _communicate(self.proc, request.to_json(), self.limit_s)
+            seconds = time.monotonic() - started
+            if status is None:
+                return unavailable(Unavailable.TIMEOUT, f"limit {self.limit_s:.0f} s", case=case, seconds=seconds)
+            log_text = self.log.read_text(errors="replace") if self.log.exists() else ""
+            own_text = self.own.read_text(errors="replace")[-20000:] if self.own.exists() else ""
+            manifest = _read_json(self.out)
+        finally:
+            self.cleanup()
+        return interpret(log_text, output, manifest, case, seconds, status, own_text)
+
+    def discard(self) -> None:
+        from grader.worker_process import kill_group
+
+        if self.proc is not None and self.proc.poll() is None:
+            kill_group(self.proc)
+            self.proc.wait()
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        from grader.worker_process import unregister
+
+        unregister(self)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -243,12 +334,10 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _run(argv: list[str], request: str, folder: Path, course_root: str, sandboxed: bool,
-         limit_s: float) -> tuple[str, int | None]:
-    """Run ncu (in the sandbox where asked); its combined output and exit status (None: it
-    ran past `limit_s` and was killed with its process group)."""
+def _start(argv: list[str], folder: Path, course_root: str, sandboxed: bool,
+           ) -> tuple[subprocess.Popen | None, str]:
+    """Start ncu (in the sandbox where asked), its stdin open for the request; or None and why not."""
     from grader import sandbox
-    from grader.worker_process import kill_group
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -260,12 +349,19 @@ def _run(argv: list[str], request: str, folder: Path, course_root: str, sandboxe
     else:
         fds, close = (), (lambda: None)
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True, env=env, cwd=str(PACKAGE_ROOT), pass_fds=fds)
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=env, cwd=str(PACKAGE_ROOT), pass_fds=fds), ""
     except OSError as error:
+        return None, str(error.strerror or error)
+    finally:
         close()
-        return f"==ERROR== cannot start ncu: {error.strerror or error}", 127
-    close()
+
+
+def _communicate(proc: subprocess.Popen, request: str, limit_s: float) -> tuple[str, int | None]:
+    """Send the request; ncu's combined output and exit status (None: it ran past `limit_s` and
+    was killed with its process group)."""
+    from grader.worker_process import kill_group
+
     try:
         raw, _ = proc.communicate(request.encode(), timeout=limit_s)
     except subprocess.TimeoutExpired:

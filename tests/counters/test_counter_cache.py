@@ -162,3 +162,43 @@ def test_device_facts_need_a_pci_address_and_a_driver(monkeypatch):
     assert cache.device_facts("GPU", "pci:0000:01:00") is None
     monkeypatch.setattr(cache, "driver_version", lambda: "550.54.15")
     assert cache.device_facts("GPU", "pci:0000:01:00") == cache.DeviceFacts("GPU", "pci:0000:01:00", "550.54.15", "")
+
+
+def start(source="src", kind="gpu"):
+    spec = catalog().get("transpose_coalesced")
+    roles = runner.roles_for(catalog(), spec, source, "x.cu")
+    return roles, runner.start_submission_run(catalog(), spec, roles, "cuda", kind, None, sandboxed=False)
+
+
+def test_a_run_started_before_the_worker_profiles_the_submission_when_asked(stand_in):
+    """ncu (its stand-in) starts with the grading and waits for the request on its stdin."""
+    from grader import worker_process
+
+    assert grade().ok  # the trusted roles' counters kept
+    roles, started = start(source="other source")
+    assert started is not None and started.proc.poll() is None and started in worker_process._live
+    assert runs(stand_in) == ["baseline,reference", "submission"]  # nothing profiled before the request
+    spec = catalog().get("transpose_coalesced")
+    result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=FACTS, started=started)
+    assert result.ok and result.cached == ("baseline", "reference"), result.line
+    assert runs(stand_in) == ["baseline,reference", "submission", "submission"]
+    assert started.proc.returncode is not None and not started.folder.exists()
+    assert started not in worker_process._live
+
+
+def test_a_started_run_not_needed_is_ended(stand_in):
+    """Without device facts every role is read in one run: the submission's own run is ended unused."""
+    roles, started = start()
+    spec = catalog().get("transpose_coalesced")
+    result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=None, started=started)
+    assert result.ok and runs(stand_in) == ["baseline,reference,submission"]
+    assert started.proc.returncode is not None and not started.folder.exists()
+
+
+def test_no_run_is_started_where_none_would_be_read(stand_in, monkeypatch):
+    assert start(kind="cpu")[1] is None
+    monkeypatch.setenv(cache.CACHE_ENV, "off")  # the submission would be read with the trusted roles
+    assert start()[1] is None
+    monkeypatch.setenv(cache.CACHE_ENV, str(stand_in / "cache"))
+    monkeypatch.setenv(ncu.NCU_ENV, "off")
+    assert start()[1] is None
