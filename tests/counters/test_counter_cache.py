@@ -202,3 +202,33 @@ def test_no_run_is_started_where_none_would_be_read(stand_in, monkeypatch):
     monkeypatch.setenv(cache.CACHE_ENV, str(stand_in / "cache"))
     monkeypatch.setenv(ncu.NCU_ENV, "off")
     assert start()[1] is None
+
+
+def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch):
+    """`lab grade x.cl` lets the worker pick the device (kind "unknown"), so the grading starts the
+    submission's run; on PoCL's CPU device no counters are read and the run is ended unused."""
+    pytest.importorskip("pyopencl")
+    from grader import worker_process
+    from grader.counters.model import Unavailable
+    from grader.pipeline import grade
+    from lab.backends.discovery import choose, discover
+    from lab.backends.registry import Target
+    from tests.counters.test_reasons import EXAMPLE
+
+    found = discover(("opencl",))
+    if not found.targets or choose(found, "opencl").kind != "cpu":
+        pytest.skip("the default OpenCL device here is not a CPU (PoCL)")
+    spec = catalog().get("transpose_coalesced")
+    seen = []
+    original = runner.ProfilingRun.__init__
+
+    def remember(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self)
+
+    monkeypatch.setattr(runner.ProfilingRun, "__init__", remember)
+    report = grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", Target.to_choose("opencl"), counters=True)
+    assert report.counters.reason == Unavailable.CPU_DEVICE
+    assert len(seen) == 1 and seen[0].proc.returncode is not None and not seen[0].folder.exists()
+    assert seen[0] not in worker_process._live
+    assert runs(stand_in) == []  # it never got a request
