@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo
@@ -76,10 +77,14 @@ def plan_for(problem: Any, spec: Any, setup: Any) -> list[Launch]:
 
 def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[str, KernelSpec],
              plan: list[Launch], values: dict[str, int | float], buffers: dict[str, Buffer],
-             timed: bool = False) -> float | None:
-    """Launch every step of `plan`; with `timed`, return the summed device time in seconds."""
+             timed: bool = False, before: Callable[[int], None] | None = None) -> float | None:
+    """Launch every step of `plan`; with `timed`, return the summed device time in seconds.
+    `before(i)` is called before the i-th launch (the profiling entry starts and stops the
+    profiler there)."""
     total = 0.0
-    for step in plan:
+    for index, step in enumerate(plan):
+        if before is not None:
+            before(index)
         check_limits(kernels[step.kernel], step.block, backend.info)
         bound = {param: buffers[name] for param, name in step.bind.items()}
         args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})

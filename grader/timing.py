@@ -135,9 +135,10 @@ class TimedRole:
         """The first placement's buffers (the size check's, and any other single use)."""
         return self.placements[0]
 
-    def run(self, backend: Backend, timed: bool = False, placement: int = 0) -> float | None:
+    def run(self, backend: Backend, timed: bool = False, placement: int = 0,
+            before: Callable[[int], None] | None = None) -> float | None:
         return run_plan(backend, self.kernels, self.specs, self.plan, self.values,
-                        self.placements[placement].bound(), timed=timed)
+                        self.placements[placement].bound(), timed=timed, before=before)
 
     def release(self) -> None:
         """Free every placement's buffers; never raises (CaseBuffers.release)."""

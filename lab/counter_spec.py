@@ -167,6 +167,11 @@ class CountersSpec:
     show: tuple[Indicator, ...]
     lessons: dict[str, str] = field(default_factory=dict)  # by indicator name
     check: ConceptCheck | None = None
+    # Which launches of the case ncu profiles (each one it profiles is replayed, 0.1-0.2 s on an
+    # H100): those of these entry points (empty: every one), and, with repeats False, only the
+    # first of launches alike (grader.counters.selection). The rest run unprofiled.
+    kernels: tuple[str, ...] = ()
+    repeats: bool = True
 
     def indicator(self, name: str) -> Indicator | None:
         return next((i for i in self.show if i.name == name), None)
@@ -231,7 +236,7 @@ def load_counters(data: Any) -> CountersSpec | None:
         return None
     if not isinstance(data, dict):
         raise ValueError("[counters] must be a table")
-    unknown = set(data) - {"case", "show", "lessons", "indicators", "check"}
+    unknown = set(data) - {"case", "show", "lessons", "indicators", "check", "kernels", "repeats"}
     if unknown:
         raise ValueError(f"[counters]: unknown keys {sorted(unknown)}")
     case = data.get("case")
@@ -270,4 +275,11 @@ def load_counters(data: Any) -> CountersSpec | None:
             raise ValueError("[counters.check] within is a factor of 1 or more (1.25: 25% worse than the reference)")
         slack = table.get("slack")
         check = ConceptCheck(table["indicator"], within, None if slack is None else float(slack))
-    return CountersSpec(dict(case), tuple(known[n] for n in show_names), dict(lessons), check)
+    kernels = data.get("kernels", [])
+    if not isinstance(kernels, list) or not all(isinstance(k, str) and k for k in kernels):
+        raise ValueError("[counters] kernels must be a list of the stage's entry points, like [\"kf\", \"kb1\"]")
+    repeats = data.get("repeats", True)
+    if not isinstance(repeats, bool):
+        raise ValueError("[counters] repeats must be true or false")
+    return CountersSpec(dict(case), tuple(known[n] for n in show_names), dict(lessons), check,
+                        tuple(dict.fromkeys(kernels)), repeats)

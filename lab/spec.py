@@ -230,6 +230,10 @@ def _validate(spec: Spec, path: Path) -> None:
         raise SpecError(f"{path}: points.concept needs a [counters.check]")
     if spec.counters is not None and spec.counters.check is not None and "concept" not in spec.points:
         raise SpecError(f"{path}: [counters.check] needs points.concept in [grading]")
+    if spec.counters is not None:
+        stray = [k for k in spec.counters.kernels if k not in {kernel.name for kernel in spec.kernels}]
+        if stray:
+            raise SpecError(f"{path}: [counters] kernels: {stray} are not entry points of this stage")
     if len(spec.block) != len(spec.grid) or not spec.block:
         raise SpecError(f"{path}: [launch] block and grid must have the same number of dimensions")
     try:

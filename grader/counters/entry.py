@@ -165,6 +165,29 @@ def compile_roles(backend: Any, roles: list[RoleRequest], units: list[Any]) -> l
     return results
 
 
+class ProfilerSwitch:
+    """Called before each launch of a plan (grader.launching.run_plan's `before`): the profiler
+    collects during the chosen launches only (grader.counters.selection)."""
+
+    def __init__(self, backend: Any, chosen: list[bool]):
+        self.backend, self.chosen, self.on = backend, chosen, False
+
+    def __call__(self, index: int) -> None:
+        if self.chosen[index] != self.on:
+            self.backend.profiler(self.chosen[index])
+            self.on = self.chosen[index]
+
+    def stop(self) -> None:
+        """After the plan, or where it failed: never raises (a context the kernel broke stops
+        collecting with the process)."""
+        if self.on:
+            self.on = False
+            try:
+                self.backend.profiler(False)
+            except Exception:  # noqa: BLE001 - the launch's own error is the one reported
+                pass
+
+
 def _trusted_source(root: Path, relative: str) -> str:
     path = (root / relative).resolve()
     if root.resolve() not in path.parents:
@@ -177,6 +200,7 @@ def run(request: ProfileRequest) -> None:
 
     from grader.correctness import case_label, judge_run, make_setup
     from grader.counters.model import Unavailable
+    from grader.counters.selection import profiled, selects
     from grader.launching import LaunchRefused, check_limits
     from grader.timing import prepare_roles, release_roles
     from lab.backends.base import CompileError, CompileUnit, LaunchError
@@ -238,10 +262,17 @@ def run(request: ProfileRequest) -> None:
                     check_limits(result[step.kernel], step.block, backend.info)
                 if checked:
                     entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
-                for step in entry.plan:
-                    manifest.launches.append({"role": r.role, "kernel": step.kernel})
+                chosen = profiled(entry.plan, spec.counters)
+                for step, take in zip(entry.plan, chosen):
+                    if take:  # ncu's table lists these, in this order
+                        manifest.launches.append({"role": r.role, "kernel": step.kernel})
                 manifest.write()  # before the launch: a crash in it still names what was launched
-                entry.run(backend)
+                switch = ProfilerSwitch(backend, chosen) if selects(spec.counters) else None
+                try:
+                    entry.run(backend, before=switch)
+                finally:
+                    if switch is not None:
+                        switch.stop()
                 if checked:  # the profiled launch's own outputs: no further launch to pair with ncu's rows
                     setup = entry.buffers.setup
                     _, failed, verdict = judge_run(entry.buffers, problem, setup, case_label(request.case))
@@ -273,6 +304,7 @@ def preload() -> None:
     import numpy  # noqa: F401
 
     import grader.correctness  # noqa: F401
+    import grader.counters.selection  # noqa: F401
     import grader.launching  # noqa: F401
     import grader.timing  # noqa: F401
     import lab.backends.cuda  # noqa: F401

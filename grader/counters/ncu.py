@@ -6,7 +6,9 @@ Facts used (NVIDIA, "Nsight Compute CLI" manual and "ERR_NVGPUCTRPERM" page):
   launch; `--print-units base` prints values in base units (byte, sector, nsecond), not scaled.
 - `--kernel-name regex:<re>` profiles only kernels whose function name matches;
   `--launch-count N` stops after N profiled launches; `--target-processes all` follows child
-  processes (the sandbox's interpreter starts the entry); `--log-file F` sends all of ncu's
+  processes (the sandbox's interpreter starts the entry); `--profile-from-start off` profiles
+  only launches between the program's cuProfilerStart and cuProfilerStop (kernel replay still
+  replays each launch alone); `--log-file F` sends all of ncu's
   output (its ==PROF== lines and the table) to F instead of stdout.
 - Every line of ncu's own starts with "==PROF==", "==WARNING==" or "==ERROR==". Without the
   right to read the counters: "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission
@@ -65,14 +67,16 @@ def admin_only(params: Path = PARAMS) -> bool | None:
 
 
 def command(ncu: str, metrics: tuple[str, ...], kernels: tuple[str, ...], launches: int,
-            log_file: Path, target: list[str]) -> list[str]:
+            log_file: Path, target: list[str], from_start: bool = True) -> list[str]:
     """The argv that profiles `target`'s launches of `kernels` (entry-point names: identifiers
-    from the stage's spec) with `metrics` (names checked by lab.counter_spec)."""
+    from the stage's spec) with `metrics` (names checked by lab.counter_spec). `from_start`
+    False: only launches between the target's profiler start and stop (cuProfilerStart/Stop)."""
     names = "|".join(sorted(set(kernels)))
     return [ncu, "--csv", "--page", "raw", "--print-units", "base",
             "--metrics", ",".join(metrics),
             "--kernel-name", f"regex:^({names})$",
             "--launch-count", str(max(1, launches)),
+            *([] if from_start else ["--profile-from-start", "off"]),
             "--target-processes", "all",
             "--log-file", str(log_file),
             *target]

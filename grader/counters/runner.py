@@ -35,6 +35,7 @@ from grader.counters.model import (
     unavailable,
 )
 from grader.counters.raw_csv import RawCsvError, parse_raw
+from grader.counters.selection import profiled, selects
 from grader.results import CompiledProgram
 from lab.catalog import Catalog
 from lab.spec import Spec
@@ -86,20 +87,23 @@ def roles_for(catalog: Catalog, spec: Spec, source: str | None, filename: str, s
     return roles
 
 
-def _expected_launches(catalog: Catalog, spec: Spec, roles: list[RoleRequest]) -> tuple[int, tuple[str, ...]]:
-    """How many launches the entry makes, and the entry points' names (for ncu's filter)."""
+def _chosen(catalog: Catalog, spec: Spec, role: RoleRequest) -> list[Any]:
+    """The launches of `role` that ncu profiles on the stage's case, in order
+    (grader.counters.selection)."""
     from grader.correctness import make_setup
     from grader.launching import plan_for
     from lab.problems import load_problem
 
     assert spec.counters is not None
-    problem = load_problem(spec.problem)
-    total, names = 0, []
-    for role in roles:
-        role_spec = catalog.get(role.stage)
-        total += len(plan_for(problem, role_spec, make_setup(role_spec, spec.counters.case)))
-        names += [k.name for k in role_spec.kernels]
-    return total, tuple(names)
+    role_spec = catalog.get(role.stage)
+    plan = plan_for(load_problem(spec.problem), role_spec, make_setup(role_spec, spec.counters.case))
+    return [launch for launch, take in zip(plan, profiled(plan, spec.counters)) if take]
+
+
+def _expected_launches(catalog: Catalog, spec: Spec, roles: list[RoleRequest]) -> tuple[int, tuple[str, ...]]:
+    """How many launches ncu profiles, and their entry points' names (for ncu's filter)."""
+    chosen = [launch for role in roles for launch in _chosen(catalog, spec, role)]
+    return len(chosen), tuple(launch.kernel for launch in chosen)
 
 
 def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
@@ -246,6 +250,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
                      digest(role_spec.folder / "assignment.toml"),
                      digest(inspect.getsourcefile(load_problem(spec.problem))),
                      spec.id, spec.counters.case if spec.counters else {}, list(metrics),
+                     [(launch.kernel, list(launch.grid)) for launch in _chosen(catalog, spec, role)],
                      [facts.name, facts.device_id, facts.uuid, facts.driver],
                      cache.tool_identity(tool), cache.tool_identity(nvcc_path()), ROUTES.get(backend, backend))
 
@@ -277,7 +282,8 @@ class ProfilingRun:
         launches, kernels = _expected_launches(catalog, spec, roles)
         self.folder = Path(tempfile.mkdtemp(prefix="lab-counters-"))
         self.log, self.out, self.own = self.folder / "ncu.log", self.folder / "launches.json", self.folder / "entry.out"
-        argv = ncu.command(tool, metrics, kernels, launches, self.log, [sys.executable, "-m", "grader.counters.entry"])
+        argv = ncu.command(tool, metrics, kernels, launches, self.log, [sys.executable, "-m", "grader.counters.entry"],
+                           from_start=not selects(spec.counters))
         self.scratch = None  # (grader.worker_process's registry of started processes reads it)
         self.proc, self.start_error = _start(argv, self.folder, str(catalog.root), sandboxed)
         if self.proc is not None:

@@ -151,6 +151,11 @@ class Backend(ABC):
     @abstractmethod
     def release(self, buffer: Buffer) -> None: ...
 
+    def profiler(self, collecting: bool) -> None:
+        """Start (True) or stop collecting, for a profiler told to wait for the start (Nsight
+        Compute's `--profile-from-start off`: the profiling entry profiles some launches of a
+        plan, not all). A backend no such profiler watches does nothing."""
+
     def close(self) -> None:
         """Free what the backend holds."""
 

@@ -249,6 +249,14 @@ class CudaBackend(Backend):
             self._scratch = self.alloc(nbytes)
         self._drv.memset_d32_async(self._scratch.pointer, 0, nbytes // 4)
 
+    def profiler(self, collecting: bool) -> None:
+        """cuProfilerStart or cuProfilerStop, in this context (PyCUDA's start_profiler)."""
+        self._ready()
+        try:
+            (self._drv.start_profiler if collecting else self._drv.stop_profiler)()
+        except self._drv.Error as error:
+            raise LaunchError(_describe(error)) from error
+
     def close(self) -> None:
         if self.context is None:
             return

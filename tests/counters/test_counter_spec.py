@@ -65,6 +65,12 @@ def test_a_stage_with_counters(tmp_path):
     ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
      '[counters.check]\nindicator = "warp_instructions"\nwithin = 0.5', "factor of 1 or more"),
     ('[counters]\ncase = { nope = 64 }\nshow = ["warp_instructions"]', "unknown name"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\nkernels = ["kf"]',
+     "not entry points of this stage"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\nkernels = "transpose"',
+     "kernels must be a list"),
+    ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\nrepeats = "no"',
+     "repeats must be true or false"),
 ])
 def test_bad_counters_are_refused_with_the_reason(tmp_path, extra, reason):
     with pytest.raises(SpecError, match=reason):
@@ -96,3 +102,10 @@ def test_load_counters_alone():
 def test_builtin_metric_names_are_well_formed():
     for indicator in BUILTIN.values():
         assert all(METRIC.match(m) for m in indicator.metrics), indicator.name
+
+
+def test_which_launches_are_profiled_is_read(tmp_path):
+    text = GOOD.format(id="s1") + ('[counters]\ncase = { width = 64, height = 64 }\nshow = ["warp_instructions"]\n'
+                                   'kernels = ["transpose", "transpose"]\nrepeats = false\n')
+    counters = load_spec(write(tmp_path, "s1", text)).counters
+    assert counters.kernels == ("transpose",) and counters.repeats is False

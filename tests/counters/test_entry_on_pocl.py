@@ -50,3 +50,16 @@ def test_a_submission_that_does_not_compile_is_named(tmp_path):
     assert done.returncode == 0, done.stderr
     assert [launch["role"] for launch in manifest["launches"]] == ["baseline", "reference"]
     assert manifest["errors"]["submission"].startswith("does not compile")
+
+
+def test_only_the_chosen_launches_are_listed(tmp_path):
+    """mlp_train profiles its products once each (grader.counters.selection): every launch of the
+    step runs, and the manifest lists the five ncu's table will have, per role."""
+    source = (ROOT / "reference" / "mlp_train" / "solution.cl").read_text()
+    done, manifest = run_entry(tmp_path, "mlp_train", source)
+    assert done.returncode == 0, done.stderr
+    assert manifest["errors"] == {}
+    by_role = {}
+    for launch in manifest["launches"]:
+        by_role.setdefault(launch["role"], []).append(launch["kernel"])
+    assert by_role == {role: ["kf", "kf", "kb2", "kb1", "kb2"] for role in ("baseline", "reference", "submission")}

@@ -1,0 +1,39 @@
+"""Which launches of a role's plan Nsight Compute profiles.
+
+ncu replays every launch it profiles, once per pass of its metrics: on an H100 each costs
+0.1-0.2 s, whatever the kernel's size. A stage whose case makes many launches names the
+ones that show its lesson (`[counters] kernels`) and may leave out launches alike
+(`repeats = false`: the same entry point, grid, block and scalar values as an earlier launch
+of the role; its buffers may differ). The rest of the plan still runs, unprofiled, so that
+every profiled launch reads what it would read in a grading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lab.counter_spec import CountersSpec
+
+
+def _alike(launch: Any) -> tuple[Any, ...]:
+    return (launch.kernel, tuple(launch.grid), tuple(launch.block), tuple(sorted(launch.values.items())))
+
+
+def profiled(plan: Sequence[Any], counters: CountersSpec | None) -> list[bool]:
+    """For each launch of `plan` (grader.launching.Launch), whether ncu profiles it."""
+    chosen, seen = [], set()
+    for launch in plan:
+        take = not counters or not counters.kernels or launch.kernel in counters.kernels
+        if take and counters is not None and not counters.repeats:
+            key = _alike(launch)
+            take = key not in seen
+            seen.add(key)
+        chosen.append(take)
+    return chosen
+
+
+def selects(counters: CountersSpec | None) -> bool:
+    """Whether the stage leaves any launch unprofiled (then the profiling entry starts and stops
+    the profiler around the chosen ones, and ncu waits for the start: `--profile-from-start off`)."""
+    return counters is not None and (bool(counters.kernels) or not counters.repeats)
