@@ -46,9 +46,6 @@ class Context:
     problem: Any
     rng: np.random.Generator
     send: Callable[[WorkerMessage], None]
-    # The device chosen (lab.backends.registry.Target), before it is opened: its kind is known
-    # early (None where the parent's index is not in the probe's list: known once opened).
-    target: Any = None
     backend: Backend | None = None
     kernels: dict[str, CompiledKernel] = field(default_factory=dict)  # the submission's
     # The trusted kernels timed beside it, by role (baseline, reference, ceiling), each with
@@ -86,18 +83,10 @@ class Context:
         return self._ops
 
     @property
-    def device_kind(self) -> str | None:
-        """"gpu", "cpu" or "other": the open device's, else the chosen one's; None: not yet known."""
-        if self.backend is not None:
-            return self.backend.info.kind
-        return self.target.kind if self.target is not None else None
-
-    @property
     def timed(self) -> bool:
         """Whether speed is measured here: asked for, and on a GPU (or CPU timing asked for)."""
-        kind = self.device_kind
-        assert kind is not None
-        return self.request.timing and (kind == "gpu" or self.request.cpu_timing)
+        assert self.backend is not None
+        return self.request.timing and (self.backend.info.kind == "gpu" or self.request.cpu_timing)
 
 
 class Step:

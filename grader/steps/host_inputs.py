@@ -4,8 +4,8 @@ Where a problem's inputs cannot be made on the device (mlp's teacher network, a 
 run without timing), the benchmark and both rounds of the size check need fresh host inputs,
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
-depends on the submission, so `MakeHostInputs` starts it once the device is chosen, and it
-runs while the device opens, nvcc compiles and the correctness cases run: in one thread on a small machine,
+depends on the submission, so `MakeHostInputs` starts it right after the device is open, and
+it runs while nvcc compiles and the correctness cases run: in one thread on a small machine,
 in up to three where there are cores to spare, so the two rounds' oracle runs overlap
 (grader.host_cores: these threads, and the BLAS threads each product may use); the
 benchmark's inputs are made first, the rounds' after them, and all of it is finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
@@ -56,22 +56,16 @@ class HostInputs:
 
 
 class MakeHostInputs(Step):
-    """In the steps twice: before the device opens, where its kind is known by then
-    (grader.steps.device.ChooseDevice), else after; it starts once."""
-
     def wanted(self, ctx: Context) -> bool:
         request = ctx.request
-        if ctx.host_inputs is not None or ctx.device_kind is None:
-            return False
         return request.timing and not request.compile_only and not (ctx.timed and ctx.inputs_on_device)
 
     def run(self, ctx: Context) -> bool:
         import numpy as np
 
-        kind = ctx.device_kind
-        assert kind is not None
+        assert ctx.backend is not None
         problem = ctx.problem
-        setup = make_setup(ctx.spec, benchmark_case(ctx.spec, kind))
+        setup = make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind))
         # Each set of inputs draws from a generator of its own, spawned from one draw of the
         # grading's, so the sets can be made at once and a seed still gives the same inputs.
         bench_rng, *round_rngs = (np.random.default_rng(child) for child in

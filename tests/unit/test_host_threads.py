@@ -70,7 +70,7 @@ def test_the_rounds_inputs_are_made_after_the_benchmarks(monkeypatch):
             return {"x": rng.random(2)}
 
     ctx = SimpleNamespace(problem=Problem(), spec=default_catalog().get("reduce_unrolled"), timed=True,
-                          device_kind="gpu", rng=np.random.default_rng(1))
+                          backend=SimpleNamespace(info=SimpleNamespace(kind="gpu")), rng=np.random.default_rng(1))
     host_inputs.MakeHostInputs().run(ctx)
     made_inputs = ctx.host_inputs
     benchmark = made_inputs.benchmark.result()
@@ -101,7 +101,7 @@ def test_finish_waits_for_every_set_of_inputs_and_every_oracle_run(monkeypatch):
             return float(inputs["x"].sum())
 
     ctx = SimpleNamespace(problem=Problem(), spec=default_catalog().get("reduce_unrolled"), timed=True,
-                          device_kind="gpu", rng=np.random.default_rng(1))
+                          backend=SimpleNamespace(info=SimpleNamespace(kind="gpu")), rng=np.random.default_rng(1))
     host_inputs.MakeHostInputs().run(ctx)
     ctx.host_inputs.finish()
     assert all(r.inputs.done() and r.expected.done() for r in ctx.host_inputs.rounds)
