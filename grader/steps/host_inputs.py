@@ -7,8 +7,9 @@ these take seconds (mlp: its training run, a float32 screen with error bounds). 
 depends on the submission, so `MakeHostInputs` starts it right after the device is open, and
 it runs while nvcc compiles and the correctness cases run: in one thread on a small machine,
 in up to three where there are cores to spare, so the two rounds' oracle runs overlap
-(grader.host_cores: these threads, and the BLAS threads each product may use); the
-benchmark's inputs are made first, the rounds' after them, and all of it is finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
+(grader.host_cores: these threads, and the BLAS threads each product may use); the rounds'
+inputs are made first, then their oracle runs and the benchmark's inputs, and all of it is
+finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
 inputs draws from a generator of its own, spawned from one draw of the grading's, so a seed
 still gives the same inputs however many threads run.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
@@ -35,8 +36,8 @@ class SizeCheckRound:
 
 @dataclass
 class HostInputs:
-    """What the thread makes, in this order: the benchmark's inputs, then each size-check
-    round's inputs, then each round's expected result."""
+    """What the threads make: each size-check round's inputs, then each round's expected
+    result and (beside them) the benchmark's inputs."""
 
     benchmark: Future | None  # None where the benchmark does not run
     rounds: list[SizeCheckRound]
@@ -71,23 +72,25 @@ class MakeHostInputs(Step):
         bench_rng, *round_rngs = (np.random.default_rng(child) for child in
                                   np.random.SeedSequence(int(ctx.rng.integers(1 << 62))).spawn(1 + SIZE_CHECK_ROUNDS))
         pool = ThreadPoolExecutor(max_workers=host_threads(), thread_name_prefix="host-inputs")
-        benchmark = pool.submit(problem.inputs, setup, bench_rng) if ctx.timed else None
-        # The benchmark needs its inputs first: the rounds' are made once they are, not beside
-        # them (numpy's generators hold the GIL, so three at once took each three times as long:
-        # mlp's benchmark waited 0.3-0.5 s for its inputs on the H100).
-        made = [pool.submit(_after, benchmark, problem.inputs, setup, rng) for rng in round_rngs]
+        # The oracle runs are the longest part and the timed rounds wait for them, so the rounds'
+        # inputs come first and their oracle runs start as soon as they are made. The benchmark
+        # needs its own inputs only after the correctness cases: they are made once the rounds'
+        # are, beside the oracle runs, not beside the rounds' inputs (numpy's generators hold the
+        # GIL: three sets at once took each three times as long on the H100).
+        made = [pool.submit(problem.inputs, setup, rng) for rng in round_rngs]
         expect = getattr(problem, "expect", None)
         rounds = [SizeCheckRound(inputs, pool.submit(_expect, expect, setup, inputs) if expect else None)
                   for inputs in made]
+        benchmark = pool.submit(_after, made, problem.inputs, setup, bench_rng) if ctx.timed else None
         ctx.host_inputs = HostInputs(benchmark, rounds, pool)
         return True
 
 
 
-def _after(first: Future | None, make: Any, *args: Any) -> Any:
-    """make(*args) once `first` is done (whatever its outcome: its own future reports that)."""
-    if first is not None:
-        wait([first])
+def _after(first: list[Future], make: Any, *args: Any) -> Any:
+    """make(*args) once every one of `first` is done (whatever its outcome: their own futures
+    report that)."""
+    wait(first)
     return make(*args)
 
 

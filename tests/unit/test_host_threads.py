@@ -47,8 +47,9 @@ def test_the_worker_process_is_started_with_the_limit(monkeypatch):
     assert seen["OPENBLAS_NUM_THREADS"] == str(host_cores.blas_threads())
 
 
-def test_the_rounds_inputs_are_made_after_the_benchmarks(monkeypatch):
-    """The benchmark needs its inputs first; the rounds' wait for them (not made beside them)."""
+def test_the_benchmarks_inputs_are_made_after_the_rounds(monkeypatch):
+    """The rounds' inputs come first (their oracle runs are the longest part); the benchmark's
+    wait for them (not made beside them)."""
     import threading
     import time
     from types import SimpleNamespace
@@ -77,8 +78,9 @@ def test_the_rounds_inputs_are_made_after_the_benchmarks(monkeypatch):
     rounds = [r.inputs.result() for r in made_inputs.rounds]
     made_inputs.close()
     assert len(made) == 3 and benchmark["x"].shape == (2,) and len(rounds) == host_inputs.SIZE_CHECK_ROUNDS
-    first_end = min(end for _, _, end in made)
-    assert sorted(started for _, started, _ in made)[1] >= first_end  # the others began after the first ended
+    (_, r1_start, r1_end), (_, r2_start, r2_end), (_, bench_start, _) = sorted(made, key=lambda m: m[1])
+    assert r2_start < r1_end  # the rounds' sets at once
+    assert bench_start >= max(r1_end, r2_end)  # the benchmark's after both
 
 
 def test_finish_waits_for_every_set_of_inputs_and_every_oracle_run(monkeypatch):
