@@ -22,6 +22,9 @@ out="${OUT:-device-results}"
 mkdir -p "$out"
 source .gpu-kit/setup.sh >/dev/null 2>&1 || { echo "gpu-kit setup failed"; exit 1; }
 export PYTHONUNBUFFERED=1
+# Compiled once, as an installed lab is: the lent machines set PYTHONDONTWRITEBYTECODE, under
+# which every grading's processes would compile their sources again.
+python3 -m compileall -q lab grader >/dev/null 2>&1 || true
 parts="${PARTS:-adversarial sanitize course batch}"
 wants() { [[ " $parts " == *" $1 "* ]]; }
 
