@@ -84,15 +84,24 @@ class BatchStats:
 
     def time_split(self) -> list[tuple[str, float, float]]:
         """(what, seconds, share of the gradings' time) for each phase, in order: where the
-        batch's time went, the timed kernels themselves last."""
+        batch's time went, the timed kernels themselves after the timing, the hardware counters
+        (--counters) after it, and what no phase covers last (a grading's time leaves out its
+        wait in line for the device)."""
         if self.grading_s <= 0:
             return []
         names = [("startup", "starting the grading process and the device"),
                  ("compiling", "compiling (submission, baseline, reference)"),
                  ("correctness", "correctness runs"), ("benchmark", "timing"),
-                 ("timed_kernels", "of which the timed kernels themselves")]
-        return [(label, self.phase_s[key], self.phase_s[key] / self.grading_s)
-                for key, label in names if key in self.phase_s]
+                 ("timed_kernels", "of which the timed kernels themselves"),
+                 ("counters", "reading the hardware counters (Nsight Compute)")]
+        split = [(label, self.phase_s[key], self.phase_s[key] / self.grading_s)
+                 for key, label in names if key in self.phase_s]
+        covered = sum(self.phase_s.get(key, 0.0) for key, _ in names if key != "timed_kernels")
+        rest = self.grading_s - covered
+        if split and rest > 0.005 * self.grading_s:
+            split.append(("the rest, outside these phases (checking the source; compute-sanitizer where asked)",
+                          rest, rest / self.grading_s))
+        return split
 
     @property
     def per_minute(self) -> float | None:

@@ -350,3 +350,17 @@ def test_the_batch_says_when_a_grading_waits_for_its_device():
     assert waiting.files == {"ann/reduce_interleaved.cl": "waiting for the GPU: 2 ahead"}
     waiting("ann/reduce_interleaved.cl", DeviceTaken("H100", "gpu", 3.0))
     assert waiting.files == {} and len(changes) == 2
+
+
+def test_the_time_split_names_the_counters_and_what_no_phase_covers():
+    phases = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0, "timed_kernels": 0.5,
+              "counters": 20.0}
+    split = BatchStats(4, 4, 0, 0, 40.0, 32.0, (), GradingOptions(counters=True), phase_s=phases).time_split()
+    labels = [label for label, _, _ in split]
+    assert labels[4] == "of which the timed kernels themselves"
+    assert labels[5] == "reading the hardware counters (Nsight Compute)"
+    rest = split[-1]
+    assert rest[0].startswith("the rest") and abs(rest[1] - 2.0) < 1e-9 and abs(rest[2] - 2.0 / 32.0) < 1e-9
+    covered = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0}
+    assert [label for label, _, _ in BatchStats(1, 1, 0, 0, 10.0, 10.0, (), GradingOptions(),
+                                               phase_s=covered).time_split()][-1] == "timing"
