@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
+from grader.report import PASSED, Report
 from grader.results import Grading
 from lab.backends.registry import Target
 from lab.catalog import Catalog
@@ -58,3 +59,12 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
                           seed=seed, facts=facts, device_id=g.device.device_id if g.device is not None else "",
                           started=started)
+
+
+def worth_asking(spec: Spec, report: Report, backend: str) -> bool:
+    """Whether `--counters`, not asked for, would have shown this grading's counters: its kernel
+    correct, on a GPU where they can be read (runner.readable_here). `lab grade` then says so."""
+    correct = report.check("correct")
+    device = report.device or {}
+    return (correct is not None and correct.status == PASSED and device.get("kind") == "gpu"
+            and runner.readable_here(spec, backend, "gpu", device.get("platform") or None))

@@ -152,14 +152,22 @@ def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest],
     grading's worker: None where profile() would read no counters here, or would read the
     submission's in one run with the trusted roles' (no device facts, the cache off)."""
     untrusted = [r for r in roles if not r.path]
-    if not untrusted or cache.root() is None or before_running(spec, backend, device_kind, platform) is not None:
+    if not untrusted or cache.root() is None or not readable_here(spec, backend, device_kind, platform, sandboxed):
         return None
     tool = ncu.ncu_path()
-    admin, refusal = _runs_as_admin(sandboxed)
-    if tool is None or refusal is not None or (ncu.admin_only() and not admin):
-        return None
-    assert spec.counters is not None
+    assert spec.counters is not None and tool is not None
     return ProfilingRun(catalog, spec, untrusted, tool, spec.counters.metrics, backend, sandboxed=sandboxed)
+
+
+def readable_here(spec: Spec, backend: str, device_kind: str | None = None, platform: str | None = None,
+                  sandboxed: bool = True) -> bool:
+    """Whether a profiling run could read this stage's counters here, decided without running
+    anything: before_running finds no reason, the sandbox can start, and the driver lets the
+    profiled process's user read the counters."""
+    if before_running(spec, backend, device_kind, platform) is not None:
+        return False
+    admin, refusal = _runs_as_admin(sandboxed)
+    return refusal is None and not (ncu.admin_only() and not admin)
 
 
 def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str, device: int,

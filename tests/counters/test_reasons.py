@@ -151,4 +151,37 @@ def test_lab_grade_without_counters_shows_none(tmp_path):
     done = lab("grade", "transpose_coalesced", EXAMPLE, "--json", out, timeout=300)
     assert done.returncode == 5, done.stderr
     assert json.loads(out.read_text())["counters"] is None
-    assert "hardware counters" not in done.stdout
+    assert "hardware counters" not in done.stdout and "--counters" not in done.stdout  # none to read on a CPU
+
+
+def test_a_grading_without_counters_says_when_they_could_be_read(monkeypatch, tmp_path):
+    """lab grade's hint (grader.counters.grading.worth_asking): a correct kernel, on a GPU, with ncu
+    here and the counters open to the profiled process's user; decided without running anything."""
+    from types import SimpleNamespace
+
+    from grader.counters.grading import worth_asking
+    from grader.report import FAILED, PASSED
+
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\nexit 99\n")
+    fake.chmod(0o755)
+    params = tmp_path / "params"
+    params.write_text("RmProfilingAdminOnly: 0\n")
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setattr(ncu.admin_only, "__defaults__", (params,))
+    monkeypatch.setattr(runner, "_runs_as_admin", lambda sandboxed: (False, None))
+    spec = catalog().get("transpose_coalesced")
+
+    def graded(status=PASSED, kind="gpu", platform="CUDA 12.8"):
+        return SimpleNamespace(check=lambda name: SimpleNamespace(status=status) if name == "correct" else None,
+                               device={"name": "GPU", "kind": kind, "platform": platform})
+
+    assert worth_asking(spec, graded(), "cuda")
+    assert worth_asking(spec, graded(platform="NVIDIA CUDA"), "opencl")
+    assert not worth_asking(spec, graded(platform="AMD Accelerated Parallel Processing"), "opencl")
+    assert not worth_asking(spec, graded(FAILED), "cuda") and not worth_asking(spec, graded(kind="cpu"), "cuda")
+    params.write_text("RmProfilingAdminOnly: 1\n")  # kept to administrators: the sandbox's user reads none
+    assert not worth_asking(spec, graded(), "cuda")
+    params.write_text("RmProfilingAdminOnly: 0\n")
+    monkeypatch.setenv(ncu.NCU_ENV, "off")
+    assert not worth_asking(spec, graded(), "cuda")
