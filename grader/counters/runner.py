@@ -323,7 +323,11 @@ class ProfilingRun:
             manifest = _read_json(self.out)
         finally:
             self.cleanup()
-        return interpret(log_text, output, manifest, case, seconds, status, own_text)
+        result = interpret(log_text, output, manifest, case, seconds, status, own_text)
+        if result.reason == Unavailable.FAILED:
+            keep_failed(self.spec.id, {"ncu.log": log_text, "output.txt": output, "entry.out": own_text,
+                                       "launches.json": json.dumps(manifest), "status.txt": str(status)})
+        return result
 
     def discard(self) -> None:
         from grader.worker_process import kill_group
@@ -338,6 +342,27 @@ class ProfilingRun:
 
         unregister(self)
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+KEEP_ENV = "LAB_COUNTERS_KEEP"  # a folder: each failed profiling run's words are kept there
+
+
+def keep_failed(stage: str, texts: dict[str, str]) -> Path | None:
+    """Where LAB_COUNTERS_KEEP names a folder: a failed run's ncu log, ncu's and the sandbox's
+    output, the entry's own output, its manifest and exit status, in a new folder inside it
+    (a crash the reason line can only name, like a segmentation fault, can then be looked
+    into); never raises. None where not asked for or not written."""
+    chosen = os.environ.get(KEEP_ENV, "").strip()
+    if not chosen:
+        return None
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=f"{stage}-{time.strftime('%Y%m%d-%H%M%S')}-",
+                                       dir=Path(chosen).expanduser()))
+        for name, text in texts.items():
+            (folder / name).write_text(text, encoding="utf-8", errors="replace")
+        return folder
+    except OSError:
+        return None
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

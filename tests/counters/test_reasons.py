@@ -185,3 +185,25 @@ def test_a_grading_without_counters_says_when_they_could_be_read(monkeypatch, tm
     params.write_text("RmProfilingAdminOnly: 0\n")
     monkeypatch.setenv(ncu.NCU_ENV, "off")
     assert not worth_asking(spec, graded(), "cuda")
+
+
+def test_a_failed_run_is_kept_where_asked(monkeypatch, tmp_path):
+    """LAB_COUNTERS_KEEP: a failed run's words are kept for a closer look (none kept otherwise)."""
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\necho 'Segmentation fault'\nexit 139\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setattr(ncu.admin_only, "__defaults__", (tmp_path / "none",))
+    monkeypatch.delenv(runner.KEEP_ENV, raising=False)
+    spec = catalog().get("transpose_coalesced")
+    roles = runner.roles_for(catalog(), spec, "x", "x.cu")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert runner.profile(catalog(), spec, roles, sandboxed=False).reason == Unavailable.FAILED
+    assert list(kept.iterdir()) == []
+    monkeypatch.setenv(runner.KEEP_ENV, str(kept))
+    result = runner.profile(catalog(), spec, roles, sandboxed=False)
+    assert result.reason == Unavailable.FAILED and result.detail == "Segmentation fault"
+    (folder,) = kept.iterdir()
+    assert folder.name.startswith("transpose_coalesced-")
+    assert "Segmentation fault" in (folder / "output.txt").read_text() and (folder / "status.txt").read_text() == "139"
