@@ -34,6 +34,7 @@ def profiled(plan: Sequence[Any], counters: CountersSpec | None) -> list[bool]:
 
 
 def selects(counters: CountersSpec | None) -> bool:
-    """Whether the stage leaves any launch unprofiled (then the profiling entry starts and stops
-    the profiler around the chosen ones, and ncu waits for the start: `--profile-from-start off`)."""
+    """Whether the stage chooses its launches (`kernels`, or `repeats = false`): then the profiling
+    entry starts and stops the profiler around the chosen ones, and ncu waits for the start
+    (`--profile-from-start off`). Elsewhere every launch is profiled, as before."""
     return counters is not None and (bool(counters.kernels) or not counters.repeats)
