@@ -1,7 +1,9 @@
 """Does a reference keep its speedup when graded again and again? Each chosen stage's reference is
 graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` each, interleaved
 across backends), and the table gives, per stage and backend, the speedups' range, median,
-max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10).
+max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10); then
+the same for the reports' paired speedups (each round's baseline over submission, their median:
+recorded beside the speedup, not graded), where they have them.
 Each grading's line of progress gives every kernel's median on each buffer placement; with
 --clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
@@ -46,6 +48,7 @@ def main() -> None:
                         help="sample the GPU's clocks with nvidia-smi (gpu_clocks.py) and give each grading's")
     args = parser.parse_args()
     speedups: dict[tuple[str, str], list[float]] = {}
+    paired_speedups: dict[tuple[str, str], list[float]] = {}  # the report's paired_speedup, where it has one
     samples: dict[tuple[str, str], list[int]] = {}
     windows: list[tuple[str, float | None, float, float]] = []  # (grading, speedup, start, end)
     clocks = ClockSampler() if args.clocks else None
@@ -66,8 +69,11 @@ def main() -> None:
                     except (OSError, ValueError):
                         performance = {}
                     speedup = performance.get("speedup")
-                    print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}; "
-                          f"{role_times(performance)}", file=sys.stderr)
+                    paired = performance.get("paired_speedup")
+                    print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}, "
+                          f"paired {paired}; {role_times(performance)}", file=sys.stderr)
+                    if isinstance(paired, (int, float)):
+                        paired_speedups.setdefault((stage, backend), []).append(float(paired))
                     windows.append((f"{stage} {backend} #{repeat + 1}", speedup, started, time.time()))
                     if isinstance(speedup, (int, float)):
                         speedups.setdefault((stage, backend), []).append(float(speedup))
@@ -86,6 +92,14 @@ def main() -> None:
         print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
               f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% | "
               f"{min(counts)}-{max(counts)} |")
+    if paired_speedups:  # the round-by-round estimate (grader.timing.paired_ratios), recorded, not graded
+        print()
+        print("| stage | backend | gradings | paired speedup range | median | max/min - 1 | largest from median |")
+        print("|---|---|---:|---|---:|---:|---:|")
+        for (stage, backend), values in paired_speedups.items():
+            median = statistics.median(values)
+            print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
+                  f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% |")
 
 
 if __name__ == "__main__":

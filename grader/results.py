@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class FailureKind(StrEnum):
@@ -106,6 +106,10 @@ class RoleStats(TypedDict):
     total_ms: float  # device time of all the timed launches
     placement_medians_ms: list[float]  # each buffer placement's median, in the order timed
     placement_spread: float  # (max - min) / mean of the placements' medians
+    # The median over rounds of this kernel's time over the submission's in the same round (on the
+    # same placement, moments apart): a slow spell longer than a round hits both alike. Recorded
+    # beside the medians, not graded (grader.timing.paired_ratios); absent where no submission ran.
+    paired_to_submission: NotRequired[float]
 
 
 @dataclass(frozen=True)
