@@ -119,8 +119,8 @@ def grade(
 
         if worth_asking(spec, result, target.backend):
             (errors if json_to_stdout else console).print(
-                "To see why it runs as fast as it does: --counters shows the GPU's own counters (Nsight Compute) "
-                "for your kernel beside the reference's, in about 2 s more.", style="dim")
+                "To see why it runs as fast as it does: --counters shows the GPU's own counters "
+                "(Nsight Compute) for your kernel beside the reference's, in about 2 s more.", style="dim")
     if json_to_stdout:
         sys.stdout.write(render_json(result) + "\n")
         sys.stdout.flush()
