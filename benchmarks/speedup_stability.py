@@ -3,7 +3,10 @@ graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` eac
 across backends), and the table gives, per stage and backend, the speedups' range, median,
 max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10); then
 the same for the reports' paired speedups (each round's baseline over submission, their median:
-recorded beside the speedup, not graded), where they have them.
+recorded beside the speedup, not graded), where they have them; then, from the reports' timed
+launches (`performance.timed_ms`), how far other estimates of the same speedup move: each role's
+time as the mean over placements of its samples' median (as graded), interquartile mean, 10%
+trimmed mean or mean. --keep DIR keeps every grading's report there.
 Each grading's line of progress gives every kernel's median on each buffer placement; with
 --clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
@@ -37,6 +40,45 @@ def role_times(performance: dict) -> str:
     return "; ".join(f"{role} " + " ".join(f"{ms:.4f}" for ms in values) for role, values in medians.items())
 
 
+def trimmed_mean(values: list[float], cut: float) -> float:
+    """The mean of `values` without the lowest and highest `cut` of them (0.25: the interquartile
+    mean; 0.5 or more: the median)."""
+    ordered = sorted(values)
+    drop = int(len(ordered) * cut)
+    if 2 * drop >= len(ordered):
+        return statistics.median(ordered)
+    kept = ordered[drop:len(ordered) - drop]
+    return sum(kept) / len(kept)
+
+
+ESTIMATES = {"median": 0.5, "interquartile mean": 0.25, "10% trimmed mean": 0.1, "mean": 0.0}
+
+
+def estimated_speedups(timed_ms: dict) -> dict[str, float]:
+    """The baseline's time over the submission's, each role's time the mean over placements of
+    one estimate of its placement's samples: one speedup per estimate (none where a role is missing)."""
+    if not all(isinstance(timed_ms.get(role), list) for role in ("baseline", "submission")):
+        return {}
+    speedups = {}
+    for name, cut in ESTIMATES.items():
+        def time_of(role: str) -> float:
+            placements = [p for p in timed_ms[role] if p]
+            return sum(trimmed_mean(p, cut) for p in placements) / len(placements)
+        submission = time_of("submission")
+        if submission > 0:
+            speedups[name] = time_of("baseline") / submission
+    return speedups
+
+
+def table(title: str, series: dict[tuple[str, str], list[float]]) -> None:
+    print(f"| stage | backend | gradings | {title} range | median | max/min - 1 | largest from median |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for (stage, backend), values in series.items():
+        median = statistics.median(values)
+        print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
+              f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", default="reduce_unrolled,transpose_coalesced,gemm_register_2d", metavar="LIST")
@@ -46,7 +88,11 @@ def main() -> None:
     parser.add_argument("--cpu-timing", action="store_true", help="passed to lab grade: to try it on a CPU device")
     parser.add_argument("--clocks", action="store_true",
                         help="sample the GPU's clocks with nvidia-smi (gpu_clocks.py) and give each grading's")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep every grading's JSON report in DIR")
     args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    estimated: dict[str, dict[tuple[str, str], list[float]]] = {name: {} for name in ESTIMATES}
     speedups: dict[tuple[str, str], list[float]] = {}
     paired_speedups: dict[tuple[str, str], list[float]] = {}  # the report's paired_speedup, where it has one
     samples: dict[tuple[str, str], list[int]] = {}
@@ -68,6 +114,10 @@ def main() -> None:
                         performance = json.loads(result.read_text(encoding="utf-8")).get("performance") or {}
                     except (OSError, ValueError):
                         performance = {}
+                    if args.keep and result.exists():
+                        (args.keep / f"{stage}-{backend}-{repeat + 1:02d}.json").write_bytes(result.read_bytes())
+                    for name, value in estimated_speedups(performance.get("timed_ms") or {}).items():
+                        estimated[name].setdefault((stage, backend), []).append(value)
                     speedup = performance.get("speedup")
                     paired = performance.get("paired_speedup")
                     print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}, "
@@ -94,13 +144,11 @@ def main() -> None:
               f"{min(counts)}-{max(counts)} |")
     if paired_speedups:  # the round-by-round estimate (grader.timing.paired_ratios), recorded, not graded
         print()
-        print("| stage | backend | gradings | paired speedup range | median | max/min - 1 | largest from median |")
-        print("|---|---|---:|---|---:|---:|---:|")
-        for (stage, backend), values in paired_speedups.items():
-            median = statistics.median(values)
-            print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
-                  f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% |")
-
+        table("paired speedup", paired_speedups)
+    for name, series in estimated.items():
+        if series:
+            print()
+            table(f"speedup by {name}", series)
 
 if __name__ == "__main__":
     main()

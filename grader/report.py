@@ -88,6 +88,8 @@ class Performance:
     # The baseline's time over the submission's, round by round, their median (grader.timing.
     # paired_ratios): recorded beside `speedup`, not graded, to compare how steady each one is.
     paired_speedup: float | None = None
+    # every timed launch's time by role, then placement, in ms, in round order (RoleStats.timed_ms)
+    timed_ms: dict[str, list[list[float]]] = field(default_factory=dict)
 
 
 @dataclass

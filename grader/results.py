@@ -110,6 +110,10 @@ class RoleStats(TypedDict):
     # same placement, moments apart): a slow spell longer than a round hits both alike. Recorded
     # beside the medians, not graded (grader.timing.paired_ratios); absent where no submission ran.
     paired_to_submission: NotRequired[float]
+    # Every timed launch's time, in ms, by placement, in the order of the rounds (the k-th of each
+    # role on a placement is of the same round): what every figure above is made from, kept so that
+    # another estimate can be tried on real gradings (benchmarks/speedup_stability.py).
+    timed_ms: NotRequired[list[list[float]]]
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,8 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
     stats = {role: summarize_placements(s) for role, s in samples.items()}
     for role, ratio in paired_ratios(samples).items():
         stats[role]["paired_to_submission"] = ratio
+    for role, by_placement in samples.items():
+        stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
     return stats
 
 

@@ -255,7 +255,8 @@ def test_one_placement_times_as_before():
     assert all(s["samples"] == 15 for s in stats.values())  # min_rounds as given, not rounded up
     for role, s in stats.items():
         own = [samples[i] for i, (r, _) in enumerate(device.timed) if r == role]
-        assert {k: v for k, v in s.items() if k != "paired_to_submission"} == summarize(own)
+        assert {k: v for k, v in s.items() if k not in ("paired_to_submission", "timed_ms")} == summarize(own)
+        assert s["timed_ms"] == [[pytest.approx(t * 1e3) for t in own]]  # every launch, in round order
     release_roles(timed)
 
 
@@ -425,4 +426,6 @@ def test_the_paired_speedup_is_recorded_beside_the_speedup():
 
     perf = performance(default_catalog().get("reduce_unrolled"), TimingResult(CASE, stats), "gpu")
     assert perf.paired_speedup == pytest.approx(3.0) and perf.speedup == pytest.approx(3.0)
+    # every launch's time kept, by role and placement (round 0 and 2 on placement 0, 1 and 3 on 1)
+    assert perf.timed_ms["baseline"] == [[pytest.approx(3.0)] * 2, [pytest.approx(3.03)] * 2]
     release_roles(timed)
