@@ -5,8 +5,8 @@ max/min - 1 and the largest distance from the median (issue 9's target: within 1
 the same for the reports' paired speedups (each round's baseline over submission, their median:
 recorded beside the speedup, not graded), where they have them; then, from the reports' timed
 launches (`performance.timed_ms`), how far other estimates of the same speedup move: each role's
-time as the mean over placements of its samples' median (as graded), interquartile mean, 10%
-trimmed mean or mean. --keep DIR keeps every grading's report there.
+time as the mean over placements of its launches' 20th percentile (as graded), median, 10th
+percentile, interquartile mean or mean. --keep DIR keeps every grading's report there.
 Each grading's line of progress gives every kernel's median on each buffer placement; with
 --clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
@@ -34,36 +34,49 @@ SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 
 
 def role_times(performance: dict) -> str:
-    """Each timed kernel's median on each buffer placement, in ms: which one moved when a
-    speedup did."""
-    medians = performance.get("placement_medians_ms") or {}
-    return "; ".join(f"{role} " + " ".join(f"{ms:.4f}" for ms in values) for role, values in medians.items())
+    """Each timed kernel's time on each buffer placement, in ms: which one moved when a speedup
+    did (a tree before 2026-11-25 calls them placement_medians_ms)."""
+    times = performance.get("placement_times_ms") or performance.get("placement_medians_ms") or {}
+    return "; ".join(f"{role} " + " ".join(f"{ms:.4f}" for ms in values) for role, values in times.items())
 
 
-def trimmed_mean(values: list[float], cut: float) -> float:
-    """The mean of `values` without the lowest and highest `cut` of them (0.25: the interquartile
-    mean; 0.5 or more: the median)."""
+def percentile(values: list[float], percent: float) -> float:
+    """numpy's default (linear) percentile, in the standard library."""
     ordered = sorted(values)
-    drop = int(len(ordered) * cut)
-    if 2 * drop >= len(ordered):
-        return statistics.median(ordered)
+    at = (len(ordered) - 1) * percent / 100
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
+def interquartile_mean(values: list[float]) -> float:
+    ordered = sorted(values)
+    drop = len(ordered) // 4
     kept = ordered[drop:len(ordered) - drop]
     return sum(kept) / len(kept)
 
 
-ESTIMATES = {"median": 0.5, "interquartile mean": 0.25, "10% trimmed mean": 0.1, "mean": 0.0}
+# how a placement's time is made from its launches: the graded one (grader.timing.TIME_QUANTILE)
+# and others, to compare on the same launches
+ESTIMATES = {
+    "20th percentile (graded)": lambda values: percentile(values, 20),
+    "median": statistics.median,
+    "10th percentile": lambda values: percentile(values, 10),
+    "interquartile mean": interquartile_mean,
+    "mean": statistics.fmean,
+}
 
 
 def estimated_speedups(timed_ms: dict) -> dict[str, float]:
     """The baseline's time over the submission's, each role's time the mean over placements of
-    one estimate of its placement's samples: one speedup per estimate (none where a role is missing)."""
+    one estimate of its placement's launches: one speedup per estimate (none where a role is missing)."""
     if not all(isinstance(timed_ms.get(role), list) for role in ("baseline", "submission")):
         return {}
     speedups = {}
-    for name, cut in ESTIMATES.items():
+    for name, estimate in ESTIMATES.items():
         def time_of(role: str) -> float:
             placements = [p for p in timed_ms[role] if p]
-            return sum(trimmed_mean(p, cut) for p in placements) / len(placements)
+            return sum(estimate(p) for p in placements) / len(placements)
         submission = time_of("submission")
         if submission > 0:
             speedups[name] = time_of("baseline") / submission

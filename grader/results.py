@@ -97,15 +97,15 @@ class CaseResult:
 class RoleStats(TypedDict):
     """One kernel's timing (grader.timing.summarize_placements), in ms where it says so."""
 
-    median_ms: float  # the mean of the placements' medians (one placement: its median)
+    time_ms: float  # the mean of the placements' times, each its launches' 20th percentile (grader.timing)
     min_ms: float
     max_ms: float
     relative_iqr: float  # within a placement: the spread that more rounds would shrink
     relative_std: float
     samples: int  # timed launches, all placements together
     total_ms: float  # device time of all the timed launches
-    placement_medians_ms: list[float]  # each buffer placement's median, in the order timed
-    placement_spread: float  # (max - min) / mean of the placements' medians
+    placement_times_ms: list[float]  # each buffer placement's time, in the order timed
+    placement_spread: float  # (max - min) / mean of the placements' times
     # The median over rounds of this kernel's time over the submission's in the same round (on the
     # same placement, moments apart): a slow spell longer than a round hits both alike. Recorded
     # beside the medians, not graded (grader.timing.paired_ratios); absent where no submission ran.

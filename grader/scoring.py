@@ -38,7 +38,7 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
     stats = timing.stats
 
     def ms(role: str) -> float | None:
-        return stats[role]["median_ms"] if role in stats else None
+        return stats[role]["time_ms"] if role in stats else None
 
     t_sub, t_base, t_ref, t_ceil = ms("submission"), ms("baseline"), ms("reference"), ms("ceiling")
     speedup = t_base / t_sub if t_base and t_sub else None
@@ -74,8 +74,8 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         samples=min(s["samples"] for s in stats.values()),
         graded=graded,
         note=note,
-        placements=max((len(s.get("placement_medians_ms", ())) for s in stats.values()), default=1) or 1,
-        placement_medians_ms={role: list(s.get("placement_medians_ms", ())) for role, s in stats.items()},
+        placements=max((len(s.get("placement_times_ms", ())) for s in stats.values()), default=1) or 1,
+        placement_times_ms={role: list(s.get("placement_times_ms", ())) for role, s in stats.items()},
         paired_speedup=stats["baseline"].get("paired_to_submission") if "baseline" in stats else None,
         timed_ms={role: s["timed_ms"] for role, s in stats.items() if "timed_ms" in s},
     )

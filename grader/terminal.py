@@ -56,7 +56,7 @@ def render(report: Report, console: Console) -> None:
         case = ", ".join(f"{k}={v}" for k, v in perf.case.items())
         table = Table(title=f"speed ({for_terminal(case)})", box=None, header_style="bold", title_justify="left")
         table.add_column("kernel")
-        table.add_column("median", justify="right")
+        table.add_column("time", justify="right")
         table.add_column("spread", justify="right")
         table.add_column("")
         spread_key = {"baseline": "baseline", "yours": "submission", "reference": "reference"}
