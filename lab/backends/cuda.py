@@ -20,6 +20,7 @@ from lab.backends.base import (
     ProgramImage,
     trusted_first,
 )
+from lab.backends.cuda_launch_gate import LaunchGate
 from lab.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
 from lab.backends.nvrtc import compile_cubin, compiler_name
 from lab.backends.registry import BackendKind, KernelSyntax, Target
@@ -113,6 +114,7 @@ class CudaBackend(Backend):
             self.context.push()
             self._start = self._drv.Event()
             self._end = self._drv.Event()
+            self._gate = LaunchGate(self._drv)
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
         """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
@@ -231,17 +233,21 @@ class CudaBackend(Backend):
         grid3 = tuple(grid) + (1,) * (3 - len(grid))
         block3 = tuple(block) + (1,) * (3 - len(block))
         try:
-            if timed:
+            if not timed:
+                kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
+                self.context.synchronize()
+                return None
+            self._gate.hold()  # the start event is stamped when the kernel can start (cuda_launch_gate)
+            try:
                 self._start.record()
-            kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
-            if timed:
+                kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
                 self._end.record()
-                self._end.synchronize()
-                return self._start.time_till(self._end) / 1e3
-            self.context.synchronize()
+            finally:
+                self._gate.release()
+            self._end.synchronize()
+            return self._start.time_till(self._end) / 1e3
         except drv.Error as error:
             raise LaunchError(_describe(error)) from error
-        return None
 
     def flush_l2(self) -> None:
         nbytes = max(2 * self.info.l2_bytes, 64 << 20)
