@@ -1,12 +1,12 @@
 """Does a reference keep its speedup when graded again and again? Each chosen stage's reference is
 graded --repeat times per backend (a fresh `python3 -m lab grade ... --json` each, interleaved
 across backends), and the table gives, per stage and backend, the speedups' range, median,
-max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10); then
-the same for the reports' paired speedups (each round's baseline over submission, their median:
-recorded beside the speedup, not graded), where they have them; then, from the reports' timed
-launches (`performance.timed_ms`), how far other estimates of the same speedup move: each role's
-time as the mean over placements of its launches' 20th percentile (as graded), median, 10th
-percentile, interquartile mean or mean. --keep DIR keeps every grading's report there.
+max/min - 1 and the largest distance from the median (issue 9's target: within 1% over 10); then,
+from the reports' timed launches (`performance.timed_ms`), how far other estimates of the same
+speedup move: each role's time as the mean over placements of its launches' 20th percentile (as
+graded), median, 10th percentile, interquartile mean or mean; and the paired one, the median over
+rounds of the baseline's time over the submission's in the same round. --keep DIR keeps every
+grading's report there.
 Each grading's line of progress gives every kernel's median on each buffer placement; with
 --clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from gpu_clocks import ClockSampler, describe  # noqa: E402 - benchmarks/ is on sys.path when run as a script
@@ -72,14 +73,20 @@ def estimated_speedups(timed_ms: dict) -> dict[str, float]:
     one estimate of its placement's launches: one speedup per estimate (none where a role is missing)."""
     if not all(isinstance(timed_ms.get(role), list) for role in ("baseline", "submission")):
         return {}
+    def time_of(role: str, estimate: Callable[[list[float]], float]) -> float:
+        placements = [p for p in timed_ms[role] if p]
+        return sum(estimate(p) for p in placements) / len(placements)
+
     speedups = {}
     for name, estimate in ESTIMATES.items():
-        def time_of(role: str) -> float:
-            placements = [p for p in timed_ms[role] if p]
-            return sum(estimate(p) for p in placements) / len(placements)
-        submission = time_of("submission")
+        submission = time_of("submission", estimate)
         if submission > 0:
-            speedups[name] = time_of("baseline") / submission
+            speedups[name] = time_of("baseline", estimate) / submission
+    # the k-th launch of each role on a placement is of the same round
+    pairs = [mine / theirs for own, other in zip(timed_ms["baseline"], timed_ms["submission"])
+             for mine, theirs in zip(own, other) if theirs > 0]
+    if pairs:
+        speedups["paired, round by round"] = statistics.median(pairs)
     return speedups
 
 
@@ -105,9 +112,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    estimated: dict[str, dict[tuple[str, str], list[float]]] = {name: {} for name in ESTIMATES}
+    estimated: dict[str, dict[tuple[str, str], list[float]]] = {}
     speedups: dict[tuple[str, str], list[float]] = {}
-    paired_speedups: dict[tuple[str, str], list[float]] = {}  # the report's paired_speedup, where it has one
     samples: dict[tuple[str, str], list[int]] = {}
     windows: list[tuple[str, float | None, float, float]] = []  # (grading, speedup, start, end)
     clocks = ClockSampler() if args.clocks else None
@@ -130,13 +136,10 @@ def main() -> None:
                     if args.keep and result.exists():
                         (args.keep / f"{stage}-{backend}-{repeat + 1:02d}.json").write_bytes(result.read_bytes())
                     for name, value in estimated_speedups(performance.get("timed_ms") or {}).items():
-                        estimated[name].setdefault((stage, backend), []).append(value)
+                        estimated.setdefault(name, {}).setdefault((stage, backend), []).append(value)
                     speedup = performance.get("speedup")
-                    paired = performance.get("paired_speedup")
                     print(f"{stage} {backend} #{repeat + 1}: exit {code}, {wall:.2f} s, speedup {speedup}, "
-                          f"paired {paired}; {role_times(performance)}", file=sys.stderr)
-                    if isinstance(paired, (int, float)):
-                        paired_speedups.setdefault((stage, backend), []).append(float(paired))
+                          f"{role_times(performance)}", file=sys.stderr)
                     windows.append((f"{stage} {backend} #{repeat + 1}", speedup, started, time.time()))
                     if isinstance(speedup, (int, float)):
                         speedups.setdefault((stage, backend), []).append(float(speedup))
@@ -155,9 +158,6 @@ def main() -> None:
         print(f"| {stage} | {backend} | {len(values)} | {min(values):.3f}-{max(values):.3f} | {median:.3f} | "
               f"{100 * (max(values) / min(values) - 1):.2f}% | {100 * max(abs(v / median - 1) for v in values):.2f}% | "
               f"{min(counts)}-{max(counts)} |")
-    if paired_speedups:  # the round-by-round estimate (grader.timing.paired_ratios), recorded, not graded
-        print()
-        table("paired speedup", paired_speedups)
     for name, series in estimated.items():
         if series:
             print()

@@ -85,9 +85,6 @@ class Performance:
     placements: int = 1  # buffer placements each kernel was timed on (its time: the mean of their medians)
     # each kernel's median on each placement, in ms, in the order timed (what its time is the mean of)
     placement_times_ms: dict[str, list[float]] = field(default_factory=dict)
-    # The baseline's time over the submission's, round by round, their median (grader.timing.
-    # paired_ratios): recorded beside `speedup`, not graded, to compare how steady each one is.
-    paired_speedup: float | None = None
     # every timed launch's time by role, then placement, in ms, in round order (RoleStats.timed_ms)
     timed_ms: dict[str, list[list[float]]] = field(default_factory=dict)
 

@@ -106,10 +106,6 @@ class RoleStats(TypedDict):
     total_ms: float  # device time of all the timed launches
     placement_times_ms: list[float]  # each buffer placement's time, in the order timed
     placement_spread: float  # (max - min) / mean of the placements' times
-    # The median over rounds of this kernel's time over the submission's in the same round (on the
-    # same placement, moments apart): a slow spell longer than a round hits both alike. Recorded
-    # beside the medians, not graded (grader.timing.paired_ratios); absent where no submission ran.
-    paired_to_submission: NotRequired[float]
     # Every timed launch's time, in ms, by placement, in the order of the rounds (the k-th of each
     # role on a placement is of the same round): what every figure above is made from, kept so that
     # another estimate can be tried on real gradings (benchmarks/speedup_stability.py).

@@ -76,7 +76,6 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         note=note,
         placements=max((len(s.get("placement_times_ms", ())) for s in stats.values()), default=1) or 1,
         placement_times_ms={role: list(s.get("placement_times_ms", ())) for role, s in stats.items()},
-        paired_speedup=stats["baseline"].get("paired_to_submission") if "baseline" in stats else None,
         timed_ms={role: s["timed_ms"] for role, s in stats.items() if "timed_ms" in s},
     )
 

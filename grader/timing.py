@@ -243,23 +243,7 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
             if max(within_spread(s) for s in samples.values()) <= policy.target_spread:
                 break
     stats = {role: summarize_placements(s) for role, s in samples.items()}
-    for role, ratio in paired_ratios(samples).items():
-        stats[role]["paired_to_submission"] = ratio
     for role, by_placement in samples.items():
         stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
     return stats
 
-
-def paired_ratios(samples: dict[str, list[list[float]]], to: str = "submission") -> dict[str, float]:
-    """For each role, the median over rounds of its time over `to`'s in the same round: the k-th
-    sample of each role on a placement comes from the same round, so the two ran moments apart,
-    on buffers of the same placement. Roles with no pair (or `to` absent) are left out."""
-    if to not in samples:
-        return {}
-    ratios = {}
-    for role, by_placement in samples.items():
-        pairs = [mine / theirs for placement, own in enumerate(by_placement)
-                 for mine, theirs in zip(own, samples[to][placement]) if theirs > 0]
-        if pairs:
-            ratios[role] = float(np.median(pairs))
-    return ratios

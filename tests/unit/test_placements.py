@@ -259,7 +259,7 @@ def test_one_placement_times_as_before():
     assert all(s["samples"] == 15 for s in stats.values())  # min_rounds as given, not rounded up
     for role, s in stats.items():
         own = [samples[i] for i, (r, _) in enumerate(device.timed) if r == role]
-        assert {k: v for k, v in s.items() if k not in ("paired_to_submission", "timed_ms")} == summarize(own)
+        assert {k: v for k, v in s.items() if k != "timed_ms"} == summarize(own)
         assert s["timed_ms"] == [[pytest.approx(t * 1e3) for t in own]]  # every launch, in round order
     release_roles(timed)
 
@@ -404,34 +404,18 @@ def test_the_benchmark_step_times_on_the_placements_the_claim_gave(monkeypatch):
     assert any(isinstance(m, DeviceReleased) for m in sent)
 
 
-def test_paired_ratios_take_each_round_apart():
-    """The k-th samples of two roles on a placement come from the same round: their ratio, then
-    the median over rounds (a spell that slows a whole round slows both)."""
-    from grader.timing import paired_ratios
-
-    spell = [1.0, 1.0, 1.06, 1.06, 1.06, 1.0]
-    samples = {"submission": [[1e-3 * f for f in spell[:3]], [1.01e-3 * f for f in spell[3:]]],
-               "baseline": [[2e-3 * f for f in spell[:3]], [2.02e-3 * f for f in spell[3:]]],
-               "reference": [[1e-3, 0.0], []]}
-    ratios = paired_ratios(samples)
-    assert ratios["baseline"] == pytest.approx(2.0) and ratios["submission"] == pytest.approx(1.0)
-    assert ratios["reference"] == pytest.approx(0.5 * (1.0 / 1.0 + 0.0))  # pairs 1.0 and 0.0: their median
-    assert paired_ratios({"baseline": [[1.0]]}) == {}  # no submission: nothing to pair with
-
-
-def test_the_paired_speedup_is_recorded_beside_the_speedup():
+def test_every_timed_launch_is_kept_by_role_and_placement():
     device = Placed(lambda role, p: {"baseline": 3e-3, "submission": 1e-3, "reference": 1.5e-3}[role] * (1 + 0.01 * p))
     timed = device.prepare(placements=2)
     stats = time_roles(device.backend, timed, policy(min_rounds=4, max_rounds=4, target_spread=0.0),
                        lambda name: None)
-    assert stats["baseline"]["paired_to_submission"] == pytest.approx(3.0)
-    assert stats["submission"]["paired_to_submission"] == pytest.approx(1.0)
     from grader.scoring import performance
 
     perf = performance(default_catalog().get("reduce_unrolled"), TimingResult(CASE, stats), "gpu")
-    assert perf.paired_speedup == pytest.approx(3.0) and perf.speedup == pytest.approx(3.0)
-    # every launch's time kept, by role and placement (round 0 and 2 on placement 0, 1 and 3 on 1)
+    assert perf.speedup == pytest.approx(3.0)
+    # rounds 0 and 2 on placement 0, 1 and 3 on placement 1
     assert perf.timed_ms["baseline"] == [[pytest.approx(3.0)] * 2, [pytest.approx(3.03)] * 2]
+    assert perf.timed_ms["submission"] == [[pytest.approx(1.0)] * 2, [pytest.approx(1.01)] * 2]
     release_roles(timed)
 
 
