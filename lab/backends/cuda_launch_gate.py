@@ -15,7 +15,7 @@ start event is stamped when the gate ends, with the kernel already queued behind
 gives up after LIMIT_NS, so a host that never opens it (a launch that failed) costs that much
 at most.
 
-Shown on an H100 (.scratch probe, 3 processes, 200 launches each way, interleaved): with 30 us of
+Shown on an H100 (a probe: 3 processes, 200 launches each way, interleaved): with 30 us of
 host delay put between the start event and the launch, reduce_unrolled's reference timed
 115.6-126.5 us (20th percentile) without the gate and 97.4-97.5 us with it, as without the delay;
 without the delay its slowest launch was 102.8-123.5 us without the gate and 98.4-98.5 us with it."""
