@@ -82,8 +82,8 @@ class Performance:
     samples: int
     graded: bool
     note: str = ""
-    placements: int = 1  # buffer placements each kernel was timed on (its time: the mean of their medians)
-    # each kernel's median on each placement, in ms, in the order timed (what its time is the mean of)
+    placements: int = 1  # buffer placements each kernel was timed on (its time: the mean of theirs)
+    # each kernel's time on each placement, in ms, in the order timed (what its time is the mean of)
     placement_times_ms: dict[str, list[float]] = field(default_factory=dict)
     # every timed launch's time by role, then placement, in ms, in round order (RoleStats.timed_ms)
     timed_ms: dict[str, list[list[float]]] = field(default_factory=dict)
