@@ -7,7 +7,7 @@ speedup move: each role's time as the mean over placements of its launches' 20th
 graded), median, 10th percentile, interquartile mean or mean; and the paired one, the median over
 rounds of the baseline's time over the submission's in the same round. --keep DIR keeps every
 grading's report there.
-Each grading's line of progress gives every kernel's median on each buffer placement; with
+Each grading's line of progress gives every kernel's time on each buffer placement; with
 --clocks, each grading's SM clock range (nvidia-smi, every 100 ms) is printed before the table.
 
     python3 benchmarks/speedup_stability.py --repeat 10           # on the GPU machine
@@ -73,6 +73,7 @@ def estimated_speedups(timed_ms: dict) -> dict[str, float]:
     one estimate of its placement's launches: one speedup per estimate (none where a role is missing)."""
     if not all(isinstance(timed_ms.get(role), list) for role in ("baseline", "submission")):
         return {}
+
     def time_of(role: str, estimate: Callable[[list[float]], float]) -> float:
         placements = [p for p in timed_ms[role] if p]
         return sum(estimate(p) for p in placements) / len(placements)
