@@ -8,8 +8,9 @@ depends on the submission, so `MakeHostInputs` starts it right after the device 
 it runs while nvcc compiles and the correctness cases run: in one thread on a small machine,
 in up to three where there are cores to spare, so the two rounds' oracle runs overlap
 (grader.host_cores: these threads, and the BLAS threads each product may use); the rounds'
-inputs are made first, then their oracle runs and the benchmark's inputs, and all of it is
-finished before the benchmark's timed rounds (`HostInputs.finish`). Each set of
+inputs are made first, then their oracle runs and the benchmark's inputs. On a GPU the
+oracle runs go on beside the benchmark's timed rounds; a CPU device's timed rounds wait for
+all of it (`HostInputs.finish`). Each set of
 inputs draws from a generator of its own, spawned from one draw of the grading's, so a seed
 still gives the same inputs however many threads run.
 The problem's `expect(setup, inputs)` (optional) is the costly part of its `check`, which takes
@@ -44,10 +45,13 @@ class HostInputs:
     pool: ThreadPoolExecutor = field(repr=False)
 
     def finish(self) -> None:
-        """Wait until everything it makes is made (errors are left in their futures): the timed
-        rounds then run with no host thread beside them. Python threads share one interpreter
-        lock, so the oracle's element-wise passes delayed the timing loop's launches; on the H100
-        mlp's timed rounds took 1.3-2.0 s beside them, 1.0-1.2 s without."""
+        """Wait until everything it makes is made (errors are left in their futures). A CPU
+        device's timed rounds wait for it: its kernels run on the host's cores, beside which the
+        oracle's threads would slow them unevenly. A GPU's run beside the threads: the oracle's
+        hold on Python's lock delays their launches, but no longer their times (the CUDA launch
+        gate keeps the host's delays out; OpenCL's profiling never counted them). On the H100
+        that took mlp_train's median wall from 3.44 s to 3.24 s (CUDA) and from 3.88 s to
+        3.53 s (OpenCL); docs/architecture.md has the figures."""
         wait([f for f in (self.benchmark, *(r.inputs for r in self.rounds),
                           *(r.expected for r in self.rounds)) if f is not None])
 

@@ -84,7 +84,7 @@ def test_the_benchmarks_inputs_are_made_after_the_rounds(monkeypatch):
 
 
 def test_finish_waits_for_every_set_of_inputs_and_every_oracle_run(monkeypatch):
-    """The benchmark calls it before its timed rounds: no host thread runs beside them."""
+    """A CPU device's benchmark calls it before its timed rounds: no host thread runs beside them."""
     import time
     from types import SimpleNamespace
 

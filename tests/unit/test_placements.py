@@ -430,3 +430,27 @@ def test_late_launches_move_a_kernels_time_less_than_they_move_its_median():
     assert abs(spell["time_ms"] / calm["time_ms"] - 1) < 0.003
     assert np.median(late) / np.median(steady) - 1 > 0.04
     assert spell["time_ms"] == pytest.approx(1e3 * np.percentile(late, TIME_QUANTILE))
+
+
+@pytest.mark.parametrize(("kind", "waits"), [("gpu", False), ("cpu", True)])
+def test_a_gpus_timed_rounds_run_beside_the_host_threads_a_cpus_wait_for_them(monkeypatch, kind, waits):
+    """On a CPU device the kernels share the host's cores with the oracle's threads."""
+    from concurrent.futures import Future
+
+    monkeypatch.setattr(benchmark_step, "benchmark_case", lambda spec, kind: dict(CASE))
+    monkeypatch.setattr(device_claim, "free_bytes", lambda backend: None)
+    ctx, _ = make_context(kind)
+    ahead = Future()
+    ahead.set_result(host_inputs())
+    events = []
+    ctx.host_inputs = SimpleNamespace(benchmark=ahead, finish=lambda: events.append("finish"))
+    real_time_roles = benchmark_step.time_roles
+
+    def time_roles(*args, **kwargs):
+        events.append("timed rounds")
+        return real_time_roles(*args, **kwargs)
+
+    monkeypatch.setattr(benchmark_step, "time_roles", time_roles)
+    assert not ctx.inputs_on_device and benchmark_step.Benchmark().run(ctx)
+    assert events == (["finish", "timed rounds"] if waits else ["timed rounds"])
+    release_roles(ctx.benchmark.roles)
