@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo
+from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
 from lab.spec import KernelSpec
 
 
@@ -78,17 +78,21 @@ def plan_for(problem: Any, spec: Any, setup: Any) -> list[Launch]:
 def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[str, KernelSpec],
              plan: list[Launch], values: dict[str, int | float], buffers: dict[str, Buffer],
              timed: bool = False, before: Callable[[int], None] | None = None) -> float | None:
-    """Launch every step of `plan`; with `timed`, return the summed device time in seconds.
-    `before(i)` is called before the i-th launch (the profiling entry starts and stops the
+    """Launch every step of `plan`, each waited for; with `timed`, queue them all at once
+    (Backend.time_launches) and return their summed device time in seconds. `before(i)` is
+    called before the i-th launch of an untimed run (the profiling entry starts and stops the
     profiler there)."""
-    total = 0.0
-    for index, step in enumerate(plan):
-        if before is not None:
-            before(index)
-        check_limits(kernels[step.kernel], step.block, backend.info)
+    launches = []
+    for step in plan:
+        kernel = kernels[step.kernel]
+        check_limits(kernel, step.block, backend.info)
         bound = {param: buffers[name] for param, name in step.bind.items()}
         args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})
-        seconds = backend.launch(kernels[step.kernel], step.grid, step.block, args, timed=timed)
-        if timed and seconds is not None:
-            total += seconds
-    return total if timed else None
+        launches.append(KernelLaunch(kernel, step.grid, step.block, args))
+    if timed:
+        return sum(backend.time_launches(launches))
+    for index, launch in enumerate(launches):
+        if before is not None:
+            before(index)
+        backend.launch(launch.kernel, launch.grid, launch.block, launch.args)
+    return None

@@ -74,6 +74,17 @@ class CompiledKernel(ABC):
 
 
 @dataclass(frozen=True)
+class KernelLaunch:
+    """One launch of a timed run: the entry point, its shape and its arguments (buffers and
+    the backend's scalars)."""
+
+    kernel: CompiledKernel
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    args: list[Any]
+
+
+@dataclass(frozen=True)
 class ProgramImage:
     """A compiled program as the device's driver loads it: a CUDA cubin (`cubin`), or the PTX
     NVIDIA's OpenCL makes (`ptx`), with its build log. A grading hands the submission's to the
@@ -141,8 +152,14 @@ class Backend(ABC):
 
     @abstractmethod
     def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any], timed: bool = False) -> float | None:
-        """Launch and wait. With `timed`, return the device-event time in seconds."""
+               args: list[Any]) -> None:
+        """Launch and wait."""
+
+    @abstractmethod
+    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+        """Queue every launch in order, wait once for them all, and return each one's device
+        time in seconds: the kernel's own run, with no time of the host's counted (not its
+        queueing of the next launch, nor its work between calls)."""
 
     @abstractmethod
     def flush_l2(self) -> None:

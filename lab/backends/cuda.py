@@ -15,6 +15,7 @@ from lab.backends.base import (
     CompileError,
     CompileUnit,
     DeviceInfo,
+    KernelLaunch,
     KernelResources,
     LaunchError,
     ProgramImage,
@@ -112,8 +113,7 @@ class CudaBackend(Backend):
         if self.context is None:
             self.context = self.device.retain_primary_context()
             self.context.push()
-            self._start = self._drv.Event()
-            self._end = self._drv.Event()
+            self._events: list[tuple[Any, Any]] = []  # (start, end) pairs for time_launches, made as needed
             self._gate = LaunchGate(self._drv)
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
@@ -221,10 +221,9 @@ class CudaBackend(Backend):
             buffer.allocation.free()
             buffer.allocation = None
 
-    def launch(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any], timed: bool = False) -> float | None:
-        drv = self._drv
-        self._ready()
+    def _call(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
+              args: list[Any]) -> tuple[Any, tuple[int, ...], tuple[int, ...], list[Any]]:
+        """The prepared function, its 3-D shape and its argument values, ready to queue."""
         types = "".join("P" if isinstance(a, CudaBuffer) else _prepare_code(a) for a in args)
         if kernel.prepared != types:
             kernel.function.prepare(types)
@@ -232,21 +231,39 @@ class CudaBackend(Backend):
         values = [a.pointer if isinstance(a, CudaBuffer) else a for a in args]
         grid3 = tuple(grid) + (1,) * (3 - len(grid))
         block3 = tuple(block) + (1,) * (3 - len(block))
+        return kernel.function, grid3[:3], block3, values
+
+    def launch(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any]) -> None:
+        self._ready()
         try:
-            if not timed:
-                kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
-                self.context.synchronize()
-                return None
-            self._gate.hold()  # the start event is stamped when the kernel can start (cuda_launch_gate)
+            function, grid3, block3, values = self._call(kernel, grid, block, args)
+            function.prepared_async_call(grid3, block3, None, *values)
+            self.context.synchronize()
+        except self._drv.Error as error:
+            raise LaunchError(_describe(error)) from error
+
+    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+        """Each launch between a start and an end event, all queued behind the launch gate
+        (cuda_launch_gate): the first start event is stamped once everything is queued, and
+        each later one when the launch before it ends."""
+        self._ready()
+        try:
+            calls = [self._call(launch.kernel, launch.grid, launch.block, launch.args) for launch in launches]
+            while len(self._events) < len(calls):
+                self._events.append((self._drv.Event(), self._drv.Event()))
+            events = self._events[:len(calls)]
+            self._gate.hold()
             try:
-                self._start.record()
-                kernel.function.prepared_async_call(grid3[:3], block3, None, *values)
-                self._end.record()
+                for (start, end), (function, grid3, block3, values) in zip(events, calls):
+                    start.record()
+                    function.prepared_async_call(grid3, block3, None, *values)
+                    end.record()
             finally:
                 self._gate.release()
-            self._end.synchronize()
-            return self._start.time_till(self._end) / 1e3
-        except drv.Error as error:
+            events[-1][1].synchronize()
+            return [start.time_till(end) / 1e3 for start, end in events]
+        except self._drv.Error as error:
             raise LaunchError(_describe(error)) from error
 
     def flush_l2(self) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, DeviceInfo, KernelResources
+from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, DeviceInfo, KernelLaunch, KernelResources
 
 FakeFunction = Callable[..., None]  # (grid, block, *args) -> None
 
@@ -83,11 +83,17 @@ class FakeBackend(Backend):
     def fill32(self, buffer: FakeBuffer, bits: int) -> None:
         buffer.memory[buffer.offset:buffer.offset + buffer.nbytes // 4 * 4].view(np.uint32)[:] = bits
 
-    def launch(self, kernel: FakeKernel, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any],
-               timed: bool = False) -> float | None:
+    def launch(self, kernel: FakeKernel, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any]) -> None:
         self.launches.append(kernel.name)
         kernel.function(tuple(grid), tuple(block), *args)
-        return self.seconds(kernel.name) if timed else None
+
+    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+        """Each launch run in turn, each taking `seconds(name)`."""
+        times = []
+        for launch in launches:
+            self.launch(launch.kernel, launch.grid, launch.block, launch.args)
+            times.append(self.seconds(launch.kernel.name))
+        return times
 
     def flush_l2(self) -> None:
         self.flushes += 1

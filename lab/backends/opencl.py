@@ -15,6 +15,7 @@ from lab.backends.base import (
     CompileError,
     CompileUnit,
     DeviceInfo,
+    KernelLaunch,
     KernelResources,
     LaunchError,
     ProgramImage,
@@ -246,18 +247,23 @@ class OpenCLBackend(Backend):
     def release(self, buffer: OpenCLBuffer) -> None:
         buffer.mem.release()
 
-    def launch(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any], timed: bool = False) -> float | None:
-        values = [a.mem if isinstance(a, OpenCLBuffer) else a for a in args]
+    def _enqueue(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any]) -> Any:
+        """Queue one launch (its arguments are taken as they are now); its event."""
+        kernel.kernel.set_args(*[a.mem if isinstance(a, OpenCLBuffer) else a for a in args])
         global_size = tuple(g * b for g, b in zip(grid, block))
+        return self._cl.enqueue_nd_range_kernel(self.queue, kernel.kernel, global_size, tuple(block))
 
-        def run() -> float | None:
-            kernel.kernel.set_args(*values)
-            event = self._cl.enqueue_nd_range_kernel(self.queue, kernel.kernel, global_size, tuple(block))
-            event.wait()
-            if timed:
-                return (event.profile.end - event.profile.start) * 1e-9
-            return None
+    def launch(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],
+               args: list[Any]) -> None:
+        self._guard(lambda: self._enqueue(kernel, grid, block, args).wait())
+
+    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+        """From each launch's own profiling start and end: the host's time is never in them."""
+
+        def run() -> list[float]:
+            events = [self._enqueue(launch.kernel, launch.grid, launch.block, launch.args) for launch in launches]
+            self._cl.wait_for_events(events)
+            return [(event.profile.end - event.profile.start) * 1e-9 for event in events]
 
         return self._guard(run)
 

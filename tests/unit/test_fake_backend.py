@@ -1,6 +1,8 @@
 """Buffers, launching, correctness verdicts and timing on the fake backend (no device: the
 fake stands in for one only here, and claims nothing about any real kernel)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,26 @@ def PROBLEM_SETUP():
     from grader.correctness import make_setup
 
     return make_setup(SPEC, CASE)
+
+
+def test_a_timed_plan_is_queued_whole_and_its_time_is_the_sum_of_its_launches():
+    """grader.launching.run_plan: timed, every launch goes to Backend.time_launches at once (the
+    backend queues them together and waits once); untimed, each is launched and waited for, with
+    `before` called ahead of it."""
+    from grader.launching import Launch, run_plan
+
+    seconds = {"first": 0.002, "second": 0.003}
+    backend = FakeBackend({name: lambda grid, block, out: None for name in seconds}, seconds=seconds.__getitem__)
+    kernels = backend.compile("", list(seconds), {}, "t.cl")
+    out_only = tuple(p for p in SPEC.kernel.params if p.name == "out")
+    specs = {name: dataclasses.replace(SPEC.kernel, name=name, params=out_only) for name in seconds}
+    buffers = {"out": backend.alloc(16)}
+    plan = [Launch("first", (1,), (32,)), Launch("second", (2,), (32,)), Launch("first", (1,), (32,))]
+    batches = []
+    queue = backend.time_launches
+    backend.time_launches = lambda launches: batches.append([l.kernel.name for l in launches]) or queue(launches)
+    assert run_plan(backend, kernels, specs, plan, {}, buffers, timed=True) == pytest.approx(0.007)
+    assert batches == [["first", "second", "first"]]
+    called = []
+    assert run_plan(backend, kernels, specs, plan, {}, buffers, before=called.append) is None
+    assert called == [0, 1, 2] and backend.launches[-3:] == ["first", "second", "first"] and len(batches) == 1
