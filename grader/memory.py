@@ -92,15 +92,21 @@ def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtyp
     return GuardedBuffer(name, shape, dtype, guard, whole, inner, np.uint32(guard_bits))
 
 
-def fill(backend: Backend, buf: GuardedBuffer, interior: np.ndarray | None = None) -> None:
-    """Reset the canaries and poison the interior (or load `interior`). Poisoning is a fill
-    on the device: timing poisons before every launch, and a host upload there would leave
-    the GPU idle (and its clocks lower) just before the timed kernel."""
-    if interior is not None:
+def fill(backend: Backend, buf: GuardedBuffer, interior: np.ndarray | Buffer | None = None) -> None:
+    """Reset the canaries and poison the interior, or load `interior` into it: host values, or
+    a device buffer of the same size (copied on the device). Poisoning and copying stay on the
+    device: timing poisons before every launch, and a host upload there would leave the GPU
+    idle (and its clocks lower) just before the timed kernel."""
+    if isinstance(interior, np.ndarray):
         backend.upload(buf.whole, buf.host_image(interior))
         return
     backend.fill32(buf.whole, int(buf.guard_bits))
-    backend.fill32(buf.inner, int(POISON_BITS))
+    if interior is None:
+        backend.fill32(buf.inner, int(POISON_BITS))
+    elif interior.nbytes != buf.inner.nbytes:
+        raise ValueError(f"`{buf.name}` ({buf.inner.nbytes} bytes) cannot start from a buffer of {interior.nbytes}")
+    else:
+        backend.copy(buf.inner, interior)
 
 
 @dataclass(frozen=True)

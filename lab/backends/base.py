@@ -150,6 +150,15 @@ class Backend(ABC):
 
         self.upload(buffer, np.full(buffer.nbytes // 4, bits, dtype=np.uint32))
 
+    def copy(self, destination: Buffer, source: Buffer) -> None:
+        """Copy `source`'s bytes into `destination` (as large): on the device, queued in order
+        with the launches, where the backend can; through the host otherwise."""
+        import numpy as np
+
+        data = np.empty(source.nbytes, dtype=np.uint8)
+        self.download(source, data)
+        self.upload(destination, data)
+
     @abstractmethod
     def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
                args: list[Any]) -> None:

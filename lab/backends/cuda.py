@@ -216,6 +216,9 @@ class CudaBackend(Backend):
     def fill32(self, buffer: CudaBuffer, bits: int) -> None:
         self._drv.memset_d32(buffer.pointer, int(bits), buffer.nbytes // 4)
 
+    def copy(self, destination: CudaBuffer, source: CudaBuffer) -> None:
+        self._drv.memcpy_dtod_async(destination.pointer, source.pointer, source.nbytes)
+
     def release(self, buffer: CudaBuffer) -> None:
         if buffer.allocation is not None:
             buffer.allocation.free()

@@ -240,9 +240,12 @@ class OpenCLBackend(Backend):
     def fill32(self, buffer: OpenCLBuffer, bits: int) -> None:
         import numpy as np
 
-        pattern = np.uint32(bits)
+        # Not waited for: the queue runs in order, so what comes next sees the fill.
         self._guard(lambda: self._cl.enqueue_fill_buffer(
-            self.queue, buffer.mem, pattern, 0, buffer.nbytes // 4 * 4).wait())
+            self.queue, buffer.mem, np.uint32(bits), 0, buffer.nbytes // 4 * 4))
+
+    def copy(self, destination: OpenCLBuffer, source: OpenCLBuffer) -> None:
+        self._guard(lambda: self._cl.enqueue_copy(self.queue, destination.mem, source.mem, byte_count=source.nbytes))
 
     def release(self, buffer: OpenCLBuffer) -> None:
         buffer.mem.release()

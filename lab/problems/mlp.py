@@ -24,7 +24,7 @@ Each step writes its own scratch buffers (`A1_step2`, `D2_step2`, `dW1_step2`, .
 forward pass `A1_final`, ...): they are all guarded and NaN-poisoned outputs, so the check
 can say which kernel first went wrong in which step, and any write out of bounds is caught.
 The weights `W1`, `W2` start from `W1_init`, `W2_init` (inputs the kernels never see) on
-every run, through `initial()`.
+every run, through `starts_from()`.
 
 Tolerances come from a running error bound carried along the float64 run, element by
 element: every product of inner dimension k adds u (4 sqrt(k) + 8) |P| |Q| (u the float32
@@ -110,9 +110,10 @@ def _normal(rng: np.random.Generator, shape: tuple[int, int], std: float) -> np.
     return values
 
 
-def initial(setup: Setup, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The weights start from the given initial weights on every run; the rest is NaN."""
-    return {f"W{n}": inputs[f"W{n}_init"] for n in range(1, layers(setup) + 1)}
+def starts_from(setup: Setup) -> dict[str, str]:
+    """The weights start from the given initial weights on every run (copied on the device);
+    the rest is NaN."""
+    return {f"W{n}": f"W{n}_init" for n in range(1, layers(setup) + 1)}
 
 
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
