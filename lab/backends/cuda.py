@@ -114,7 +114,9 @@ class CudaBackend(Backend):
             self.context = self.device.retain_primary_context()
             self.context.push()
             self._events: list[tuple[Any, Any]] = []  # (start, end) pairs for time_launches, made as needed
-            self._gate = LaunchGate(self._drv)
+            # The launch gate, made at the first timed run: the sanitizer's and the counters'
+            # runs never time a launch, and load no module of the grader's.
+            self._gate: LaunchGate | None = None
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
         """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
@@ -246,6 +248,13 @@ class CudaBackend(Backend):
         except self._drv.Error as error:
             raise LaunchError(_describe(error)) from error
 
+    def launch_gate(self) -> LaunchGate:
+        """This context's launch gate (cuda_launch_gate), made on first use."""
+        self._ready()
+        if self._gate is None:
+            self._gate = LaunchGate(self._drv)
+        return self._gate
+
     def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
         """Each launch between a start and an end event, all queued behind the launch gate
         (cuda_launch_gate): the first start event is stamped once everything is queued, and
@@ -256,14 +265,15 @@ class CudaBackend(Backend):
             while len(self._events) < len(calls):
                 self._events.append((self._drv.Event(), self._drv.Event()))
             events = self._events[:len(calls)]
-            self._gate.hold()
+            gate = self.launch_gate()
+            gate.hold()
             try:
                 for (start, end), (function, grid3, block3, values) in zip(events, calls):
                     start.record()
                     function.prepared_async_call(grid3, block3, None, *values)
                     end.record()
             finally:
-                self._gate.release()
+                gate.release()
             events[-1][1].synchronize()
             return [start.time_till(end) / 1e3 for start, end in events]
         except self._drv.Error as error:

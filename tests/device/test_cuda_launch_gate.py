@@ -23,13 +23,13 @@ def timed_with_delay(backend, kernel, out, gated: bool) -> float:
 
     start, end = drv.Event(), drv.Event()
     if gated:
-        backend._gate.hold()
+        backend.launch_gate().hold()
     start.record()
     time.sleep(DELAY_S)
     kernel.function.prepared_async_call((4, 1, 1), (32, 1, 1), None, out.pointer)
     end.record()
     if gated:
-        backend._gate.release()
+        backend.launch_gate().release()
     end.synchronize()
     return start.time_till(end)
 
