@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit
+from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
 
 KERNELS = Path(__file__).parent / "kernels"
 SOURCES = {"cuda": "device_ops.cu", "opencl": "device_ops.cl"}
-ENTRIES = ["lab_fill_uniform", "lab_compare"]
+ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 MAX_INDICES = 8  # mismatch indices the compare kernel records
@@ -58,7 +58,7 @@ def supports(backend: str) -> bool:
 
 class DeviceOps:
     """The grader's own kernels on one backend: fill a buffer with uniform random floats, compare
-    two float buffers."""
+    two float buffers, time a copy."""
 
     def __init__(self, backend: Backend):
         if backend.name not in SOURCES:
@@ -119,3 +119,17 @@ class DeviceOps:
             computed_nans=int(words[2]),
             indices=tuple(sorted(int(i) for i in words[4 : 4 + taken])),
         )
+
+    def copy_seconds(self, destination: Buffer, source: Buffer, count: int, repeats: int = 5) -> float:
+        """The fastest of `repeats` timed copies of `count` floats from `source` to `destination`
+        (device time, the caches flushed before each; one untimed copy first)."""
+        _check_count(count, destination, source)
+        b = self.backend
+        args = [destination, source, b.scalar("unsigned", count)]
+        launch = KernelLaunch(self._kernel("lab_copy"), _grid(count), (BLOCK,), args)
+        b.launch(launch.kernel, launch.grid, launch.block, launch.args)
+        best = float("inf")
+        for _ in range(repeats):
+            b.flush_l2()
+            best = min(best, sum(b.time_launches([launch])))
+        return best

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.mismatch_view import mismatch_view
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, REVIEW, SKIPPED, Check, Report
 from grader.results import FailureKind
 from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
 
@@ -86,10 +86,16 @@ def score_text(report: Report) -> str:
         names = ", ".join(c.name for c in report.checks if c.status == PENDING)
         return (f"score {report.score} / {report.max_score} so far: {names} ({pending} points) "
                 f"still to be graded on a GPU")
+    held = sum(c.max_points for c in report.checks if c.status == REVIEW)
+    if held:
+        return (f"score {report.score} / {report.max_score} so far: {held} points for speed held until "
+                f"a person has looked at the kernel")
     return f"score {report.score} / {report.max_score}"
 
 
 def points_text(check: Check) -> str:
+    if check.status == REVIEW:
+        return "held for review"
     return "to be graded" if check.status == PENDING else f"{check.points} / {check.max_points}"
 
 

@@ -19,6 +19,7 @@ class Status(StrEnum):
     SKIPPED = "skipped"  # a check not run because an earlier one failed (its points are lost)
     ERROR = "error"  # could not be graded: no grade, only the reason
     PENDING = "pending"  # not graded here (speed on a CPU device, or --no-timing): still to be graded
+    REVIEW = "review"  # a speed beyond belief but not beyond the device: held for a person to look at
 
     @property
     def words(self) -> str:
@@ -32,10 +33,11 @@ _WORDS = {
     Status.SKIPPED: "skipped",
     Status.ERROR: "could not be graded",
     Status.PENDING: "correct, speed not graded here",
+    Status.REVIEW: "correct, speed held for review",
 }
 
-PASSED, FAILED, SKIPPED, ERROR, PENDING = (Status.PASSED, Status.FAILED, Status.SKIPPED, Status.ERROR,
-                                           Status.PENDING)
+PASSED, FAILED, SKIPPED, ERROR, PENDING, REVIEW = (Status.PASSED, Status.FAILED, Status.SKIPPED, Status.ERROR,
+                                                   Status.PENDING, Status.REVIEW)
 
 
 @dataclass
@@ -87,6 +89,9 @@ class Performance:
     placement_times_ms: dict[str, list[float]] = field(default_factory=dict)
     # every timed launch's time by role, then placement, in ms, in round order (RoleStats.timed_ms)
     timed_ms: dict[str, list[list[float]]] = field(default_factory=dict)
+    # the fastest any kernel moves the stage's bytes on this device (grader.device_floor), in ms
+    floor_ms: float | None = None
+    checked_launches: int = 0  # the submission's timed launches whose outputs were checked
 
 
 @dataclass

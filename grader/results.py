@@ -32,6 +32,7 @@ class FailureKind(StrEnum):
     BENCHMARK_WRONG = "benchmark_wrong"  # right at the test sizes, wrong at the benchmark size
     UNCHANGED_HANDOUT = "unchanged_handout"  # the skeleton or another stage's reference, as handed out
     TOO_SLOW = "too_slow"
+    IMPOSSIBLE_TIME = "impossible_time"  # timed under the device's floor for the stage's bytes
     CONCEPT = "concept"  # the GPU's counters do not show the stage's idea (a graded [counters.check])
     NO_DEVICE = "no_device"  # nothing here can run it
     GRADER_ERROR = "grader_error"  # the grader itself failed
@@ -118,6 +119,8 @@ class TimingResult:
     stats: dict[str, RoleStats]  # by role: baseline, submission, reference, ceiling
     bytes: float | None = None
     flops: float | None = None
+    floor_ms: float | None = None  # the stage's bytes at the device's copy rate (grader.device_floor)
+    checked_launches: int = 0  # the submission's timed launches checked (grader.timed_audit)
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.device_floor import IMPOSSIBLE_FRACTION, impossible
 from grader.report import (
     ERROR,
     FAILED,
     PASSED,
     PENDING,
+    REVIEW,
     SKIPPED,
     CaseOutcome,
     Check,
@@ -23,7 +25,7 @@ from lab.mismatch_picture import output_tile
 from lab.occupancy import device_limits, occupancy
 from lab.spec import Spec
 
-IMPLAUSIBLE_FACTOR = 2.0  # a speedup this many times the reference's is flagged for a human
+IMPLAUSIBLE_FACTOR = 2.0  # a speedup this many times the reference's is held for a person to review
 
 
 def first_error_line(log: str) -> str:
@@ -77,6 +79,8 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         placements=max((len(s.get("placement_times_ms", ())) for s in stats.values()), default=1) or 1,
         placement_times_ms={role: list(s.get("placement_times_ms", ())) for role, s in stats.items()},
         timed_ms={role: s["timed_ms"] for role, s in stats.items() if "timed_ms" in s},
+        floor_ms=timing.floor_ms,
+        checked_launches=timing.checked_launches,
     )
 
 
@@ -160,9 +164,25 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
     ok = perf.speedup >= perf.required_speedup
     words = (f"speedup {perf.speedup:.2f}x over {spec.baseline} "
              f"(needed {perf.required_speedup:.2f}x; the reference gets {perf.reference_speedup:.2f}x)")
+    if impossible(perf.time_ms, perf.floor_ms):
+        assert perf.floor_ms is not None
+        return Check("fast", FAILED, f"timed at {perf.time_ms:.4f} ms, under what this device needs to move "
+                     f"the stage's bytes ({perf.floor_ms:.4f} ms at its measured copy rate, "
+                     f"{IMPOSSIBLE_FRACTION:.0%} of it the least any kernel can take): the timed launches "
+                     f"did not do the work", 0, full, failure=FailureKind.IMPOSSIBLE_TIME)
+    if ok and implausible(perf):
+        return Check("fast", REVIEW, f"held for review: {words}, more than {IMPLAUSIBLE_FACTOR:g} times the "
+                     f"reference's; a person checks such a kernel before its speed counts", 0, full)
     if ok:
         return Check("fast", PASSED, words, full, full)
     return Check("fast", FAILED, f"too slow: {words}", 0, full, failure=FailureKind.TOO_SLOW)
+
+
+def implausible(perf: Performance) -> bool:
+    """A speedup beyond IMPLAUSIBLE_FACTOR times the reference's (or the baseline's, where the
+    reference is slower than it)."""
+    return bool(perf.speedup and perf.reference_speedup
+                and perf.speedup > IMPLAUSIBLE_FACTOR * max(perf.reference_speedup, 1.0))
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
@@ -201,10 +221,9 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
                      f"the reference's. Timings on a CPU device say nothing about a GPU, so none are taken "
                      f"here (--cpu-timing shows them)")
-    if (perf and perf.graded and perf.speedup and perf.reference_speedup
-            and perf.speedup > IMPLAUSIBLE_FACTOR * max(perf.reference_speedup, 1.0)):
+    if perf and perf.graded and implausible(perf):
         flags.append(f"implausible speedup: {perf.speedup:.2f}x against the reference's "
-                     f"{perf.reference_speedup:.2f}x; a human should look at this kernel")
+                     f"{perf.reference_speedup:.2f}x; a person should look at this kernel")
 
     resources = None
     occ = None
@@ -285,11 +304,14 @@ def case_outcome(case: CaseResult) -> CaseOutcome:
 
 def report_status(checks: list[Check], grader_failed: bool = False) -> Status:
     """Failed if any check failed; otherwise could not be graded (ERROR) if any check or the
-    grader itself could not run; otherwise PENDING while a check is still to be graded elsewhere."""
+    grader itself could not run; otherwise REVIEW while a person is to look at a check;
+    otherwise PENDING while a check is still to be graded elsewhere."""
     if any(c.status == FAILED for c in checks):
         return FAILED
     if any(c.status == ERROR for c in checks) or grader_failed:
         return ERROR
+    if any(c.status == REVIEW for c in checks):
+        return REVIEW
     if any(c.status == PENDING for c in checks):
         return PENDING
     return PASSED

@@ -9,11 +9,12 @@ from rich.text import Text
 
 from grader.feedback import bars, hint, points_text, rate_text, score_text
 from grader.mismatch_view import mismatch_view
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, REVIEW, SKIPPED, Report
 from lab.sinks import for_terminal, for_text
 
-STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan"}
-MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…"}
+STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan",
+         REVIEW: "bold magenta"}
+MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…", REVIEW: "?"}
 
 
 def render(report: Report, console: Console) -> None:

@@ -33,6 +33,7 @@ import numpy as np
 from grader.correctness import CaseBuffers, make_setup
 from grader.launching import plan_for, run_plan
 from grader.results import RoleStats
+from grader.timed_audit import LaunchAudit
 from lab.backends.base import Backend, CompiledKernel
 from lab.spec import Spec
 
@@ -204,9 +205,11 @@ def release_roles(timed: dict[str, TimedRole]) -> None:
 
 
 def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPolicy,
-               phase: Callable[[str], None]) -> dict[str, RoleStats]:
+               phase: Callable[[str], None], audit: LaunchAudit | None = None) -> dict[str, RoleStats]:
     """Warm up, then time every role in rotating order, round r on placement r % K; return
-    the summaries by role (summarize_placements)."""
+    the summaries by role (summarize_placements). With `audit` (grader.timed_audit), every
+    timed launch gets fresh input values and each of the submission's is checked after it
+    (TimedLaunchWrong propagates)."""
     count = min(len(entry.placements) for entry in timed.values())
     for role, entry in timed.items():
         phase(f"warm-up of the {role} kernel")
@@ -228,9 +231,13 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
             # Poison the outputs before every timed launch, as before every correctness run:
             # a kernel that returns early when it finds its answer already in place (left
             # by the previous launch) would otherwise be timed doing nothing.
+            if audit is not None:
+                audit.fresh_inputs(role, placement)
             timed[role].placements[placement].reset_outputs()
             backend.flush_l2()
             samples[role][placement].append(float(timed[role].run(backend, timed=True, placement=placement) or 0.0))
+            if audit is not None and role == "submission":
+                audit.check_submission(placement)
         order = order[1:] + order[:1]  # rotate: no kernel always goes first
         rounds += 1
         if rounds == 1:  # slow kernels: fewer rounds, so the budget holds (never under 3)

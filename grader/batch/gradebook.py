@@ -25,12 +25,16 @@ STUDENT_COLUMN = "student"
 TOTAL_COLUMN = "total"
 LATE_COLUMN = "late"
 PENDING = "pending"
+REVIEW = "review"
 
 
 def score_cell(outcome: Outcome | None) -> str:
-    """The plain gradebook's cell: the score, `pending`, or empty (no submission, no grade)."""
+    """The plain gradebook's cell: the score, `pending`, `review` (a speed held for a person to
+    look at), or empty (no submission, no grade)."""
     if outcome is None or outcome.score is None:
         return ""
+    if outcome.held_for_review:
+        return REVIEW
     return PENDING if outcome.pending else str(outcome.score)
 
 
@@ -45,7 +49,8 @@ def gradebook_rows(students: Sequence[str], stages: Sequence[str], outcomes: Seq
     rows = [header]
     for student in students:
         cells = [by_cell.get((student, stage)) for stage in stages]
-        numbers = [o.score for o in cells if o is not None and o.score is not None and not o.pending]
+        numbers = [o.score for o in cells if o is not None and o.score is not None and not o.pending
+                   and not o.held_for_review]
         row = [for_csv_cell(student), *(score_cell(o) for o in cells), str(sum(numbers)) if numbers else ""]
         if late is not None:
             row.append(" ".join(stage for stage in stages if (student, stage) in late))

@@ -158,7 +158,7 @@ def canvas_headers(stages: Sequence[Spec], explicit: Mapping[str, str],
 
 
 def _cell(outcome: Outcome | None) -> str:
-    if outcome is None or outcome.score is None or outcome.pending:
+    if outcome is None or outcome.score is None or outcome.pending or outcome.held_for_review:
         return ""
     return str(outcome.score)
 

@@ -41,6 +41,12 @@ class Outcome:
         on a GPU. `score` holds the points so far, `max_score` the stage's full maximum."""
         return self.graded and self.status == "pending"
 
+    @property
+    def held_for_review(self) -> bool:
+        """Correct, with a speed beyond belief held for a person to look at (grader.scoring):
+        `score` holds the points without the speed's."""
+        return self.graded and self.status == "review"
+
 
 def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -16,7 +16,7 @@ from grader.batch.concept import StageConcept, stage_concept
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
-from grader.report import PASSED, PENDING
+from grader.report import PASSED, PENDING, REVIEW
 from lab.sinks import for_regex
 from lab.spec import Spec
 
@@ -52,6 +52,7 @@ class StageSummary:
     submitted: int
     passed: int
     pending: int  # correct as far as graded here; speed still to be graded on a GPU
+    review: int  # correct, with a speed held for a person to look at (grader.scoring)
     failed: int
     not_graded: int  # no grade: no device for it here, or the batch failed on it
     mean_fraction: float | None  # mean of score / max_score over the final grades (pending ones apart)
@@ -143,7 +144,7 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor, counters_asked
     groups: Counter[tuple[str, str, str]] = Counter()
     examples: dict[tuple[str, str, str], str] = {}
     for o in outcomes:
-        if o.status in (PASSED, PENDING) or o.failure is None:
+        if o.status in (PASSED, PENDING, REVIEW) or o.failure is None:
             continue
         key = (o.failure.check, o.failure.kind, redact(o.failure.label))
         groups[key] += 1
@@ -158,9 +159,10 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor, counters_asked
         submitted=len(outcomes),
         passed=sum(o.status == PASSED for o in outcomes),
         pending=sum(o.pending for o in outcomes),
-        failed=sum(o.graded and o.status not in (PASSED, PENDING) for o in outcomes),
+        review=sum(o.held_for_review for o in outcomes),
+        failed=sum(o.graded and o.status not in (PASSED, PENDING, REVIEW) for o in outcomes),
         not_graded=len(outcomes) - len(graded),
-        mean_fraction=_mean_fraction([o for o in graded if not o.pending]),
+        mean_fraction=_mean_fraction([o for o in graded if not o.pending and not o.held_for_review]),
         speedups=tuple(sorted(o.speedup for o in graded if o.speedup is not None)),
         reference_speedup=_median([o.reference_speedup for o in graded if o.reference_speedup is not None]),
         required_speedup=_median([o.required_speedup for o in graded if o.required_speedup is not None]),

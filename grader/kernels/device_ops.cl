@@ -38,6 +38,15 @@ __kernel void lab_fill_uniform(__global float *out, uint n, uint seed_lo, uint s
     }
 }
 
+// A plain copy, timed once per grading: the device's copy rate, from which the fastest time any
+// kernel can move a stage's bytes in follows (grader.device_floor).
+__kernel void lab_copy(__global float *out, __global const float *in, uint n)
+{
+    const size_t stride = get_global_size(0);
+    for (size_t i = get_global_id(0); i < n; i += stride)
+        out[i] = in[i];
+}
+
 __kernel void lab_compare(__global const float *got, __global const float *want, uint n,
                           float rtol, float atol, __global volatile uint *result)
 {

@@ -38,6 +38,15 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_fill_uniform(float *
     }
 }
 
+// A plain copy, timed once per grading: the device's copy rate, from which the fastest time any
+// kernel can move a stage's bytes in follows (grader.device_floor).
+extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_copy(float *out, const float *in, unsigned n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = in[i];
+}
+
 extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_compare(const float *got, const float *want, unsigned n,
                                        float rtol, float atol, unsigned *result)
 {

@@ -1,16 +1,24 @@
 """Time the submission beside its baseline, reference and ceiling (grader.timing), on the
 stage's benchmark case: inputs made on the device where the problem allows it, each kernel on
-as many buffer placements as the claim gave (`ctx.placements`: grader.device_claim)."""
+as many buffer placements as the claim gave (`ctx.placements`: grader.device_claim).
+
+Where the inputs are made on the device and the problem compares with the reference kernel,
+every timed launch gets fresh inputs and each of the submission's is checked
+(grader.timed_audit), and the device's copy floor for the stage's bytes is measured
+(grader.device_floor): a wrong timed launch ends the grading with a failed case."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from grader.correctness import case_label, make_setup
-from grader.device_claim import claim
+from grader.device_claim import claim, release
+from grader.device_floor import copy_floor_ms
+from grader.reference_agreement import compares_with_reference
 from grader.results import TimingResult
 from grader.steps.context import Context, Step
-from grader.timing import TimedRole, TimingPolicy, prepare_roles, time_roles
+from grader.timed_audit import LaunchAudit, TimedLaunchWrong
+from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
 from lab.spec import Spec
 
 
@@ -65,7 +73,21 @@ class Benchmark(Step):
                 # first. A GPU's timed rounds run beside them (HostInputs.finish says why).
                 ctx.host_inputs.finish()
         ctx.benchmark = Bench(case, timed, on_device)
-        stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase)
         nbytes, flops = ctx.spec.work(case)
-        ctx.send(TimingResult(dict(case), stats, nbytes, flops))
+        audit, floor_ms = None, None
+        if on_device and compares_with_reference(ctx.problem):
+            phase("the device's copy rate")
+            floor_ms = copy_floor_ms(ctx.device_ops(), timed, nbytes or 0.0)
+            audit = LaunchAudit(ctx.backend, ctx.problem, ctx.device_ops(), timed, ctx.rng,
+                                case_label(case))
+        try:
+            stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase, audit)
+        except TimedLaunchWrong as wrong:
+            release_roles(timed)
+            ctx.benchmark = None
+            release(ctx)  # its turn on the device is over (grader.device_claim)
+            ctx.send(wrong.result)
+            return False
+        ctx.send(TimingResult(dict(case), stats, nbytes, flops, floor_ms,
+                              audit.checked if audit is not None else 0))
         return True

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader.correctness import CaseBuffers, case_label, explain_nans, make_setup
+from grader.correctness import CaseBuffers, case_label, make_setup
 from grader.device_claim import claim, release
 from grader.launching import LaunchRefused, plan_for
+from grader.reference_agreement import agrees, compares_with_reference, oracle_verdict
 from grader.results import CaseResult, FailureKind
 from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
@@ -32,8 +33,8 @@ PREFIX = "correct at the test sizes but not at the benchmark size: "
 def checks_on_device(ctx: Context) -> bool:
     """Whether the size check compares with the reference kernel on the device (else: the
     problem's oracle on the host)."""
-    return ctx.timed and ctx.inputs_on_device and "reference" in ctx.trusted and (
-        hasattr(ctx.problem, "reference_tolerance") or hasattr(ctx.problem, "agrees_with_reference"))
+    return (ctx.timed and ctx.inputs_on_device and "reference" in ctx.trusted
+            and compares_with_reference(ctx.problem))
 
 
 class BenchmarkSizeCheck(Step):
@@ -107,8 +108,6 @@ class BenchmarkSizeCheck(Step):
     def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole) -> Verdict:
         assert ctx.backend is not None
         ops = ctx.device_ops()
-        elementwise = hasattr(ctx.problem, "reference_tolerance")
-        tolerance = ctx.problem.reference_tolerance(own.buffers.setup) if elementwise else {}
         for _ in range(ROUNDS):
             seed = int(ctx.rng.integers(1 << 62))
             for role in (own, reference):
@@ -118,34 +117,10 @@ class BenchmarkSizeCheck(Step):
             out_of_bounds = own.buffers.guards_hit()
             if out_of_bounds:
                 return Verdict(False, "; ".join(out_of_bounds))
-            if not elementwise:  # small outputs: compared on the host, the inputs stay on the device
-                mine, _ = own.buffers.read_outputs()
-                theirs, _ = reference.buffers.read_outputs()
-                verdict = ctx.problem.agrees_with_reference(own.buffers.setup, mine, theirs)
-                if not verdict.ok:
-                    return _check_on_host(ctx, own)
-                continue
-            for name, guarded in own.buffers.outputs.items():
-                rtol, atol = tolerance[name]
-                found = ops.compare(guarded.inner, reference.buffers.outputs[name].inner, guarded.count, rtol, atol)
-                if not found.ok:
-                    return _check_on_host(ctx, own)
+            if not agrees(ctx.problem, ops, own.buffers, reference.buffers):
+                return _check_on_host(ctx, own)
         return Verdict(True)
 
 
 def _check_on_host(ctx: Context, role: TimedRole, expected: Any = None) -> Verdict:
-    """The problem's own oracle on the host: bounds, then the values (against `expected`, the
-    problem's `expect` for these inputs, where it was computed ahead)."""
-    buffers = role.buffers
-    outputs, out_of_bounds = buffers.read_outputs()
-    out_of_bounds += buffers.inputs_out_of_bounds()
-    if out_of_bounds:
-        return Verdict(False, "; ".join(out_of_bounds))
-    read_past = buffers.read_out_of_bounds(outputs)
-    if read_past:
-        return Verdict(False, read_past)
-    if expected is not None:
-        verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs, expected)
-    else:
-        verdict = ctx.problem.check(buffers.setup, buffers.host_inputs(), outputs)
-    return verdict if verdict.ok else explain_nans(verdict, outputs)
+    return oracle_verdict(ctx.problem, role.buffers, expected)

@@ -43,7 +43,7 @@ from lab.cli.batch_common import (
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
 
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan"}
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan", "review": "magenta"}
 
 
 def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:

@@ -22,6 +22,7 @@ from lab.cli.app import (
     EXIT_NOT_WRITTEN,
     EXIT_PASSED,
     EXIT_PENDING,
+    EXIT_REVIEW,
     app,
     console,
     errors,
@@ -33,7 +34,7 @@ from lab.cli.written import check_outputs, write_outputs
 from lab.source_checks import SubmissionError
 
 EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
-             Status.PENDING: EXIT_PENDING, Status.SKIPPED: EXIT_GRADER_ERROR}
+             Status.PENDING: EXIT_PENDING, Status.REVIEW: EXIT_REVIEW, Status.SKIPPED: EXIT_GRADER_ERROR}
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:

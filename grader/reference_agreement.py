@@ -1,0 +1,63 @@
+"""Whether a submission's benchmark-size output agrees with the reference kernel's on the same
+inputs, and the problem's own oracle for the message where it does not.
+
+Big outputs are compared on the device by a kernel that sends back only counts (the problem's
+`reference_tolerance`); small ones are read back and compared on the host (the problem's
+`agrees_with_reference`). Only a disagreement brings the inputs to the host, for the problem's
+float64 oracle, which decides and words the verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.correctness import CaseBuffers, explain_nans
+from lab.problems.base import Verdict
+
+
+def compares_with_reference(problem: Any) -> bool:
+    """Whether the problem says how close its output must be to the reference kernel's."""
+    return hasattr(problem, "reference_tolerance") or hasattr(problem, "agrees_with_reference")
+
+
+def agrees(problem: Any, ops: Any, own: CaseBuffers, reference: CaseBuffers) -> bool:
+    """Whether every output of `own` is within the problem's tolerance of `reference`'s (both
+    computed from the same input values)."""
+    if not hasattr(problem, "reference_tolerance"):
+        mine, _ = own.read_outputs()
+        theirs, _ = reference.read_outputs()
+        return problem.agrees_with_reference(own.setup, mine, theirs).ok
+    tolerance = problem.reference_tolerance(own.setup)
+    for name, guarded in own.outputs.items():
+        rtol, atol = tolerance[name]
+        if not ops.compare(guarded.inner, reference.outputs[name].inner, guarded.count, rtol, atol).ok:
+            return False
+    return True
+
+
+def changed_inputs(ops: Any, own: CaseBuffers, pristine: CaseBuffers) -> list[str]:
+    """The inputs of `own` whose values differ at all from `pristine`'s (filled from the same
+    seed and never written), compared on the device."""
+    changed = []
+    for name, (_, guarded) in own.guarded_inputs.items():
+        other = pristine.guarded_inputs[name][1]
+        if not ops.compare(guarded.inner, other.inner, guarded.count, 0.0, 0.0).ok:
+            changed.append(name)
+    return changed
+
+
+def oracle_verdict(problem: Any, buffers: CaseBuffers, expected: Any = None) -> Verdict:
+    """The problem's own oracle on the host: bounds, then the values (against `expected`, the
+    problem's `expect` for these inputs, where it was computed ahead)."""
+    outputs, out_of_bounds = buffers.read_outputs()
+    out_of_bounds += buffers.inputs_out_of_bounds()
+    if out_of_bounds:
+        return Verdict(False, "; ".join(out_of_bounds))
+    read_past = buffers.read_out_of_bounds(outputs)
+    if read_past:
+        return Verdict(False, read_past)
+    if expected is not None:
+        verdict = problem.check(buffers.setup, buffers.host_inputs(), outputs, expected)
+    else:
+        verdict = problem.check(buffers.setup, buffers.host_inputs(), outputs)
+    return verdict if verdict.ok else explain_nans(verdict, outputs)
