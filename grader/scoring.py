@@ -166,10 +166,9 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
              f"(needed {perf.required_speedup:.2f}x; the reference gets {perf.reference_speedup:.2f}x)")
     if impossible(perf.time_ms, perf.floor_ms):
         assert perf.floor_ms is not None
-        return Check("fast", FAILED, f"timed at {perf.time_ms:.4f} ms, under what this device needs to move "
-                     f"the stage's bytes ({perf.floor_ms:.4f} ms at its measured copy rate, "
-                     f"{IMPOSSIBLE_FRACTION:.0%} of it the least any kernel can take): the timed launches "
-                     f"did not do the work", 0, full, failure=FailureKind.IMPOSSIBLE_TIME)
+        return Check("fast", FAILED, f"timed at {perf.time_ms:.4f} ms, faster than this device moves the stage's "
+                     f"bytes: its copy kernel takes {perf.floor_ms:.4f} ms for them, and no kernel takes under "
+                     f"{IMPOSSIBLE_FRACTION:.0%} of that; the timed launches did not do the work", 0, full, failure=FailureKind.IMPOSSIBLE_TIME)
     if ok and implausible(perf):
         return Check("fast", REVIEW, f"held for review: {words}, more than {IMPLAUSIBLE_FACTOR:g} times the "
                      f"reference's; a person checks such a kernel before its speed counts", 0, full)

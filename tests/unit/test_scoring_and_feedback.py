@@ -154,9 +154,28 @@ def test_compile_error_and_crash_and_hang(spec):
     assert bomb.check("compiles").failure == FailureKind.TIMEOUT
 
 
-def test_implausible_speedup_is_flagged(spec):
+def test_implausible_speedup_is_held_for_review(spec):
     r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.01, 0.3)])
     assert r.flags and "implausible" in r.flags[0]
+    fast = r.check("fast")
+    assert (r.status, fast.status, fast.points, r.score) == ("review", "review", 0, 70)
+    assert fast.message.startswith("held for review")
+    assert "held until a person has looked" in score_text(r)
+
+
+def with_floor(result: TimingResult, floor_ms: float) -> TimingResult:
+    return TimingResult(result.case, result.stats, result.bytes, result.flops, floor_ms, 40)
+
+
+def test_time_under_the_device_floor_fails_fast(spec):
+    r = report(spec, [GPU, COMPILED, ok_case(), with_floor(timing(1.0, 0.05, 0.3), 0.18)])
+    fast = r.check("fast")
+    assert (r.status, fast.status, fast.failure) == ("failed", "failed", FailureKind.IMPOSSIBLE_TIME)
+    assert "did not do the work" in fast.message and "\n" not in fast.message
+    assert r.performance.checked_launches == 40
+    # At the floor (a kernel as fast as a copy) is possible: graded as usual.
+    fine = report(spec, [GPU, COMPILED, ok_case(), with_floor(timing(1.0, 0.19, 0.3), 0.18)])
+    assert fine.check("fast").status == "passed"
 
 
 def test_json_has_the_contract_keys(spec):
