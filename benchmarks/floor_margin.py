@@ -39,7 +39,7 @@ def main() -> int:
         if not targets:
             print(f"no {backend} GPU here", file=sys.stderr)
             continue
-        for spec in catalog.stages():
+        for spec in catalog.stages:
             solution = ROOT / "reference" / spec.id / f"solution{SUFFIX[backend]}"
             started = time.perf_counter()
             report = grade_file(catalog, spec, solution, targets[0], timing=True)

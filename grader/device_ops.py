@@ -56,6 +56,40 @@ def supports(backend: str) -> bool:
     return backend in SOURCES
 
 
+@dataclass
+class Tally:
+    """Comparisons' counts kept on the device, a slot each (DeviceOps.compare_into): many
+    comparisons queued, one read."""
+
+    backend: Backend
+    buffer: Buffer
+    slots: int
+    stride: int  # bytes from one slot to the next (a sub-buffer's offset must be aligned)
+
+    def slot(self, number: int) -> Buffer:
+        return self.backend.view(self.buffer, number * self.stride, RESULT_WORDS * 4)
+
+    def read(self, counts: list[int]) -> list[Comparison]:
+        """The first len(counts) slots, each a comparison of that many elements (waits for them)."""
+        words = np.zeros(self.slots * self.stride // 4, dtype=np.uint32)
+        self.backend.download(self.buffer, words)
+        per = self.stride // 4
+        return [_comparison(count, words[s * per:s * per + RESULT_WORDS]) for s, count in enumerate(counts)]
+
+    def clear(self) -> None:
+        self.backend.fill32(self.buffer, 0)
+
+    def release(self) -> None:
+        self.backend.release(self.buffer)
+
+
+def _comparison(count: int, words: np.ndarray) -> Comparison:
+    taken = min(int(words[3]), MAX_INDICES)
+    return Comparison(count=count, mismatches=int(words[0]), unwritten=int(words[1]),
+                      computed_nans=int(words[2]),
+                      indices=tuple(sorted(int(i) for i in words[4 : 4 + taken])))
+
+
 class DeviceOps:
     """The grader's own kernels on one backend: fill a buffer with uniform random floats, compare
     two float buffers, time a copy."""
@@ -94,7 +128,24 @@ class DeviceOps:
         seed &= 0xFFFF_FFFF_FFFF_FFFF
         args = [buffer, b.scalar("unsigned", count), b.scalar("unsigned", seed & 0xFFFF_FFFF),
                 b.scalar("unsigned", seed >> 32), b.scalar("float", low), b.scalar("float", high)]
-        b.launch(self._kernel("lab_fill_uniform"), _grid(count), (BLOCK,), args)
+        b.enqueue(self._kernel("lab_fill_uniform"), _grid(count), (BLOCK,), args)
+
+    def tally(self, slots: int) -> Tally:
+        """A zeroed device record of `slots` comparisons (compare_into), read back at once."""
+        align = int(self.backend.info.limits.get("base_align_bytes", 0) or 4)
+        stride = -(-(RESULT_WORDS * 4) // align) * align
+        buffer = self.backend.alloc(slots * stride)
+        self.backend.fill32(buffer, 0)
+        return Tally(self.backend, buffer, slots, stride)
+
+    def compare_into(self, tally: Tally, slot: int, got: Buffer, want: Buffer, count: int, rtol: float,
+                     atol: float) -> None:
+        """Queue `compare`'s comparison with its counts kept in `tally`'s `slot`, not waited for."""
+        _check_count(count, got, want)
+        b = self.backend
+        result = tally.slot(slot)
+        args = [got, want, b.scalar("unsigned", count), b.scalar("float", rtol), b.scalar("float", atol), result]
+        b.enqueue(self._kernel("lab_compare"), _grid(count), (BLOCK,), args)
 
     def compare(self, got: Buffer, want: Buffer, count: int, rtol: float, atol: float) -> Comparison:
         """Compare the first `count` floats: element i matches where
@@ -111,14 +162,7 @@ class DeviceOps:
             b.download(result, words)
         finally:
             b.release(result)
-        taken = min(int(words[3]), MAX_INDICES)
-        return Comparison(
-            count=count,
-            mismatches=int(words[0]),
-            unwritten=int(words[1]),
-            computed_nans=int(words[2]),
-            indices=tuple(sorted(int(i) for i in words[4 : 4 + taken])),
-        )
+        return _comparison(count, words)
 
     def copy_seconds(self, destination: Buffer, source: Buffer, count: int, repeats: int = 5) -> float:
         """The fastest of `repeats` timed copies of `count` floats from `source` to `destination`

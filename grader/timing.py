@@ -253,6 +253,8 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
                 and min(sum(sum(p) for p in s) for s in samples.values()) >= policy.min_timed_s):
             if max(within_spread(s) for s in samples.values()) <= policy.target_spread:
                 break
+    if audit is not None:
+        audit.settle()
     stats = {role: summarize_placements(s) for role, s in samples.items()}
     for role, by_placement in samples.items():
         stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]

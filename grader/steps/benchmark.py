@@ -15,10 +15,11 @@ from grader.correctness import case_label, make_setup
 from grader.device_claim import claim, release
 from grader.device_floor import copy_floor_ms
 from grader.reference_agreement import compares_with_reference
-from grader.results import TimingResult
+from grader.results import CaseResult, FailureKind, TimingResult
 from grader.steps.context import Context, Step
 from grader.timed_audit import LaunchAudit, TimedLaunchWrong
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
+from lab.backends.base import LaunchError
 from lab.spec import Spec
 
 
@@ -82,11 +83,13 @@ class Benchmark(Step):
                                 case_label(case))
         try:
             stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase, audit)
-        except TimedLaunchWrong as wrong:
+        except (TimedLaunchWrong, LaunchError) as stopped:
             release_roles(timed)
             ctx.benchmark = None
             release(ctx)  # its turn on the device is over (grader.device_claim)
-            ctx.send(wrong.result)
+            ctx.send(stopped.result if isinstance(stopped, TimedLaunchWrong) else CaseResult(
+                f"benchmark size ({case_label(case)})", False, FailureKind.LAUNCH_FAILED,
+                f"the kernel failed on the device while it was timed: {stopped}", benchmark_size=True))
             return False
         ctx.send(TimingResult(dict(case), stats, nbytes, flops, floor_ms,
                               audit.checked if audit is not None else 0))

@@ -164,6 +164,13 @@ class Backend(ABC):
                args: list[Any]) -> None:
         """Launch and wait."""
 
+    def enqueue(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
+                args: list[Any]) -> None:
+        """Queue a launch of a trusted kernel without waiting: what is queued or read after it
+        sees its results (one in-order queue). Its errors surface at the next wait. Waits
+        where a backend has no such queue."""
+        self.launch(kernel, grid, block, args)
+
     @abstractmethod
     def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
         """Queue every launch in order, wait once for them all, and return each one's device

@@ -248,6 +248,15 @@ class CudaBackend(Backend):
         except self._drv.Error as error:
             raise LaunchError(_describe(error)) from error
 
+    def enqueue(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
+                args: list[Any]) -> None:
+        self._ready()
+        try:
+            function, grid3, block3, values = self._call(kernel, grid, block, args)
+            function.prepared_async_call(grid3, block3, None, *values)  # the default stream: in order
+        except self._drv.Error as error:
+            raise LaunchError(_describe(error)) from error
+
     def launch_gate(self) -> LaunchGate:
         """This context's launch gate (cuda_launch_gate), made on first use."""
         self._ready()

@@ -260,6 +260,10 @@ class OpenCLBackend(Backend):
                args: list[Any]) -> None:
         self._guard(lambda: self._enqueue(kernel, grid, block, args).wait())
 
+    def enqueue(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],
+                args: list[Any]) -> None:
+        self._guard(lambda: self._enqueue(kernel, grid, block, args))
+
     def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
         """From each launch's own profiling start and end: the host's time is never in them."""
 
