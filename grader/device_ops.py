@@ -20,6 +20,7 @@ ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 MAX_INDICES = 8  # mismatch indices the compare kernel records
+COPY_PER_THREAD = 4  # elements each thread of the copy kernel moves (LAB_COPY_PER_THREAD)
 RESULT_WORDS = 4 + MAX_INDICES  # mismatches, unwritten, computed NaNs, slot counter, indices
 
 
@@ -170,7 +171,8 @@ class DeviceOps:
         _check_count(count, destination, source)
         b = self.backend
         args = [destination, source, b.scalar("unsigned", count)]
-        launch = KernelLaunch(self._kernel("lab_copy"), _grid(count), (BLOCK,), args)
+        blocks = max(1, -(-count // (BLOCK * COPY_PER_THREAD)))
+        launch = KernelLaunch(self._kernel("lab_copy"), (blocks,), (BLOCK,), args)
         b.launch(launch.kernel, launch.grid, launch.block, launch.args)
         best = float("inf")
         for _ in range(repeats):

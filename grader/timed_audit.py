@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from grader.correctness import CaseBuffers
-from grader.reference_agreement import agrees, changed_inputs, oracle_verdict
+from grader.reference_agreement import agrees, oracle_verdict
 from grader.results import CaseResult, FailureKind
 from lab.backends.base import Backend
 
@@ -85,13 +85,10 @@ class LaunchAudit:
         pristine.refill(self.ops, self._seed)
         pristine.reset_outputs()
         witness.run(self.backend, placement=placement)
-        if hasattr(self.problem, "reference_tolerance"):
-            self._queue(own, pristine)
-            return
-        changed = changed_inputs(self.ops, own, pristine)
-        if changed:
-            self._changed(self.checked, changed)
-        if not agrees(self.problem, self.ops, own, pristine):
+        elementwise = hasattr(self.problem, "reference_tolerance")
+        self._queue(own, pristine, outputs=elementwise)
+        if not elementwise and not agrees(self.problem, self.ops, own, pristine):
+            self._read()  # a changed input explains wrong outputs first
             verdict = oracle_verdict(self.problem, own)
             if not verdict.ok:
                 self._fail(FailureKind.BENCHMARK_WRONG, f"timed launch {self.checked}, on fresh inputs: "
@@ -112,12 +109,15 @@ class LaunchAudit:
                 self._tally.release()
                 self._tally = None
 
-    def _queue(self, own: CaseBuffers, pristine: CaseBuffers) -> None:
-        tolerance = self.problem.reference_tolerance(own.setup)
-        wanted = ([(name, True, guarded.inner, pristine.guarded_inputs[name][1].inner, guarded.count, 0.0, 0.0)
-                   for name, (_, guarded) in own.guarded_inputs.items()]
-                  + [(name, False, guarded.inner, pristine.outputs[name].inner, guarded.count, *tolerance[name])
-                     for name, guarded in own.outputs.items()])
+    def _queue(self, own: CaseBuffers, pristine: CaseBuffers, outputs: bool) -> None:
+        """Queue the comparison of every input with its pristine copy and, with `outputs`, of
+        every output with the reference's (the problem's reference_tolerance)."""
+        wanted = [(name, True, guarded.inner, pristine.guarded_inputs[name][1].inner, guarded.count, 0.0, 0.0)
+                  for name, (_, guarded) in own.guarded_inputs.items()]
+        if outputs:
+            tolerance = self.problem.reference_tolerance(own.setup)
+            wanted += [(name, False, guarded.inner, pristine.outputs[name].inner, guarded.count, *tolerance[name])
+                       for name, guarded in own.outputs.items()]
         if self._tally is None:
             self._tally = self.ops.tally(self.capacity * len(wanted))
         elif len(self._queued) + len(wanted) > self._tally.slots:

@@ -7,6 +7,8 @@
 
 #define LAB_POISON 0x7FC00000u
 #define LAB_MAX_INDICES 8u
+#define LAB_BLOCK 256  // the work-group size DeviceOps launches with
+#define LAB_COPY_PER_THREAD 4  // elements each work-item of lab_copy moves (COPY_PER_THREAD there)
 
 // lowbias32 (Chris Wellons' hash prospector): a full-avalanche 32-bit finalizer.
 inline uint lab_hash(uint x)
@@ -42,9 +44,19 @@ __kernel void lab_fill_uniform(__global float *out, uint n, uint seed_lo, uint s
 // kernel can move a stage's bytes in follows (grader.device_floor).
 __kernel void lab_copy(__global float *out, __global const float *in, uint n)
 {
-    const size_t stride = get_global_size(0);
-    for (size_t i = get_global_id(0); i < n; i += stride)
-        out[i] = in[i];
+    // Each work-item moves LAB_COPY_PER_THREAD elements LAB_BLOCK apart: all its loads are
+    // issued before its stores, and a group's accesses stay coalesced.
+    const size_t first = get_group_id(0) * LAB_BLOCK * LAB_COPY_PER_THREAD + get_local_id(0);
+    float v[LAB_COPY_PER_THREAD];
+    for (int k = 0; k < LAB_COPY_PER_THREAD; k++) {
+        const size_t i = first + (size_t)k * LAB_BLOCK;
+        v[k] = i < n ? in[i] : 0.0f;
+    }
+    for (int k = 0; k < LAB_COPY_PER_THREAD; k++) {
+        const size_t i = first + (size_t)k * LAB_BLOCK;
+        if (i < n)
+            out[i] = v[k];
+    }
 }
 
 __kernel void lab_compare(__global const float *got, __global const float *want, uint n,

@@ -5,6 +5,7 @@
 // cannot contract it into an FMA, which OpenCL's FP_CONTRACT OFF also forbids).
 
 #define LAB_BLOCK 256  // the block size DeviceOps launches with
+#define LAB_COPY_PER_THREAD 4  // elements each thread of lab_copy moves (COPY_PER_THREAD there)
 #define LAB_POISON 0x7FC00000u
 #define LAB_MAX_INDICES 8u
 
@@ -42,9 +43,21 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_fill_uniform(float *
 // kernel can move a stage's bytes in follows (grader.device_floor).
 extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_copy(float *out, const float *in, unsigned n)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        out[i] = in[i];
+    // Each thread moves LAB_COPY_PER_THREAD elements LAB_BLOCK apart: all its loads are issued
+    // before its stores, and a block's accesses stay coalesced.
+    const size_t first = (size_t)blockIdx.x * LAB_BLOCK * LAB_COPY_PER_THREAD + threadIdx.x;
+    float v[LAB_COPY_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < LAB_COPY_PER_THREAD; k++) {
+        const size_t i = first + (size_t)k * LAB_BLOCK;
+        v[k] = i < n ? in[i] : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < LAB_COPY_PER_THREAD; k++) {
+        const size_t i = first + (size_t)k * LAB_BLOCK;
+        if (i < n)
+            out[i] = v[k];
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_compare(const float *got, const float *want, unsigned n,
