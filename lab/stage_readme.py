@@ -116,6 +116,9 @@ def _timing(spec: Spec) -> list[str]:
     else:
         cpu = ("- This stage has no speed check. On a GPU the feedback shows your kernel's time at "
                f"{_cases(spec.bench_cases)}. On a CPU device (such as PoCL) nothing is timed")
+    if spec.ceiling:
+        cpu = (f"- Where it is timed, the feedback shows your kernel's bandwidth beside the `{spec.ceiling}` "
+               f"kernel's, run with the same launch: the ceiling to aim for.\n") + cpu
     if spec.cpu_bench_cases:
         cpu += (f", unless you ask with `--cpu-timing` (then at {_cases(spec.cpu_bench_cases)}: shown, "
                 f"never graded, and saying nothing about a GPU).")
