@@ -132,11 +132,11 @@ def _counters(spec: Spec) -> list[str]:
     if counters is None:
         return []
     titles = ", ".join(indicator.title for indicator in counters.show)
+    roles = ", the reference and the baseline" if spec.baseline else " and the reference"
     graded = ("graded as `concept` (above)" if counters.check is not None
               else "shown, not graded: no points depend on them")
     return [f"- Hardware counters (`lab grade --counters` or `lab profile`, a CUDA GPU with Nsight "
-            f"Compute): {titles}, read on `{case_text(counters.case)}` for your kernel, the reference "
-            f"and the baseline; {graded}."]
+            f"Compute): {titles}, read on `{case_text(counters.case)}` for your kernel{roles}; {graded}."]
 
 
 def render(spec: Spec) -> str:
