@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from lab.catalog import default_catalog
 from lab.cli import app
 from lab.cli.app import console
+from lab.expressions import evaluate
 from lab.source_checks import strip_comments
 from lab.spec import Param, Spec, parse_params
 from lab.stage_readme import bounds, committed_block, render
@@ -122,3 +123,35 @@ def test_grade_help_states_no_cost_of_counters(wide):
     assert "not yet measured" not in text
     assert _seconds_near_counters(result.output) == []
     assert "docs/performance.md" in text
+
+
+_LAUNCH = re.compile(r"\bblock\s+`?\(([^()]*)\)`?(?:\s*=\s*\(([^()]*)\))?(?:,?\s*grid\s+`?\(([^()]*)\)`?)?",
+                     re.IGNORECASE)
+_OPENCL_SIZES = re.compile(r"local(?:\s+size)?\s+\(([^()]*)\),\s*global(?:\s+size)?\s+\(([^()]*)\)", re.IGNORECASE)
+
+
+def _shape(text: str, names: dict[str, int | float]) -> tuple[int, ...]:
+    return tuple(int(evaluate(part.strip(), names)) for part in text.split(","))
+
+
+@pytest.mark.parametrize("spec", STAGES, ids=lambda s: s.id)
+def test_every_launch_shape_the_prose_states_is_the_specs(spec):
+    """`block (TILE_DIM, BLOCK_ROWS) = (32, 8), grid (width / TILE_DIM, ...)` and OpenCL's
+    `local (..), global (..)`, wherever the prose states them, for every test case."""
+    prose = " ".join(_prose(spec).split())
+    stated = [m for m in _LAUNCH.finditer(prose) if m.group(2) or m.group(3)]
+    sizes = list(_OPENCL_SIZES.finditer(prose))
+    for case in spec.test_cases:
+        grid, block = spec.launch_shape(case)
+        names = spec.values(case)
+        for m in stated:
+            where = f"{spec.id} README, {m.group(0)!r} for {case}"
+            assert _shape(m.group(1), names) == block, where
+            if m.group(2):
+                assert _shape(m.group(2), names) == block, where
+            if m.group(3):
+                assert _shape(m.group(3), names) == grid, where
+        for m in sizes:
+            where = f"{spec.id} README, {m.group(0)!r} for {case}"
+            assert _shape(m.group(1), names) == block, where
+            assert _shape(m.group(2), names) == tuple(g * b for g, b in zip(grid, block)), where
