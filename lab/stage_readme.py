@@ -61,7 +61,9 @@ def _launch(spec: Spec) -> str:
     def shape(parts: tuple[str | int, ...]) -> str:
         return "(" + ", ".join(str(p) for p in parts) + ")"
 
-    return (f"- Launch (CUDA terms; OpenCL's local size is the block, its global size block x grid): "
+    which = "" if len(spec.kernels) == 1 else (
+        f" of `{spec.kernel.name}` (each entry point's own grid: see the task above)")
+    return (f"- Launch{which} (CUDA terms; OpenCL's local size is the block, its global size block x grid): "
             f"block `{shape(spec.block)}`, grid `{shape(spec.grid)}`.")
 
 
