@@ -24,9 +24,9 @@ def host_threads(cpus: int | None = None) -> int:
 
 def blas_threads(cpus: int | None = None) -> int:
     """Threads for one BLAS product: the cores shared among the oracle runs that run at once.
-    OpenBLAS otherwise starts one thread per core in each of them. On the H100's host (16 cores),
-    two of mlp's oracle runs at once took 1.07 s with 16 threads each and 0.61 s with 8; one
-    alone took 0.56-0.62 s (2026-11-25)."""
+    OpenBLAS otherwise starts one thread per core in each of them, and two oracle runs at once
+    with a thread per core each are slower than with the cores split between them
+    (docs/performance.md)."""
     cpus = (os.cpu_count() if cpus is None else cpus) or 1
     at_once = max(1, min(SIZE_CHECK_ROUNDS, host_threads(cpus)))
     return max(1, cpus // at_once)

@@ -6,15 +6,15 @@ at a time limit leaves them there for good, and a compiler bomb's preprocessor o
 gigabytes. So each worker gets POCL_CACHE_DIR = a folder of its own inside the shared cache,
 where those temporaries land, and the parent deletes them when the worker has ended.
 
-What is worth keeping is shared as before: PoCL keeps a compiled program in `<two letters>/
+What is worth keeping is shared: PoCL keeps a compiled program in `<two letters>/
 <hash>/` below its cache folder, the two letters from A-P, so the worker's folder holds a
 link `XY -> ../XY` for each of the 256 pairs. Programs compiled by earlier gradings (the
 reference and baseline kernels' first-launch builds take seconds each on a CPU) are found
 through the links, and new ones are kept. The worker's folder is in the same file system as
 the cache, so PoCL's rename of a finished file into its program folder still works.
 
-Making the 256 links costs 10-200 ms (file systems differ), so a folder is made once and
-then reused: the parent holds an flock on `<folder>/.owner` while its worker may write there
+Making the 256 links is slow on some file systems, so a folder is made once and then
+reused: the parent holds an flock on `<folder>/.owner` while its worker may write there
 and lets go once the folder is emptied; the next worker takes any folder nobody holds, first
 emptying it of what a parent killed with -9 could not. Standard library only (imported
 before the rest of `lab grade`).

@@ -4,22 +4,15 @@ the kernels of one run interleaved in rotating order, a low quantile of repeats,
 A kernel's time on a placement is the 20th percentile of its timed launches (`TIME_QUANTILE`),
 not their median. What slows a launch down only adds to its time (a clock still rising in the
 first rounds, a late launch), and the share of slowed launches varies from grading to grading;
-where it nears half, the median jumps. On an H100, 168 gradings of the 11 stages with a
-baseline (both backends, reduce_unrolled on CUDA 42 times), timed before CUDA's launch gate
-(lab/backends/cuda_launch_gate.py) existed: the speedup's largest distance from its stage's
-median over repeats was 1.76% by medians, 0.49% by the 20th percentile, 0.68% by the first
-quartile, 0.50% by the 10th percentile and 0.56% by the minimum. The late CUDA launches were
-the host's delays, counted between the start event and the kernel; the gate removed them (16
-gradings of reduce_unrolled with it: 0.12% by the 20th percentile, 0.13% by medians; 16
-without, on the same machine, alternating in groups of 8: 3.21% and 5.92%).
+where it nears half, the median jumps, while a low quantile stays put. How far a stage's speedup
+moves over repeated gradings, by each statistic: docs/performance.md.
 
 On a GPU every kernel is timed on several buffer placements (`TimingPolicy.placements`: its
 buffers allocated that many times over, so that each set lies elsewhere in device memory):
 round r runs every kernel on placement r % K, and a kernel's time is the mean of its
-placements' times. A strided kernel's time depends on where its buffers land (the naive
-transpose on an H100: medians from -0.7 % to +2.6 % around the first placement's over 10
-placements, each stable to 0.1 %), and the other gradings' memory moves that place from one
-grading to the next; the mean over placements is not decided by one of them."""
+placements' times. A strided kernel's time depends on where its buffers land, and the other
+gradings' memory moves that place from one grading to the next; the mean over placements is
+not decided by one of them."""
 
 from __future__ import annotations
 

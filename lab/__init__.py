@@ -2,7 +2,7 @@
 
 Importing this package never imports pyopencl or pycuda: backends load lazily. `lab.grade`
 (lab/api.py: grading from a notebook) is imported on first use, so `import lab` and the `lab`
-command stay as light as they were.
+command stay light.
 """
 
 __version__ = "0.1.0"

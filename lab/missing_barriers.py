@@ -17,8 +17,8 @@ compound store (`s[t] += s[t + 16]`) stores into its own index, and reads the ot
 Limits. Missed: a read that comes before the store in the source but after it in time (a
 loop's next iteration); shared memory reached through a pointer or another name. Flagged though
 safe: a thread reading an element it stored under an index written differently (`s[t + 0]`
-after `s[t]`; `s[0]` read under `if (x == 0)` after `s[t]` stores counts as its own); reads within one warp that rely on lockstep execution (which CUDA no longer
-promises without `__syncwarp`). For these reasons a finding never fails a kernel by itself: it
+after `s[t]`; `s[0]` read under `if (x == 0)` after `s[t]` stores counts as its own); reads within one warp that rely on lockstep execution (which CUDA does not
+promise without `__syncwarp` on Volta and newer GPUs). For these reasons a finding never fails a kernel by itself: it
 explains a failure, and is a warning where the kernel passed.
 """
 

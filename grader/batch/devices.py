@@ -2,8 +2,9 @@
 
 A GPU gets exactly one worker, so no two kernels are ever timed on it at once (and the
 shared device queue, grader.device_queue, gives other processes' gradings on it their turns
-apart from the batch's); `--gpus` picks how many GPUs (or which ones). A CPU device (PoCL) gets `--jobs` workers: its timings
-are shown, not graded, and most of the time goes to compiling, which runs in parallel well.
+apart from the batch's); `--gpus` picks how many GPUs (or which ones). A CPU device (PoCL) gets `--jobs` workers: speed is
+not graded there (nothing is timed unless --cpu-timing), and most of the time goes to compiling,
+which runs in parallel well.
 """
 
 from __future__ import annotations

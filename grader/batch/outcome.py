@@ -23,7 +23,7 @@ class Outcome:
     speedup: float | None
     reference_speedup: float | None
     required_speedup: float | None
-    speed_graded: bool  # False on a CPU device: speed shown, not graded
+    speed_graded: bool  # False on a CPU device: speed is not graded there
     device: str
     device_kind: str  # "gpu" | "cpu" | ... ; "none" when not graded
     duration_s: float

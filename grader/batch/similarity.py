@@ -1,5 +1,5 @@
 """The class's similarity check: within each stage, the pairs of submissions that share the most
-code of their own, for the instructor to look at (issue 12: "copied kernels found").
+code of their own, for the instructor to look at.
 
 Each submission is fingerprinted (grader.batch.fingerprint: comments, layout and names do not
 count; a CUDA and an OpenCL kernel read alike, so a ported copy is found too). What is no one's

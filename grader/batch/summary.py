@@ -125,7 +125,7 @@ class ClassSummary:
     not_graded: tuple[tuple[str, int], ...]  # (reason, number of paths)
     not_graded_paths: int
     stats: BatchStats
-    cpu_only: bool  # every result came from a CPU device: speed shown, not graded
+    cpu_only: bool  # every result came from a CPU device: speed not graded (timed only with --cpu-timing)
     generated_at: str
     grader_version: str
 

@@ -8,5 +8,5 @@ under ncu in the worker's sandbox), runner.py (the parent side: whether counters
 here, and the run), indicators.py (counters -> the stage's indicators), view.py (what feedback
 shows, side by side, with the sentence tying them to the lesson), concept.py (the graded
 `concept` check), grading.py (the optional step after correctness in `lab grade`).
-docs/counters.md says how it fits together and what was measured.
+docs/counters.md says how it fits together; docs/performance.md has what it costs.
 """

@@ -10,7 +10,7 @@ from enum import StrEnum
 class Unavailable(StrEnum):
     """Why no counters were read. Feedback shows REASON_TEXT's line; code reads the enum."""
 
-    NOT_ASKED = "not_asked"  # --counters not given (the default while the cost is unmeasured)
+    NOT_ASKED = "not_asked"  # --counters not given (off by default: docs/performance.md says what it costs)
     NO_SPEC = "no_spec"  # the stage names no counters ([counters] in its assignment.toml)
     # An OpenCL submission on a GPU that is not NVIDIA's or not on NVIDIA's own OpenCL platform:
     # ncu profiles no kernel of an OpenCL program, and only NVIDIA's OpenCL gives the PTX that is

@@ -274,7 +274,7 @@ def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, 
 class ProfilingRun:
     """ncu around the profiling entry (in the sandbox where asked), started before its request,
     as a grading's worker is: ncu's own start, the interpreter's and the entry's imports overlap
-    the grading (on the H100 they were 0.7-1.2 s of a warm profiling run of 2.4-3.7 s). Until
+    the grading (a good part of a warm profiling run: docs/performance.md). Until
     the request arrives on its stdin the entry opens no device and runs nothing, so nothing of
     it touches the GPU while the worker times. finish() sends the request and reads the result;
     discard() ends a run no request came for. Both free its folder."""

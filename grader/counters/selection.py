@@ -1,7 +1,7 @@
 """Which launches of a role's plan Nsight Compute profiles.
 
-ncu replays every launch it profiles, once per pass of its metrics: on an H100 each costs
-0.1-0.2 s, whatever the kernel's size. A stage whose case makes many launches names the
+ncu replays every launch it profiles, once per pass of its metrics, so each profiled launch
+costs a fixed time whatever the kernel's size (docs/performance.md). A stage whose case makes many launches names the
 ones that show its lesson (`[counters] kernels`) and may leave out launches alike
 (`repeats = false`: the same entry point, grid, block and scalar values as an earlier launch
 of the role; its buffers may differ). The rest of the plan still runs, unprofiled, so that

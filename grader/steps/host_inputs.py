@@ -48,10 +48,9 @@ class HostInputs:
         """Wait until everything it makes is made (errors are left in their futures). A CPU
         device's timed rounds wait for it: its kernels run on the host's cores, beside which the
         oracle's threads would slow them unevenly. A GPU's run beside the threads: the oracle's
-        hold on Python's lock delays their launches, but no longer their times (the CUDA launch
-        gate keeps the host's delays out; OpenCL's profiling never counted them). On the H100
-        that took mlp_train's median wall from 3.44 s to 3.24 s (CUDA) and from 3.88 s to
-        3.53 s (OpenCL); docs/architecture.md has the figures."""
+        hold on Python's lock delays their launches, not their times (the CUDA launch gate keeps
+        the host's delays out; OpenCL's profiling does not count them). What that saves:
+        docs/performance.md."""
         wait([f for f in (self.benchmark, *(r.inputs for r in self.rounds),
                           *(r.expected for r in self.rounds)) if f is not None])
 

@@ -3,22 +3,15 @@
 CUDA events time what lies between them on the stream. Where the stream is idle when the start
 event is queued, the event is stamped at once, and the kernel starts only when the host has
 queued it: the host's time from one call to the next (a few microseconds from Python, more while
-the host is busy with other work) is counted as the kernel's. On an H100, in gradings of
-reduce_unrolled (a 0.1 ms kernel), launches were late by 0-8 us in whole gradings, and its
-speedup over the baseline moved by up to 1.8% while OpenCL's, timed by the kernel's own
-profiling start and end, stayed within 0.5%.
+the host is busy with other work) is counted as the kernel's, and for a short kernel that
+moves its speedup from grading to grading (OpenCL's profiling start and end do not count it).
 
 So, before the start event, a one-thread kernel spins on a word of page-locked host memory that
 the GPU reads (lab_launch_gate, in cuda_launch_gate.ptx, loaded by the driver: no compiler is
 needed); the host queues the start event, the kernel and the end event, then sets the word. The
 start event is stamped when the gate ends, with the kernel already queued behind it. The gate
 gives up after LIMIT_NS, so a host that never opens it (a launch that failed) costs that much
-at most.
-
-Shown on an H100 (a probe: 3 processes, 200 launches each way, interleaved): with 30 us of
-host delay put between the start event and the launch, reduce_unrolled's reference timed
-115.6-126.5 us (20th percentile) without the gate and 97.4-97.5 us with it, as without the delay;
-without the delay its slowest launch was 102.8-123.5 us without the gate and 98.4-98.5 us with it."""
+at most. What the gate removes, measured: docs/performance.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """NVRTC, the CUDA toolkit's compiler as a library: CUDA source -> cubin in the worker's own
-process, with ptxas's resource report. nvcc takes 330-490 ms a kernel file on an H100 machine
-(CUDA 13.0): its front end parses cuda_runtime.h and the host side every time, where NVRTC
-compiles device code only, with its built-in declarations. A grading's compile phase there went
-from 0.51-0.57 s (nvcc) to 0.16-0.25 s.
+process, with ptxas's resource report. nvcc's front end parses cuda_runtime.h and the host
+side every time, where NVRTC compiles device code only, with its built-in declarations, so a
+grading's compile phase is shorter (docs/performance.md).
 
 nvcc stays the judge. `compile_cubin` tries NVRTC and hands the file to nvcc
 (lab.backends.nvcc) wherever NVRTC says anything but a cubin: no library, one that cannot be
@@ -101,8 +100,8 @@ def options(defines: dict[str, int | float], arch: str, nvrtc_version: str = "")
     """nvcc's options for the same cubin, in NVRTC's words: the architecture, line info for the
     sanitizer, C++17, ptxas's report, the stage's defines, the toolkit's include folders; and,
     from NVRTC 12.9 on, its own cache off: a cubin it serves from there comes without ptxas's
-    report (NVIDIA's nvFuser turns the cache off for that reason; on the H100 machine the report
-    went missing for course files compiled before in the same account), and a cache in the
+    report (NVIDIA's nvFuser turns the cache off for that reason; the report goes missing for
+    files compiled before in the same account), and a cache in the
     account's home is one more thing a grading would share with the next."""
     words = [f"--gpu-architecture={arch}", "--generate-line-info", "--std=c++17", "-Xptxas", "-v",
              *define_flags(defines), *(f"--include-path={folder}" for folder in include_dirs())]
@@ -184,9 +183,8 @@ def compile_cubin(source: str, defines: dict[str, int | float], filename: str,
 
 def spills(cubin: Cubin) -> bool:
     """Whether ptxas's report has any kernel of `cubin` spilling registers to local memory.
-    NVRTC's front end can give other PTX than nvcc's for the same file and options: on the H100
-    machine (CUDA 13.0) gemm_register_2d's reference spilled 44 bytes under NVRTC and none under
-    nvcc, at the same 128 registers, from NVRTC's PTX using more 64-bit address registers. A
+    NVRTC's front end can give other PTX than nvcc's for the same file and options (more 64-bit
+    address registers, for one), so a kernel can spill under NVRTC and not under nvcc. A
     kernel whose NVRTC code spills is compiled by nvcc as well, and nvcc's code is the one run."""
     return any((resources.spill_bytes or 0) > 0 for resources in cubin.resources.values())
 

@@ -15,12 +15,10 @@ __constant or image/sampler argument (no CUDA counterpart without the OpenCL run
 profiling entry still compares every launch's outputs with the problem's oracle: a kernel that
 passes these checks and runs differently shows no counters (grader.counters.entry).
 
-Measured on an H100 (benchmarks/opencl_ptx_under_cuda.py, docs/counters.md): transpose_naive's
-PTX launched as it is wrote out of bounds; with the %envreg reads as 0 its output equalled
-OpenCL's and ncu profiled it. Through `lab grade --counters` on the H100 (2026-11-25,
-benchmarks/counters_both_backends.py): 12 of the 15 references' .cl files read the same counters
-as their .cu twins where the code is alike (transpose sectors and bank conflicts exactly); the
-other 3 read %envreg4 or %envreg6, refused then, read as ENVREG_READS_AS says since.
+The %envreg registers a kernel reads are given the values ENVREG_READS_AS lists (a PTX launched
+with them unread writes out of bounds). benchmarks/opencl_ptx_under_cuda.py and
+benchmarks/counters_both_backends.py check, on a GPU, that each reference's .cl file reads the
+counters its .cu twin reads; their results are in docs/performance.md.
 
 Not in the backend table (lab.backends.registry): only the profiling entry opens it. pycuda and
 pyopencl are imported when it is opened, never when this module is imported.

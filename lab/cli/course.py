@@ -50,14 +50,21 @@ def list_stages() -> None:
 
 @app.command()
 def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced")) -> None:
-    """Show a stage's README: the idea, the task, how it is graded."""
+    """Show a stage's README: the idea, the task, how it is graded (stated from the stage's spec)."""
     spec = load_stage(load_catalog(), stage)
     readme = spec.readme()
     if not readme.exists():
         fail(f"stage {stage} has no README.md", 3)
     from rich.markdown import Markdown  # here: its parser costs every other command 0.1 s
 
-    console.print(Markdown(readme.read_text(encoding="utf-8")))
+    from lab.stage_readme import MissingBlockError, with_block
+
+    text = readme.read_text(encoding="utf-8")
+    try:
+        text = with_block(text, spec)  # what the spec decides, stated from the spec itself
+    except MissingBlockError as error:
+        fail(f"stage {stage}: README.md is broken: {error}", 3)
+    console.print(Markdown(text))
 
 
 @app.command()

@@ -73,7 +73,7 @@ def grade(
                                   "memcheck, racecheck and synccheck"),
     counters: bool = typer.Option(False, "--counters/--no-counters", help="CUDA on a GPU, once correct: read the "
                                   "stage's hardware counters (Nsight Compute) for yours, the reference and the "
-                                  "baseline, shown side by side (off by default: its cost is not yet measured)"),
+                                  "baseline, shown side by side (off by default; what it costs: docs/performance.md)"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
@@ -121,7 +121,7 @@ def grade(
         if worth_asking(spec, result, target.backend):
             (errors if json_to_stdout else console).print(
                 "To see why it runs as fast as it does: --counters shows the GPU's own counters "
-                "(Nsight Compute) for your kernel beside the reference's, in about 2 s more.", style="dim")
+                "(Nsight Compute) for your kernel beside the reference's, at the cost of one profiling run.", style="dim")
     if json_to_stdout:
         sys.stdout.write(render_json(result) + "\n")
         sys.stdout.flush()

@@ -388,8 +388,8 @@ class _Norms:
 
         In one sweep over x, by blocks of rows: |x| into the block's buffer (its max and sum),
         squared there in place (its sum), squared again (its sum); the sums are `_sums`', a
-        column's added up over the blocks in float64. Before, the squares were float64; here
-        x * x and (x * x)^2 are float32. A square of a squared error bound (1e-28 and less) can
+        column's added up over the blocks in float64, while x * x and
+        (x * x)^2 themselves are float32. A square of a squared error bound (1e-28 and less) can
         fall under float32's normal numbers (1e-38), losing at most 2^-150 = 7e-46 per term,
         under 3e-42 in a sum of k <= 4096 terms: against `_FLOOR` squared, 1e-36, the least
         sum that counts, that is 3e-6 of the sum, 1.5e-6 of the norm (its square root) at
