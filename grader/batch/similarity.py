@@ -31,6 +31,7 @@ from enum import Enum
 from grader.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from grader.batch.layout import Submission
 from lab.catalog import Catalog
+from lab.source_checks import SubmissionError, SubmissionTooBig, read_submission_bytes
 
 REPORT_AT = 0.5  # pairs scoring at least this are reported
 MAX_PAIRS = 50  # per stage, at most
@@ -143,12 +144,15 @@ class ClassSimilarity:
 
 
 def read_source(submission: Submission) -> Source | Skip:
+    """The submission's text, read as grading reads it: its size checked on the open file
+    before anything is read, and never more than MAX_BYTES + 1 bytes read (a sparse giant or
+    a file that grows costs nothing)."""
     try:
-        data = submission.path.read_bytes()
-    except OSError:
-        return Skip.UNREADABLE
-    if len(data) > MAX_BYTES:
+        data = read_submission_bytes(submission.path, MAX_BYTES)
+    except SubmissionTooBig:
         return Skip.TOO_LARGE
+    except (OSError, SubmissionError):
+        return Skip.UNREADABLE
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
