@@ -26,16 +26,11 @@ BOTH_BACKENDS = "more than one file for one stage"
 EMPTY_STUDENT = "a student folder with no files in it"
 UNREADABLE = "a folder that cannot be read"
 UNREADABLE_FILE = "a kernel file that cannot be read"
-RESERVED_NAME = "a student folder named like one of the batch's own output files"
 NOT_A_FILE = "not a regular file"
 MACOS_METADATA = "macOS archive metadata (__MACOSX)"
 
 # The folder macOS's Finder adds to a zip: resource forks (._name) of the files beside it.
 MACOS_FOLDER = "__MACOSX"
-
-# Names the batch writes at the top of RESULTS: a student folder may not be called that.
-RESERVED_NAMES = frozenset({"gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json",
-                            "similarity.html", "similarity.csv"})
 
 
 class LayoutError(ValueError):
@@ -142,9 +137,6 @@ def scan(root: Path, stage_ids: Collection[str]) -> Layout:
                                      f"{entry.name}: put it in its student's folder, e.g. <student>/{entry.name}"))
         elif kind != "dir":
             skipped.append(NotGraded(entry.name, NOT_A_FILE, f"{entry.name}: not a file or a folder"))
-        elif entry.name in RESERVED_NAMES:
-            skipped.append(NotGraded(entry.name + "/", RESERVED_NAME,
-                                     f"{entry.name}/: the batch writes a file of that name in RESULTS; rename the folder"))
         else:
             students.append(entry.name)
             found, problems = _scan_student(root, entry.name, stage_ids)
