@@ -48,6 +48,18 @@ class GradedUpload:
     notes: list[str] = field(default_factory=list)  # files of the upload not graded, one line each
     log: list[str] = field(default_factory=list)  # for the instructor (Gradescope's stdout)
 
+    @property
+    def unsandboxed(self) -> str:
+        """Why the upload's code ran without the sandbox ("" where every grading ran in it):
+        from the reports themselves, each of which records how its worker ran."""
+        return next((r.sandbox.reason or "no sandbox" for r in self.reports
+                     if r.sandbox is not None and not r.sandbox.sandboxed), "")
+
+
+def unsandboxed_note(reason: str) -> str:
+    """The instructor's line for a grading without the sandbox."""
+    return f"warning: graded without a sandbox: the upload's code ran as the autograder's own user ({reason})"
+
 
 def load_course(paths: AutograderPaths) -> tuple[AutograderConfig, Catalog, list[Spec]]:
     """The assignment's config, the course shipped in the zip and the stages' specs. Raises
@@ -107,6 +119,9 @@ def run(paths: AutograderPaths) -> list[str]:
         graded = grade_upload(paths)
         results = upload_results(graded.reports, graded.notes)
         log = graded.log
+        if graded.unsandboxed:  # for the instructor only: extra_data and the stdout log
+            results.setdefault("extra_data", {})["sandbox"] = {"sandboxed": False, "reason": graded.unsandboxed}
+            log.append(unsandboxed_note(graded.unsandboxed))
     except (ConfigError, SpecError, UnknownStageError) as error:
         results, log = failure_results(str(error)), [f"error: {error}"]
     except Exception as error:  # a bug: the student sees one line, the instructor the traceback
