@@ -43,7 +43,8 @@ class Submission:
 
     student: str
     stage: str
-    path: Path  # SUBMISSIONS as given on the command line, joined with student and file name
+    path: Path  # where its bytes are read: SUBMISSIONS/<student>/<file> as scanned; the batch's own
+    # copy in its work folder once grader.batch.intake (or an export's reader) took it in
     backend: str  # "cuda" | "opencl", from the suffix
     late: bool = False  # the LMS the submission came from marked it late (Canvas's LATE)
     origin: str = ""  # its path inside an LMS export (grader.batch.exports); "" for a folder layout

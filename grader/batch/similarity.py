@@ -22,16 +22,17 @@ submissions, so a stage of 300 takes well under a second or two.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from grader.batch.beneath import open_beneath, read_bounded
 from grader.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from grader.batch.layout import Submission
 from lab.catalog import Catalog
-from lab.source_checks import SubmissionError, SubmissionTooBig, read_submission_bytes
 
 REPORT_AT = 0.5  # pairs scoring at least this are reported
 MAX_PAIRS = 50  # per stage, at most
@@ -144,15 +145,22 @@ class ClassSimilarity:
 
 
 def read_source(submission: Submission) -> Source | Skip:
-    """The submission's text, read as grading reads it: its size checked on the open file
-    before anything is read, and never more than MAX_BYTES + 1 bytes read (a sparse giant or
-    a file that grows costs nothing)."""
+    """The submission's text, read as grading reads it: never through a link (grader.batch.beneath),
+    its size checked on the open file before anything is read, and never more than MAX_BYTES + 1
+    bytes read (a sparse giant or a file that grows costs nothing)."""
     try:
-        data = read_submission_bytes(submission.path, MAX_BYTES)
-    except SubmissionTooBig:
-        return Skip.TOO_LARGE
-    except (OSError, SubmissionError):
+        fd = open_beneath(submission.path.parent, (submission.path.name,))
+    except OSError:  # NotBeneath among them: a link, a FIFO, a folder
         return Skip.UNREADABLE
+    try:
+        read = read_bounded(fd, MAX_BYTES)
+    except OSError:
+        return Skip.UNREADABLE
+    finally:
+        os.close(fd)
+    if read.over(MAX_BYTES):
+        return Skip.TOO_LARGE
+    data = read.data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -263,3 +263,11 @@ def test_lab_batch_on_a_12_gib_sparse_file_writes_its_summary(tmp_path):
     assert (out / "summary.html").is_file(), result.output
     feedback = (out / "ann" / STAGE / "feedback.md").read_text(encoding="utf-8")
     assert "over the 256 KiB limit" in feedback
+
+
+def test_the_similarity_check_reads_no_link(tmp_path):
+    root, secret = _class_with_a_secret(tmp_path)
+    (sub,) = scan(root, catalog().ids()).submissions
+    sub.path.unlink()
+    sub.path.symlink_to(secret)  # what the Slurm path's final step scans is read where it lies
+    assert read_source(sub) is Skip.UNREADABLE
