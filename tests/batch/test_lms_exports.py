@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import stat
 import zipfile
 from pathlib import Path
@@ -36,6 +37,7 @@ from lab.source_checks import MAX_BYTES
 from tests.batch.classroom import solution, wrong_kernels
 from tests.conftest import catalog, targets
 
+PROJECT = Path(__file__).resolve().parents[2]
 A, B = "reduce_interleaved", "reduce_sequential"
 IDS = catalog().ids()
 OPENCL = [t for t in targets() if t.backend == "opencl"]
@@ -176,6 +178,25 @@ def test_a_kernel_whose_entry_claims_4_gib_costs_nothing(tmp_path):
     assert sub.path.stat().st_size == MAX_BYTES + 1  # it says it is too big: it is refused as that
     assert compare_class(catalog(), layout.submissions).stages[0].skipped == ((sub.relative, Skip.TOO_LARGE),)
 
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (pip install -e '.[pocl]')")
+def test_lab_batch_on_a_zip_claiming_4_gib_stays_small_and_writes_its_summary(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    source = make_zip(tmp_path / "claim.zip", {f"smithann_101_9001_{A}.cl": KERNEL_TEXT})
+    _lie_about_size(source, 0xFFFFFFF0)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "lab", "batch", str(source), "--out", str(out), *FAST],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child so far, in KiB
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "summary.html").is_file() and "MemoryError" not in done.stderr
+    assert peak_kib < 1 << 20, f"a child of this test reached {peak_kib >> 10} MiB"
+    feedback = (out / "smithann_101" / A / "feedback.md").read_text(encoding="utf-8")
+    assert "over the 256 KiB limit" in feedback
 
 # -- Gradescope ------------------------------------------------------------------------------
 
