@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.beneath import NotBeneath, open_beneath, read_bounded
+from grader.batch.beneath import NotBeneath, Read, open_beneath, read_bounded
 from grader.batch.layout import (
     NOT_A_FILE,
     SYMLINK,
@@ -31,12 +32,35 @@ from grader.batch.layout import (
 from lab.source_checks import MAX_BYTES
 
 
+def read_beneath(root: Path, parts: Sequence[str]) -> Read:
+    """root/parts, opened once, by descriptor, through no link, read with the grader's bound
+    (grader.batch.beneath). Raises NotBeneath (a link, not a regular file), OSError (missing,
+    unreadable)."""
+    fd = open_beneath(root, parts)
+    try:
+        return read_bounded(fd, MAX_BYTES)
+    finally:
+        os.close(fd)
+
+
+def write_copy(read: Read, target: Path) -> None:
+    """Write what was read to `target` (its folder made here): the bytes, or for a file over
+    the limit a sparse file of MAX_BYTES + 1 bytes, so grading refuses it by its size. Raises
+    OSError."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as handle:
+        if read.over(MAX_BYTES):
+            handle.truncate(MAX_BYTES + 1)
+        else:
+            handle.write(read.data)
+
+
 def copy_in(submission: Submission, root: Path, target: Path) -> Submission | NotGraded:
-    """Open `submission` under `root` once, by descriptor, and copy its bytes to `target`;
-    the submission as graded from there, or why it is not graded."""
+    """Copy `submission` (found under `root` by scan) to `target`; the submission as graded
+    from there, or why it is not graded. Raises OSError where `target` cannot be written."""
     where = submission.relative
     try:
-        fd = open_beneath(root, (submission.student, submission.path.name))
+        read = read_beneath(root, (submission.student, submission.path.name))
     except NotBeneath as error:
         if error.link:
             return NotGraded(where, SYMLINK, f"{where}: became a symbolic link after the folder was read; "
@@ -44,18 +68,7 @@ def copy_in(submission: Submission, root: Path, target: Path) -> Submission | No
         return NotGraded(where, NOT_A_FILE, f"{where}: not a regular file")
     except OSError as error:
         return NotGraded(where, UNREADABLE_FILE, f"{where}: cannot be read ({error.strerror or error})")
-    try:
-        read = read_bounded(fd, MAX_BYTES)
-    except OSError as error:
-        return NotGraded(where, UNREADABLE_FILE, f"{where}: cannot be read ({error.strerror or error})")
-    finally:
-        os.close(fd)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "wb") as handle:
-        if read.over(MAX_BYTES):
-            handle.truncate(MAX_BYTES + 1)
-        else:
-            handle.write(read.data)
+    write_copy(read, target)
     return dataclasses.replace(submission, path=target)
 
 

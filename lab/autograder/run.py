@@ -6,8 +6,10 @@ graded, which checks the install and fills the kernel caches)."""
 from __future__ import annotations
 
 import secrets
+import tempfile
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
 from grader.feedback import write_atomic
@@ -17,7 +19,7 @@ from grader.sandbox import SandboxUnavailable
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
-from lab.autograder.uploads import StageFile, expected_names, scan_upload
+from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
@@ -91,7 +93,12 @@ def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -
 def grade_upload(paths: AutograderPaths) -> GradedUpload:
     """Grade what the student uploaded for each stage of the assignment."""
     config, catalog, specs = load_course(paths)
-    upload = scan_upload(paths.submission, config.stages)
+    with tempfile.TemporaryDirectory(prefix="lab-upload-") as work:
+        upload = take_in(scan_upload(paths.submission, config.stages), paths.submission, Path(work))
+        return _grade_all(catalog, specs, upload)
+
+
+def _grade_all(catalog: Catalog, specs: list[Spec], upload: Upload) -> GradedUpload:
     graded = GradedUpload(notes=list(upload.ignored))
     for spec in specs:
         file = upload.found.get(spec.id)
