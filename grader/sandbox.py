@@ -18,7 +18,8 @@ cache writable) is there.
 LAB_SANDBOX=on (the default): sandbox where it can be set up, otherwise grade without one and
 say so once. LAB_SANDBOX=require: refuse to grade without it (course servers).
 LAB_SANDBOX=off: no sandbox (for debugging the worker with tools the sandbox hides).
-LAB_BWRAP: the bwrap binary (default: `bwrap` on PATH).
+LAB_BWRAP: the bwrap binary (default: `bwrap` on PATH); one that names no executable file is
+an error wherever the sandbox is not off.
 
 Standard library only: grader.worker_process imports it before `lab grade` imports the rest.
 """
@@ -53,7 +54,8 @@ class SandboxInfo:
 
 
 class SandboxUnavailable(RuntimeError):
-    """LAB_SANDBOX=require (or an unknown LAB_SANDBOX value) and no sandbox can be set up."""
+    """LAB_SANDBOX=require and no sandbox can be set up, or a setting is wrong (an unknown
+    LAB_SANDBOX value, a LAB_BWRAP that names no executable)."""
 
 
 @dataclass(frozen=True)
@@ -564,8 +566,11 @@ def _remember_trial(plan: _Plan) -> None:
 def forget_trial() -> None:
     """A sandboxed worker failed to start: run the trial again next time (here, too)."""
     with _lock:
-        plan = _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
-                       os.environ.get("PATH", ""), os.geteuid())
+        try:
+            plan = _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
+                           os.environ.get("PATH", ""), os.geteuid())
+        except SandboxUnavailable:
+            plan = None
         _decide.cache_clear()
     if isinstance(plan, _Plan):
         path = _trial_file(plan)
@@ -576,6 +581,22 @@ def forget_trial() -> None:
                 pass
 
 
+INSTALL_HINT = "install bubblewrap: `sudo apt-get install bubblewrap` on Debian or Ubuntu"
+
+
+def _bwrap_binary(setting: str, path: str) -> str | None:
+    """The bwrap to run: LAB_BWRAP where set (a path, or a name looked up on PATH), else `bwrap`
+    on PATH; None where none is found. Raises SandboxUnavailable where LAB_BWRAP is set and names
+    no executable file: a mistyped setting is an error, never a silent fall back to no sandbox."""
+    if not setting.strip():
+        return shutil.which("bwrap", path=path or None)
+    found = setting if os.sep in setting else shutil.which(setting, path=path or None)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise SandboxUnavailable(f"LAB_BWRAP={setting}: no such executable file; point it at the bwrap "
+                                 f"binary, or unset it to use the bwrap on PATH")
+    return found
+
+
 @functools.lru_cache(maxsize=8)
 def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: int) -> _Plan | str:
     """The sandbox this process uses, or why there is none (decided once per setting)."""
@@ -583,10 +604,9 @@ def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: 
         return "LAB_SANDBOX=off"
     if not sys.platform.startswith("linux"):
         return f"the sandbox (bubblewrap) needs Linux, not {sys.platform}"
-    bwrap = bwrap_setting or shutil.which("bwrap", path=path or None)
-    if not bwrap or not os.access(bwrap, os.X_OK):
-        where = f"LAB_BWRAP={bwrap_setting} is not an executable" if bwrap_setting else "bwrap was not found"
-        return f"{where} (install bubblewrap, or set LAB_BWRAP to its binary)"
+    bwrap = _bwrap_binary(bwrap_setting, path)
+    if bwrap is None:
+        return f"bwrap was not found ({INSTALL_HINT}, or set LAB_BWRAP to its binary)"
     if euid == 0:
         try:
             uid, gid, name = _user()
@@ -770,7 +790,10 @@ def exit_status(info: SandboxInfo, returncode: int) -> int:
 def cache_group() -> int | None:
     """The group a trusted-cache entry written by the parent is given, so a worker that sheds
     root can read it (mode 0640); None where the worker runs as the grader's own user."""
-    plan = decide() if mode() != "off" else None
+    try:
+        plan = decide() if mode() != "off" else None
+    except SandboxUnavailable:  # a wrong setting: grading refuses before any entry is written
+        return None
     if isinstance(plan, _Plan) and plan.drop is not None:
         return plan.drop[1]
     return None

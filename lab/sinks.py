@@ -223,7 +223,11 @@ def for_regex_replacement(text: str) -> Callable[[re.Match[str]], str]:
 
 
 _PATH_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}/%{re.escape(os.sep + (os.altsep or ''))}]")
-_PATH_KEEP = 160  # characters of the shown name kept before the hash (a name is at most 255 bytes)
+NAME_MAX = 255  # bytes in one path component (Linux's NAME_MAX; macOS and Windows allow 255 characters)
+_PATH_HASH = 12  # hex digits of the name's sha256 after "~"
+# The batch's own files at the top of RESULTS all end in one of these (grader.batch.outputs,
+# lms_outputs): a student's folder never does, so no class file can ever take a student's name.
+RESULTS_FILE_SUFFIXES = (".csv", ".html", ".json")
 
 
 def _utf8(char: str) -> bytes:
@@ -239,15 +243,28 @@ def for_path_component(name: str) -> str:
 
     Guarantees: the result is one component that stays inside its parent: never empty, `.` or
     `..`, never hidden (leading `.`), no separator, NUL or other control, format or undecodable
-    character. A name that is already all that is returned as it is (results stay where they
-    were); any other name is spelled with %XX escapes and a short hash of the name itself, so two
-    different names never share a folder."""
+    character; at most NAME_MAX bytes of UTF-8; and it never ends in one of
+    RESULTS_FILE_SUFFIXES (in any case), so it is never the name of a class file. A name that is
+    already all that is returned as it is (results stay where they were); any other name is
+    spelled with %XX escapes (a reserved suffix's dot too), cut to fit, and ended with a short
+    hash of the name itself, so two different names never share a folder (a name kept as it is
+    holds no %, an escaped one always does)."""
     name = str(name)
-    if name not in ("", ".", "..") and not name.startswith(".") and not _PATH_UNSAFE.search(name):
+    reserved = name.casefold().endswith(RESULTS_FILE_SUFFIXES)
+    if (name not in ("", ".", "..") and not name.startswith(".") and not _PATH_UNSAFE.search(name)
+            and not reserved and len(name.encode("utf-8")) <= NAME_MAX):
         return name
     shown = _PATH_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in _utf8(m.group(0))), name)
     if shown.startswith("."):
         shown = "%2E" + shown[1:]
-    shown = shown or "%"  # every name changed here holds a %: none equals a name kept as it is
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{shown[:_PATH_KEEP]}~{digest}"
+    if reserved:
+        dot = shown.rindex(".")
+        shown = shown[:dot] + "%2E" + shown[dot + 1:]
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_PATH_HASH]
+    room = NAME_MAX - len("~") - _PATH_HASH
+    cut = shown.encode("utf-8")[:room].decode("utf-8", "ignore")  # whole characters only
+    if "%" not in cut:  # too long, or its escapes cut off: marked as changed at the front
+        cut = ("%" + shown).encode("utf-8")[:room].decode("utf-8", "ignore")
+    return f"{cut}~{digest}"
+
+

@@ -10,7 +10,7 @@ from jinja2 import Environment, FileSystemLoader
 from grader.batch.charts import speedup_histogram, speedup_text
 from grader.batch.concept_chart import concept_histogram
 from grader.batch.similarity import ClassSimilarity
-from grader.batch.summary import ClassSummary
+from grader.batch.summary import SANDBOX_ADVICE, ClassSummary
 from grader.feedback import TEMPLATES
 from lab.sinks import html_finalize
 
@@ -61,4 +61,4 @@ def render_summary_html(summary: ClassSummary, similarity: ClassSimilarity | Non
         for st in summary.stages if st.concept is not None and st.concept.distribution is not None
     }
     return environment().get_template(TEMPLATE).render(s=summary, charts=charts, concept_charts=concept_charts,
-                                                       similarity=similarity)
+                                                       similarity=similarity, sandbox_hint=SANDBOX_ADVICE)

@@ -25,16 +25,12 @@ UNKNOWN_STAGE = "the file name is not a stage of this course"
 BOTH_BACKENDS = "more than one file for one stage"
 EMPTY_STUDENT = "a student folder with no files in it"
 UNREADABLE = "a folder that cannot be read"
-RESERVED_NAME = "a student folder named like one of the batch's own output files"
+UNREADABLE_FILE = "a kernel file that cannot be read"
 NOT_A_FILE = "not a regular file"
 MACOS_METADATA = "macOS archive metadata (__MACOSX)"
 
 # The folder macOS's Finder adds to a zip: resource forks (._name) of the files beside it.
 MACOS_FOLDER = "__MACOSX"
-
-# Names the batch writes at the top of RESULTS: a student folder may not be called that.
-RESERVED_NAMES = frozenset({"gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json",
-                            "similarity.html", "similarity.csv"})
 
 
 class LayoutError(ValueError):
@@ -47,7 +43,8 @@ class Submission:
 
     student: str
     stage: str
-    path: Path  # SUBMISSIONS as given on the command line, joined with student and file name
+    path: Path  # where its bytes are read: SUBMISSIONS/<student>/<file> as scanned; the batch's own
+    # copy in its work folder once grader.batch.intake (or an export's reader) took it in
     backend: str  # "cuda" | "opencl", from the suffix
     late: bool = False  # the LMS the submission came from marked it late (Canvas's LATE)
     origin: str = ""  # its path inside an LMS export (grader.batch.exports); "" for a folder layout
@@ -141,9 +138,6 @@ def scan(root: Path, stage_ids: Collection[str]) -> Layout:
                                      f"{entry.name}: put it in its student's folder, e.g. <student>/{entry.name}"))
         elif kind != "dir":
             skipped.append(NotGraded(entry.name, NOT_A_FILE, f"{entry.name}: not a file or a folder"))
-        elif entry.name in RESERVED_NAMES:
-            skipped.append(NotGraded(entry.name + "/", RESERVED_NAME,
-                                     f"{entry.name}/: the batch writes a file of that name in RESULTS; rename the folder"))
         else:
             students.append(entry.name)
             found, problems = _scan_student(root, entry.name, stage_ids)

@@ -23,9 +23,11 @@ from grader.batch.layout import Layout
 from grader.batch.outcome import Outcome
 from grader.batch.roster import Roster, RosterWarning, match_roster
 from grader.batch.store import ResultStore
+from grader.batch.summary import unsandboxed_line
 from lab.catalog import Catalog
 
 ROSTER_CHECK = "roster_check.csv"
+UNSANDBOXED = "graded without a sandbox"  # roster_check.csv's kind for the class-wide note
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,17 @@ class LmsResult:
 
 
 def write_lms_outputs(store: ResultStore, catalog: Catalog, layout: Layout, outcomes: Sequence[Outcome],
-                      options: LmsOptions) -> LmsResult:
-    """Raises OSError. Every stage with a submission gets a column, in course order."""
+                      options: LmsOptions, unsandboxed: str = "") -> LmsResult:
+    """Raises OSError. Every stage with a submission gets a column, in course order.
+    `unsandboxed`: why the class's code ran without the sandbox ("" where it ran in it): said
+    first in roster_check.csv, the LMS gradebooks' notes."""
     if not options.wanted:
         return LmsResult((), ())
     present = {o.stage for o in outcomes}
     stages = [spec for spec in catalog.stages if spec.id in present]
     warnings: list[RosterWarning] = []
+    if unsandboxed:
+        warnings.append(RosterWarning(UNSANDBOXED, "the whole class", unsandboxed_line(unsandboxed)))
     match = None
     if options.roster is not None:
         match = match_roster(options.roster, layout.students, layout.identities)

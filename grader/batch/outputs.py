@@ -1,6 +1,10 @@
 """The class outputs at the top of RESULTS, written atomically when a batch completes:
 gradebook.csv, summary.html, not_graded.csv and not_graded.json; and the similarity check's
-similarity.html and similarity.csv (for the instructor: they name students)."""
+similarity.html and similarity.csv (for the instructor: they name students).
+
+Every class file's name ends in one of lab.sinks.RESULTS_FILE_SUFFIXES (.csv, .html, .json),
+and no student's results folder ever does (lab.sinks.for_path_component): a student folder
+named like a class file is graded like any other, and a new class file must keep to them."""
 
 from __future__ import annotations
 

@@ -22,12 +22,14 @@ submissions, so a stage of 300 takes well under a second or two.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from grader.batch.beneath import open_beneath, read_bounded
 from grader.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from grader.batch.layout import Submission
 from lab.catalog import Catalog
@@ -143,12 +145,22 @@ class ClassSimilarity:
 
 
 def read_source(submission: Submission) -> Source | Skip:
+    """The submission's text, read as grading reads it: never through a link (grader.batch.beneath),
+    its size checked on the open file before anything is read, and never more than MAX_BYTES + 1
+    bytes read (a sparse giant or a file that grows costs nothing)."""
     try:
-        data = submission.path.read_bytes()
+        fd = open_beneath(submission.path.parent, (submission.path.name,))
+    except OSError:  # NotBeneath among them: a link, a FIFO, a folder
+        return Skip.UNREADABLE
+    try:
+        read = read_bounded(fd, MAX_BYTES)
     except OSError:
         return Skip.UNREADABLE
-    if len(data) > MAX_BYTES:
+    finally:
+        os.close(fd)
+    if read.over(MAX_BYTES):
         return Skip.TOO_LARGE
+    data = read.data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

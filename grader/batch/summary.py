@@ -17,10 +17,19 @@ from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
 from grader.report import PASSED, PENDING, REVIEW
+from grader.sandbox import INSTALL_HINT
 from lab.sinks import for_regex
 from lab.spec import Spec
 
 TOP_REASONS = 6
+SANDBOX_ADVICE = f"To grade in the sandbox, {INSTALL_HINT}; LAB_SANDBOX=require refuses to grade without it"
+
+
+def unsandboxed_line(reason: str) -> str:
+    """The one line that says a class was graded without the sandbox, and why (the summary,
+    the LMS gradebooks' notes and the batch's last message all say it)."""
+    return (f"graded without a sandbox: the students' code ran as the grader's own user ({reason}). "
+            f"{SANDBOX_ADVICE}")
 
 
 class Redactor:
@@ -82,6 +91,7 @@ class BatchStats:
     options: GradingOptions
     interrupted: bool = False
     phase_s: dict[str, float] = field(default_factory=dict)  # this run's gradings, added up by phase
+    unsandboxed: str = ""  # why this run's student code ran without the sandbox; "" where it ran in it
 
     def time_split(self) -> list[tuple[str, float, float]]:
         """(what, seconds, share of the gradings' time) for each phase, in order: where the

@@ -12,9 +12,21 @@ from lab.autograder.paths import AutograderPaths
 USAGE = "usage: python -m lab.autograder [--warm-up]"
 
 
+def sandbox_posture() -> str:
+    """Why gradings here run without the sandbox, or "" where they run in it."""
+    from grader import sandbox
+
+    try:
+        plan = sandbox.decide()
+    except sandbox.SandboxUnavailable as error:
+        return str(error)
+    return plan if isinstance(plan, str) else ""
+
+
 def main(argv: list[str]) -> int:
     paths = AutograderPaths.from_environment()
     if argv == ["--warm-up"]:
+        from grader.sandbox import INSTALL_HINT
         from lab.autograder.config import ConfigError
         from lab.autograder.run import warm_up
         from lab.catalog import UnknownStageError
@@ -27,6 +39,10 @@ def main(argv: list[str]) -> int:
             return 1
         for item in done:
             print(f"{item.stage}: reference kernel {item.status} ({item.message})", flush=True)
+        posture = sandbox_posture()
+        if posture:
+            print(f"warning: uploads will be graded without a sandbox ({posture}); "
+                  f"{INSTALL_HINT}", flush=True)
         wrong = [item.stage for item in done if not item.ok]
         if wrong:
             print(f"error: the reference kernel of {', '.join(wrong)} is not right on this machine: "

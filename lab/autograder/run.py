@@ -6,8 +6,10 @@ graded, which checks the install and fills the kernel caches)."""
 from __future__ import annotations
 
 import secrets
+import tempfile
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
 from grader.feedback import write_atomic
@@ -17,7 +19,7 @@ from grader.sandbox import SandboxUnavailable
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
-from lab.autograder.uploads import StageFile, expected_names, scan_upload
+from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
@@ -47,6 +49,18 @@ class GradedUpload:
     reports: list[Report] = field(default_factory=list)  # one per stage, in the assignment's order
     notes: list[str] = field(default_factory=list)  # files of the upload not graded, one line each
     log: list[str] = field(default_factory=list)  # for the instructor (Gradescope's stdout)
+
+    @property
+    def unsandboxed(self) -> str:
+        """Why the upload's code ran without the sandbox ("" where every grading ran in it):
+        from the reports themselves, each of which records how its worker ran."""
+        return next((r.sandbox.reason or "no sandbox" for r in self.reports
+                     if r.sandbox is not None and not r.sandbox.sandboxed), "")
+
+
+def unsandboxed_note(reason: str) -> str:
+    """The instructor's line for a grading without the sandbox."""
+    return f"warning: graded without a sandbox: the upload's code ran as the autograder's own user ({reason})"
 
 
 def load_course(paths: AutograderPaths) -> tuple[AutograderConfig, Catalog, list[Spec]]:
@@ -79,7 +93,12 @@ def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -
 def grade_upload(paths: AutograderPaths) -> GradedUpload:
     """Grade what the student uploaded for each stage of the assignment."""
     config, catalog, specs = load_course(paths)
-    upload = scan_upload(paths.submission, config.stages)
+    with tempfile.TemporaryDirectory(prefix="lab-upload-") as work:
+        upload = take_in(scan_upload(paths.submission, config.stages), paths.submission, Path(work))
+        return _grade_all(catalog, specs, upload)
+
+
+def _grade_all(catalog: Catalog, specs: list[Spec], upload: Upload) -> GradedUpload:
     graded = GradedUpload(notes=list(upload.ignored))
     for spec in specs:
         file = upload.found.get(spec.id)
@@ -107,6 +126,9 @@ def run(paths: AutograderPaths) -> list[str]:
         graded = grade_upload(paths)
         results = upload_results(graded.reports, graded.notes)
         log = graded.log
+        if graded.unsandboxed:  # for the instructor only: extra_data and the stdout log
+            results.setdefault("extra_data", {})["sandbox"] = {"sandboxed": False, "reason": graded.unsandboxed}
+            log.append(unsandboxed_note(graded.unsandboxed))
     except (ConfigError, SpecError, UnknownStageError) as error:
         results, log = failure_results(str(error)), [f"error: {error}"]
     except Exception as error:  # a bug: the student sees one line, the instructor the traceback

@@ -136,3 +136,31 @@ def scan_upload(folder: Path, stages: Sequence[str]) -> Upload:
         ignored.append(f"the upload holds more than {MAX_ENTRIES} files and folders: only the first "
                        f"{MAX_ENTRIES} were looked at")
     return Upload(found, missing, tuple(ignored))
+
+
+def take_in(upload: Upload, folder: Path, work: Path) -> Upload:
+    """`upload` (scan_upload of `folder`) with each stage's file opened once, through no link,
+    read within the grader's size limit and copied into WORK (a folder of the grader's own)
+    before any student code runs: what is graded is what was read then (grader.batch.intake),
+    whatever the upload's folder holds later. A file that is no longer a plain file moves to
+    `missing`, with its reason."""
+    from grader.batch.beneath import NotBeneath
+    from grader.batch.intake import read_beneath, write_copy
+
+    found: dict[str, StageFile] = {}
+    missing = dict(upload.missing)
+    for stage, file in upload.found.items():
+        try:
+            read = read_beneath(folder, file.shown.split("/"))
+        except NotBeneath as error:
+            missing[stage] = (f"{file.shown}: became a symbolic link after the upload was read; not followed"
+                              if error.link else f"{file.shown}: not a regular file")
+            continue
+        except OSError as error:
+            missing[stage] = f"{file.shown}: cannot be read ({error.strerror or error})"
+            continue
+        copy = work / stage / file.path.name
+        write_copy(read, copy)
+        found[stage] = StageFile(stage, copy, file.shown)
+    return Upload(found, missing, upload.ignored)
+

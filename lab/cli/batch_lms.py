@@ -50,8 +50,8 @@ def read_submissions(submissions: Path, stage_ids: Collection[str], work: Path, 
 
 
 def write_lms(store: ResultStore, catalog: Catalog, layout: Layout, outcomes: Sequence[Outcome],
-              options: LmsOptions) -> LmsResult:
-    return write_lms_outputs(store, catalog, layout, outcomes, options)
+              options: LmsOptions, unsandboxed: str = "") -> LmsResult:
+    return write_lms_outputs(store, catalog, layout, outcomes, options, unsandboxed)
 
 
 def report_lms(layout: Layout, result: LmsResult) -> None:

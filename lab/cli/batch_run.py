@@ -28,7 +28,7 @@ from grader.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from grader.batch.store import ResultStore, StoreBusy
-from grader.batch.summary import BatchStats, add_up_phases
+from grader.batch.summary import BatchStats, add_up_phases, unsandboxed_line
 from grader.queue_status import QueueEvent, WaitingForDevice
 from grader.queue_status import describe as describe_queue
 from lab.backends.discovery import Discovery, discover
@@ -149,8 +149,10 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
     catalog = load_catalog()
     try:
         sandbox.check()  # once, before the progress display: refused, or graded without one (said)
+        posture = sandbox.decide()
     except sandbox.SandboxUnavailable as error:
         fail(str(error))
+    unsandboxed = posture if isinstance(posture, str) else ""  # why there is no sandbox, if there is none
     check_folders(submissions, out)
     try:
         layout = read_submissions(submissions, catalog.ids(), work, input_kind)
@@ -193,9 +195,10 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
                 workers=tuple(pool.describe()),
                 options=options,
                 phase_s=add_up_phases(result.outcomes),
+                unsandboxed=unsandboxed,
             )
             summary = write_class_outputs(store, catalog, layout, outcomes, stats)
-            lms_result = write_lms(store, catalog, layout, outcomes, lms)
+            lms_result = write_lms(store, catalog, layout, outcomes, lms, unsandboxed)
     except StoreBusy as error:
         fail(str(error))
     except OSError as error:
@@ -204,6 +207,8 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
     print_summary(summary, out)
     report_lms(layout, lms_result)
+    if unsandboxed:
+        errors.print(f"[yellow]warning:[/yellow] {for_terminal(unsandboxed_line(unsandboxed))} ({SUMMARY} says so too)")
     if stats.could_not_grade or result.problems:
         fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",
              EXIT_GRADER_ERROR)

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from grader.batch.devices import build_pool
+from grader.batch.exports import read_class
 from grader.batch.gradebook import gradebook_rows
+from grader.batch.intake import take_in
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import (
     BOTH_BACKENDS,
@@ -24,6 +26,7 @@ from grader.batch.layout import (
 )
 from grader.batch.plan import make_plan, submission_digest
 from grader.batch.runner import Runner
+from grader.batch.similarity import Skip, compare_class, read_source
 from grader.batch.store import ResultStore
 from lab.backends.discovery import Discovery
 from lab.source_checks import MAX_BYTES, read_submission_bytes
@@ -146,3 +149,125 @@ def test_a_result_that_could_not_be_written_gets_no_grade_in_the_gradebook(tmp_p
     assert rows["ann"][1:] == ["70", "70"]
     assert rows["bob"][1:] == ["", ""]  # nothing stored: no grade (the next run grades it again)
     assert store.load(subs[1]) is None
+
+
+# -- issue 25: each submission opened once, by descriptor, no link followed ---------------------
+
+def _class_with_a_secret(tmp_path: Path) -> tuple[Path, Path]:
+    """SUBMISSIONS with mallory's kernel, and a private file of another student's beside it."""
+    root = tmp_path / "subs"
+    (root / "mallory").mkdir(parents=True)
+    (root / "mallory" / f"{STAGE}.cl").write_text("__kernel void reduce() { /* mallory */ }")
+    (root / "victim").mkdir()
+    secret = root / "victim" / "private.cl"
+    secret.write_text("__kernel void reduce() { /* the victim's own work */ }")
+    secret.chmod(0o600)
+    return root, secret
+
+
+def test_a_link_swapped_in_after_the_scan_is_not_followed(tmp_path):
+    root, secret = _class_with_a_secret(tmp_path)
+    layout = scan(root, catalog().ids())
+    assert [s.relative for s in layout.submissions] == [f"mallory/{STAGE}.cl"]
+    (root / "mallory" / f"{STAGE}.cl").unlink()
+    (root / "mallory" / f"{STAGE}.cl").symlink_to(secret)  # after the scan, before the grading
+    taken = take_in(layout, tmp_path / "work")
+    assert taken.submissions == ()
+    (item,) = [n for n in taken.not_graded if n.path == f"mallory/{STAGE}.cl"]
+    assert item.reason == SYMLINK and "after the folder was read" in item.detail
+    assert not any("victim's own work" in p.read_text() for p in (tmp_path / "work").rglob("*") if p.is_file())
+
+
+def test_a_student_folder_swapped_for_a_link_after_the_scan_is_not_followed(tmp_path):
+    root, secret = _class_with_a_secret(tmp_path)
+    (root / "victim" / f"{STAGE}.cl").write_text(secret.read_text())
+    (root / "victim" / f"{STAGE}.cl").chmod(0o600)
+    layout = scan(root, catalog().ids())
+    (root / "mallory" / f"{STAGE}.cl").unlink()
+    (root / "mallory").rmdir()
+    (root / "mallory").symlink_to(root / "victim")
+    taken = take_in(layout, tmp_path / "work")
+    assert [s.student for s in taken.submissions] == ["victim"]
+    assert {n.path: n.reason for n in taken.not_graded}[f"mallory/{STAGE}.cl"] == SYMLINK
+
+
+def test_the_batch_grades_the_bytes_it_opened_once_not_the_file_as_it_is_later(tmp_path):
+    root, secret = _class_with_a_secret(tmp_path)
+    layout = read_class(root, catalog().ids(), tmp_path / "work")
+    (sub,) = layout.submissions
+    assert tmp_path / "work" in sub.path.parents  # a copy only the batch can reach
+    original = root / "mallory" / f"{STAGE}.cl"
+    original.unlink()
+    original.symlink_to(secret)  # too late: the batch read it already
+    store = ResultStore(tmp_path / "out")
+    options = GradingOptions(timing=False)
+    pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
+    graded: list[str] = []
+
+    def grade(spec, path, target, shown_as):
+        graded.append(read_submission_bytes(path).decode())
+        return report(file=shown_as)
+
+    Runner(store, options, grade).run(make_plan(layout.submissions, catalog(), pool, store, options), pool)
+    assert graded == ["__kernel void reduce() { /* mallory */ }"]
+    assert "mallory" in read_source(sub).text  # the similarity check reads the same copy
+
+
+def test_a_fifo_swapped_in_after_the_scan_is_listed_without_waiting(tmp_path):
+    root, _ = _class_with_a_secret(tmp_path)
+    layout = scan(root, catalog().ids())
+    (root / "mallory" / f"{STAGE}.cl").unlink()
+    os.mkfifo(root / "mallory" / f"{STAGE}.cl")
+    thread, done = _no_wait(lambda: take_in(layout, tmp_path / "work"))
+    if thread.is_alive():
+        os.close(os.open(root / "mallory" / f"{STAGE}.cl", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("taking in a FIFO waited for a writer")
+    (taken,) = done
+    assert {n.path: n.reason for n in taken.not_graded}[f"mallory/{STAGE}.cl"] == NOT_A_FILE
+
+
+# -- issue 25: sizes checked before anything is read, the similarity check included ------------
+
+def _rchar() -> int:
+    with open("/proc/self/io") as handle:
+        return int(next(line for line in handle if line.startswith("rchar:")).split()[1])
+
+
+def test_a_12_gib_sparse_file_is_compared_by_its_size_and_never_read(tmp_path):
+    if not Path("/proc/self/io").exists():
+        pytest.skip("no /proc/self/io here to count the bytes read")
+    sub = _submission(tmp_path)
+    os.truncate(sub.path, 12 << 30)  # 12 GiB of nothing, in no disk space
+    before = _rchar()
+    similarity = compare_class(catalog(), [sub])
+    assert _rchar() - before < 16 * MAX_BYTES
+    assert similarity.stages[0].skipped == ((sub.relative, Skip.TOO_LARGE),)
+    before = _rchar()
+    layout = read_class(tmp_path / "subs", catalog().ids(), tmp_path / "work")
+    assert _rchar() - before < 16 * MAX_BYTES
+    (taken,) = layout.submissions
+    assert taken.path.stat().st_size == MAX_BYTES + 1  # over the limit, as grading will say
+
+
+def test_lab_batch_on_a_12_gib_sparse_file_writes_its_summary(tmp_path):
+    from typer.testing import CliRunner
+
+    from lab.cli import app
+
+    sub = _submission(tmp_path)
+    os.truncate(sub.path, 12 << 30)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", str(tmp_path / "subs"), "--out", str(out), "--no-timing",
+                                      "--time-limit", "5", "--jobs", "1", "--backend", "opencl"])
+    assert "Traceback" not in result.output and "MemoryError" not in result.output, result.output
+    assert (out / "summary.html").is_file(), result.output
+    feedback = (out / "ann" / STAGE / "feedback.md").read_text(encoding="utf-8")
+    assert "over the 256 KiB limit" in feedback
+
+
+def test_the_similarity_check_reads_no_link(tmp_path):
+    root, secret = _class_with_a_secret(tmp_path)
+    (sub,) = scan(root, catalog().ids()).submissions
+    sub.path.unlink()
+    sub.path.symlink_to(secret)  # what the Slurm path's final step scans is read where it lies
+    assert read_source(sub) is Skip.UNREADABLE

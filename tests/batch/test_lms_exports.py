@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import stat
 import zipfile
 from pathlib import Path
@@ -18,9 +19,7 @@ from grader.batch.exports import InputKind, read_class
 from grader.batch.exports.archive import (
     DUPLICATE,
     ENCRYPTED,
-    UNREADABLE_ENTRY,
     UNSAFE_PATH,
-    EntryError,
     ExportError,
     ZipExport,
 )
@@ -32,14 +31,17 @@ from grader.batch.exports.gradescope_export import (
     NOT_IN_METADATA,
 )
 from grader.batch.layout import MACOS_METADATA, NESTED_FOLDER, NOT_A_KERNEL_FILE, SYMLINK, UNKNOWN_STAGE
+from grader.batch.similarity import Skip, compare_class
 from lab.cli import app
 from lab.source_checks import MAX_BYTES
 from tests.batch.classroom import solution, wrong_kernels
 from tests.conftest import catalog, targets
 
+PROJECT = Path(__file__).resolve().parents[2]
 A, B = "reduce_interleaved", "reduce_sequential"
 IDS = catalog().ids()
 OPENCL = [t for t in targets() if t.backend == "opencl"]
+KERNEL_TEXT = "__kernel void k(__global float *x) { x[get_global_id(0)] = 1.0f; }\n"
 FAST = ("--no-timing", "--time-limit", "5", "--jobs", "2", "--backend", "opencl")
 
 
@@ -134,27 +136,67 @@ def test_a_zip_bomb_is_never_unpacked(tmp_path):
     export = ZipExport(source)
     layout = read_class(source, IDS, tmp_path / "work")
     (sub,) = layout.submissions
-    assert sub.path.stat().st_size == len(big) and sub.path.stat().st_blocks * 512 < MAX_BYTES  # sparse
+    assert sub.path.stat().st_size == MAX_BYTES + 1 and sub.path.stat().st_blocks * 512 < MAX_BYTES  # sparse
     assert export.read_bytes == 0
     too_many = make_zip(tmp_path / "many.zip", {f"s_1_{n}_x.cl": "" for n in range(20_001)})
     with pytest.raises(ExportError, match="more than the 20000"):
         read_class(too_many, IDS, tmp_path / "work2")
 
 
-def test_a_kernel_whose_entry_understates_its_size_is_not_graded(tmp_path):
-    source = make_zip(tmp_path / "lie.zip", {f"smithann_101_9001_{A}.cl": b"x" * (MAX_BYTES * 4)})
+def _lie_about_size(source: Path, declared: int) -> None:
+    """Make the zip's local and central headers of its one entry declare `declared` bytes."""
     data = bytearray(source.read_bytes())
-    central = data.rfind(b"PK\x01\x02")  # the central directory's entry: say 10 bytes
-    data[central + 24:central + 28] = (10).to_bytes(4, "little")
+    for signature, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        header = data.find(signature)
+        data[header + at:header + at + 4] = declared.to_bytes(4, "little")
     source.write_bytes(bytes(data))
+
+
+def test_a_kernel_whose_entry_understates_its_size_is_over_the_limit_as_read(tmp_path):
+    source = make_zip(tmp_path / "lie.zip", {f"smithann_101_9001_{A}.cl": b"x" * (MAX_BYTES * 4)})
+    _lie_about_size(source, 10)
     export = ZipExport(source)
     (entry,) = [e for e in export.entries if e.kind == "file"]
     assert entry.size == 10
-    with pytest.raises(EntryError, match="Bad CRC"):  # zipfile stops at the size the entry declares
-        export.read(entry, MAX_BYTES)
+    assert len(export.read(entry, MAX_BYTES)) == MAX_BYTES + 1  # measured as inflated, not as declared
     layout = read_class(source, IDS, tmp_path / "work")
-    assert not layout.submissions and reasons(layout) == {f"smithann_101_9001_{A}.cl": UNREADABLE_ENTRY}
+    (sub,) = layout.submissions
+    assert sub.path.stat().st_size == MAX_BYTES + 1  # grading says: over the limit
 
+
+def test_a_kernel_whose_entry_claims_4_gib_costs_nothing(tmp_path):
+    """Issue 25: a 1.4 KB Canvas zip whose entry claimed 4 GB took the batch's memory to 4 GB."""
+    source = make_zip(tmp_path / "claim.zip", {f"smithann_101_9001_{A}.cl": KERNEL_TEXT})
+    _lie_about_size(source, 0xFFFFFFF0)
+    assert source.stat().st_size < 2048
+    export = ZipExport(source)
+    (entry,) = [e for e in export.entries if e.kind == "file"]
+    assert entry.size == 0xFFFFFFF0
+    assert export.read(entry, MAX_BYTES) == KERNEL_TEXT.encode()  # the data is what it is
+    layout = read_class(source, IDS, tmp_path / "work")
+    (sub,) = layout.submissions
+    assert sub.path.stat().st_size == MAX_BYTES + 1  # it says it is too big: it is refused as that
+    assert compare_class(catalog(), layout.submissions).stages[0].skipped == ((sub.relative, Skip.TOO_LARGE),)
+
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (pip install -e '.[pocl]')")
+def test_lab_batch_on_a_zip_claiming_4_gib_stays_small_and_writes_its_summary(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    source = make_zip(tmp_path / "claim.zip", {f"smithann_101_9001_{A}.cl": KERNEL_TEXT})
+    _lie_about_size(source, 0xFFFFFFF0)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "lab", "batch", str(source), "--out", str(out), *FAST],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child so far, in KiB
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "summary.html").is_file() and "MemoryError" not in done.stderr
+    assert peak_kib < 1 << 20, f"a child of this test reached {peak_kib >> 10} MiB"
+    feedback = (out / "smithann_101" / A / "feedback.md").read_text(encoding="utf-8")
+    assert "over the 256 KiB limit" in feedback
 
 # -- Gradescope ------------------------------------------------------------------------------
 

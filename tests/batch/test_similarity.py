@@ -209,11 +209,12 @@ def test_the_batch_writes_the_files_and_the_summary_names_no_one(tmp_path):
     assert all(r["stage"] == STAGE and float(r["score"]) >= REPORT_AT for r in rows)
 
 
-def test_a_student_folder_cannot_be_named_like_the_similarity_files(tmp_path):
+def test_a_student_folder_named_like_the_similarity_files_is_graded(tmp_path):
     (tmp_path / "subs" / SIMILARITY_HTML).mkdir(parents=True)
     (tmp_path / "subs" / SIMILARITY_HTML / f"{STAGE}.cl").write_text(similar_class.LECTURE, encoding="utf-8")
     layout = scan(tmp_path / "subs", catalog().ids())
-    assert not layout.submissions and "named like" in layout.not_graded[0].reason
+    assert [s.student for s in layout.submissions] == [SIMILARITY_HTML] and not layout.not_graded
+    assert ResultStore(tmp_path / "out").folder(layout.submissions[0]).parent.name != SIMILARITY_HTML
 
 
 # --- speed -----------------------------------------------------------------------------------------

@@ -71,8 +71,8 @@ def autograder_root(tmp_path: Path, archive: Path, upload: dict[str, bytes | str
     return root
 
 
-def run_autograder(root: Path) -> tuple[dict, str]:
-    env = {**os.environ, "LAB_AUTOGRADER_ROOT": str(root)}
+def run_autograder(root: Path, **settings: str) -> tuple[dict, str]:
+    env = {**os.environ, "LAB_AUTOGRADER_ROOT": str(root), **settings}
     done = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -139,6 +139,31 @@ def test_correct_uploads_pass_and_speed_is_left_to_the_course_gpu(tmp_path, auto
     assert "no GPU" in results["output"] and "notes.txt: not a kernel file" in results["output"]
     assert [s["status"] for s in results["extra_data"]["stages"]] == ["passed", "pending"]
     assert "reduce_sequential: reduce_sequential.cl: pending" in log
+
+
+@needs_opencl
+@pytest.mark.parametrize("sandbox_mode", ["off", "on"])
+def test_an_upload_graded_without_the_sandbox_says_so_to_the_instructor(tmp_path, autograder_zip, monkeypatch,
+                                                                        sandbox_mode):
+    """Issue 25: results.json's extra_data and the autograder's log say so; the student's text does
+    not. Graded in this process, as run_autograder's `python -m lab.autograder` grades."""
+    from lab.autograder.paths import AutograderPaths
+    from lab.autograder.run import run
+
+    upload = {"reduce_interleaved.cl": solution("reduce_interleaved")}  # its code runs: in the sandbox or not
+    root = autograder_root(tmp_path, autograder_zip, upload, None)
+    monkeypatch.setenv("LAB_SANDBOX", sandbox_mode)
+    log = "\n".join(run(AutograderPaths(root)))
+    results = json.loads((root / "results" / "results.json").read_text())
+    recorded = results["extra_data"].get("sandbox")
+    if sandbox_mode == "off":
+        assert recorded == {"sandboxed": False, "reason": "LAB_SANDBOX=off"}, (log, results["extra_data"])
+        assert "warning: graded without a sandbox" in log and "LAB_SANDBOX=off" in log
+    elif "graded without a sandbox" in log:  # bwrap cannot work here: said all the same
+        assert recorded["sandboxed"] is False
+    else:
+        assert recorded is None
+    assert "sandbox" not in results["output"]
 
 
 @needs_opencl

@@ -7,8 +7,9 @@ import os
 from grader.report import ERROR, FAILED, PASSED, PENDING, Check, Report
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.results import failure_results, upload_results
-from lab.autograder.uploads import MAX_ENTRIES, SHOWN_IGNORED, scan_upload
+from lab.autograder.uploads import MAX_ENTRIES, SHOWN_IGNORED, scan_upload, take_in
 from lab.backends import registry
+from lab.source_checks import MAX_BYTES
 
 STAGES = ("reduce_interleaved", "reduce_sequential")
 
@@ -97,6 +98,25 @@ def report(stage: str, status, score, checks) -> Report:
                   file=f"{stage}.cl", status=status, score=score, max_score=sum(c.max_points for c in checks),
                   checks=checks, performance=None, duration_s=1.4)
 
+
+def test_each_upload_is_read_once_into_the_graders_own_folder(tmp_path):
+    """Issue 25: the files are read before any student code runs; a link put there later is not
+    followed, a file changed later is graded as it was, a sparse giant is refused by its size."""
+    upload_folder = files(tmp_path / "submission", "reduce_interleaved.cl", "reduce_sequential.cl")
+    secret = tmp_path / "private.cl"
+    secret.write_text("the autograder's own\n")
+    upload = scan_upload(upload_folder, STAGES)
+    (upload_folder / "reduce_sequential.cl").unlink()
+    (upload_folder / "reduce_sequential.cl").symlink_to(secret)
+    taken = take_in(upload, upload_folder, tmp_path / "work")
+    assert "became a symbolic link" in taken.missing["reduce_sequential"]
+    (copy,) = taken.found.values()
+    assert copy.shown == "reduce_interleaved.cl" and tmp_path / "work" in copy.path.parents
+    (upload_folder / "reduce_interleaved.cl").write_text("changed later\n")
+    assert copy.path.read_text() == "__kernel void reduce() {}\n"
+    os.truncate(upload_folder / "reduce_interleaved.cl", 12 << 30)
+    (giant,) = take_in(scan_upload(upload_folder, STAGES), upload_folder, tmp_path / "work2").found.values()
+    assert giant.path.stat().st_size == MAX_BYTES + 1
 
 def test_several_stages_make_one_results_json_and_an_ungraded_one_counts_nothing():
     graded = report("reduce_sequential", PENDING, 70, [Check("compiles", PASSED, "compiles", 10, 10),

@@ -294,18 +294,45 @@ def test_opencl_sends_its_trusted_cache_entries_before_it_compiles_the_student_c
     assert not (tmp_path / "cache").exists()  # the sink took it: nothing written here
 
 
+def broken_bwrap(folder: Path) -> str:
+    """An executable that fails as bwrap: a machine where bwrap is there but cannot work."""
+    path = folder / "broken-bwrap"
+    path.write_text("#!/bin/sh\nexit 1\n")
+    path.chmod(0o755)
+    return str(path)
+
+
 @needs_opencl
 def test_without_bwrap_grading_goes_on_and_says_so_once(tmp_path):
-    missing = str(tmp_path / "no-such-bwrap")
-    done, result = _lab_grade(tmp_path, {"LAB_BWRAP": missing, "LAB_SANDBOX": "on"})
+    done, result = _lab_grade(tmp_path, {"LAB_BWRAP": broken_bwrap(tmp_path), "LAB_SANDBOX": "on"})
     assert done.returncode in (0, 5), done.stdout + done.stderr  # 5: correct, speed pending (a CPU)
     assert result["status"] in ("passed", "pending")
-    assert result["sandbox"]["sandboxed"] is False and "LAB_BWRAP" in result["sandbox"]["reason"]
+    assert result["sandbox"]["sandboxed"] is False and "broken-bwrap" in result["sandbox"]["reason"]
     assert done.stderr.count(NOTE) == 1, done.stderr
 
 
+@pytest.mark.parametrize("setting", ["/usr/bin/bwrapp", "bwrapp", "/tmp"])
+def test_a_lab_bwrap_that_names_no_executable_is_an_error(tmp_path, setting):
+    """Issue 25: a mistyped LAB_BWRAP fell back to grading without a sandbox, silently."""
+    done, result = _lab_grade(tmp_path, {"LAB_BWRAP": setting, "LAB_SANDBOX": "on"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"LAB_BWRAP={setting}: no such executable file" in done.stderr and not result
+    assert "Traceback" not in done.stderr
+
+
+def test_lab_bwrap_is_looked_up_on_path_and_ignored_when_the_sandbox_is_off(monkeypatch):
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("no bwrap on PATH")
+    assert sandbox._bwrap_binary("bwrap", os.environ.get("PATH", "")) == bwrap
+    assert sandbox._bwrap_binary("", os.environ.get("PATH", "")) == bwrap
+    monkeypatch.setenv("LAB_BWRAP", "/no/such/bwrap")
+    monkeypatch.setenv("LAB_SANDBOX", "off")
+    assert sandbox.problem() is None and sandbox.decide() == "LAB_SANDBOX=off"
+
+
 def test_the_note_is_said_once_for_many_workers(tmp_path, monkeypatch, capfd):
-    monkeypatch.setenv("LAB_BWRAP", str(tmp_path / "no-such-bwrap"))
+    monkeypatch.setenv("LAB_BWRAP", broken_bwrap(tmp_path))
     monkeypatch.setenv("LAB_SANDBOX", "on")
     for _ in range(3):
         worker = WorkerProcess("fake")
@@ -315,7 +342,7 @@ def test_the_note_is_said_once_for_many_workers(tmp_path, monkeypatch, capfd):
 
 
 def test_require_refuses_to_grade_without_a_sandbox(tmp_path):
-    done, result = _lab_grade(tmp_path, {"LAB_BWRAP": str(tmp_path / "no-such-bwrap"), "LAB_SANDBOX": "require"})
+    done, result = _lab_grade(tmp_path, {"LAB_BWRAP": broken_bwrap(tmp_path), "LAB_SANDBOX": "require"})
     assert done.returncode == 2, done.stdout + done.stderr
     assert "LAB_SANDBOX=require" in done.stderr and not result
 

@@ -21,7 +21,6 @@ from grader.batch.exports.archive import (
     FILE,
     LINK,
     OTHER,
-    EntryError,
     Export,
     ExportError,
     litter,
@@ -29,10 +28,10 @@ from grader.batch.exports.archive import (
 )
 from grader.batch.exports.canvas import looks_like_canvas, read_canvas
 from grader.batch.exports.gradescope_export import METADATA, find_metadata, read_gradescope
-from grader.batch.exports.materialize import placeholder
+from grader.batch.exports.materialize import copy_kernel, placeholder
 from grader.batch.exports.naming import could_be_kernel
+from grader.batch.intake import take_in
 from grader.batch.layout import MACOS_FOLDER, Layout, NotGraded, scan, student_sort_key
-from lab.source_checks import MAX_BYTES
 
 
 class InputKind(StrEnum):
@@ -109,31 +108,24 @@ def _unpack_folders(export: Export, work: Path) -> list[NotGraded]:
             target.parent.mkdir(parents=True, exist_ok=True)
             if not could_be_kernel(entry.name):
                 placeholder(target)
-            elif entry.size > MAX_BYTES:
-                with open(target, "wb") as handle:
-                    handle.truncate(entry.size)
             else:
-                try:
-                    data = export.read(entry, MAX_BYTES)
-                except EntryError as error:
-                    from grader.batch.exports.archive import UNREADABLE_ENTRY
-
-                    listed.append(NotGraded(entry.path, UNREADABLE_ENTRY, str(error)))
-                    continue
-                target.write_bytes(data)
+                problem = copy_kernel(export, entry, target)
+                if problem is not None:
+                    listed.append(problem)
     return listed
 
 
 def read_class(source: Path, stage_ids: Collection[str], work: Path, kind: str | None = None) -> Layout:
     """The class in SUBMISSIONS (a folder or a zip) of the given kind, or of the kind its names
     say. Files an export maps to (student, stage) are copied into WORK, an empty folder that
-    must outlive the grading. Raises LayoutError (ExportError among them) with a one-line reason."""
+    must outlive the grading; so is each file of a folder layout, opened once without following
+    links (grader.batch.intake). Raises LayoutError (ExportError among them) with a one-line reason."""
     wanted = InputKind(kind) if kind else None
     if source.is_dir():
         found, root = detect_folder(source)
         chosen = wanted or found
         if chosen is InputKind.FOLDERS:
-            return scan(source, stage_ids)
+            return take_in(scan(source, stage_ids), work)
         if wanted is not None and wanted is not found:
             root = ""
         export: Export = open_export(source)

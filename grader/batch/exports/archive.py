@@ -8,9 +8,10 @@ name is absolute or climbs with `..`, a link, an encrypted or duplicated entry i
 not graded, with its reason, and never read.
 
 Zip bombs: at most MAX_ENTRIES entries; a kernel file is read up to the grader's own limit
-for one (lab.source_checks.MAX_BYTES) and one byte more, whatever size its entry declares, so
-a file past the limit gets the grader's "over the limit" verdict without being unpacked; and
-at most MAX_TOTAL_BYTES in all. Other entries are never decompressed, except the metadata
+for one (lab.source_checks.MAX_BYTES) and one byte more, measured on the data as it is
+inflated, never on the size its headers declare (a header may lie either way), so a file past
+the limit gets the grader's "over the limit" verdict without being unpacked; and at most
+MAX_TOTAL_BYTES in all. Other entries are never decompressed, except the metadata
 file a Gradescope export names its students in (at most MAX_METADATA_BYTES).
 """
 
@@ -19,12 +20,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+import struct
 import zipfile
 import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.beneath import open_beneath, read_bounded
 from grader.batch.layout import (
     HIDDEN,
     MACOS_FOLDER,
@@ -48,6 +51,9 @@ UNREADABLE_ENTRY = "an entry of the export that cannot be read"
 FILE, DIR, LINK, OTHER = "file", "dir", "symlink", "other"
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# A zip's local file header (APPNOTE 4.3.7): signature, version, flags, method, time, date, CRC,
+# sizes, then the lengths of the name and the extra field that come before the data.
+_LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
 
 
 class ExportError(LayoutError):
@@ -170,12 +176,59 @@ class ZipExport(Export):
         self.entries = tuple(sorted(entries.values(), key=lambda e: e.path))
 
     def _read(self, entry: Entry, limit: int) -> bytes:
+        info = self._infos.get(entry.path)
+        if info is None:
+            raise EntryError(f"{entry.path}: not in the zip")
         try:
-            with self._zip.open(self._infos[entry.path]) as handle:
+            if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                return self._stream(info, limit)
+            with self._zip.open(info) as handle:  # bzip2, lzma: zipfile's reader, still bounded
                 return handle.read(limit + 1)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, zlib.error, OSError, EOFError,
-                KeyError, ValueError) as error:
+                ValueError, struct.error) as error:
             raise EntryError(f"{entry.path}: cannot be unpacked ({error})") from error
+
+    def _stream(self, info: zipfile.ZipInfo, limit: int) -> bytes:
+        """At most limit + 1 bytes of a stored or deflated entry, measured on the data itself:
+        the sizes its headers declare are not trusted. A deflate stream ends where its own end
+        marker is (so an entry declaring 100 bytes and holding 4 GiB yields limit + 1 bytes, and
+        one declaring 4 GiB and holding 100 yields those 100); a stored entry is as long as its
+        compressed size, bounded by the zip file's own length. The CRC is checked on an entry
+        read to its end."""
+        handle = self._zip.fp
+        if handle is None:
+            raise ValueError("the zip is closed")
+        handle.seek(info.header_offset)
+        header = handle.read(_LOCAL_HEADER.size)
+        if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile("no local file header where the directory says")
+        name_length, extra_length = _LOCAL_HEADER.unpack(header)[-2:]
+        handle.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
+        left = info.compress_size  # the rest of the zip at most: reads past its end return nothing
+        inflate = zlib.decompressobj(-15) if info.compress_type == zipfile.ZIP_DEFLATED else None
+        out: list[bytes] = []
+        got = 0
+        while got <= limit and (left > 0 or (inflate is not None and inflate.unconsumed_tail)):
+            if inflate is not None and inflate.unconsumed_tail:
+                raw = inflate.unconsumed_tail
+            else:
+                raw = handle.read(min(left, 1 << 16))
+                if not raw:
+                    break
+                left -= len(raw)
+            piece = inflate.decompress(raw, limit + 1 - got) if inflate is not None else raw[:limit + 1 - got]
+            out.append(piece)
+            got += len(piece)
+            if inflate is not None and inflate.eof:
+                break
+        data = b"".join(out)
+        if got > limit:
+            return data  # too big: the caller refuses it whatever its CRC
+        if inflate is not None and not inflate.eof:
+            raise zipfile.BadZipFile("the compressed data ends early")
+        if zlib.crc32(data) != info.CRC:
+            raise zipfile.BadZipFile(f"bad CRC-32 for {info.filename!r}")
+        return data
 
     def close(self) -> None:
         self._zip.close()
@@ -219,22 +272,13 @@ class FolderExport(Export):
         self.entries = tuple(sorted(entries, key=lambda e: e.path))
 
     def _read(self, entry: Entry, limit: int) -> bytes:
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         try:
-            fd = os.open(self.source / entry.path, flags)
+            fd = open_beneath(self.source, entry.parts)  # no step of the path a link
         except OSError as error:
             raise EntryError(f"{entry.path}: cannot be read ({error.strerror or error})") from error
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise EntryError(f"{entry.path}: not a regular file")
-            chunks, left = [], limit + 1
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 16))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
+            read = read_bounded(fd, limit)
+            return bytes(limit + 1) if read.over(limit) else read.data  # over: limit + 1 says so
         except OSError as error:
             raise EntryError(f"{entry.path}: cannot be read ({error.strerror or error})") from error
         finally:

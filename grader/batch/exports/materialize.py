@@ -26,25 +26,35 @@ class Pick:
     late: bool = False
 
 
+def copy_kernel(export: Export, entry: Entry, path: Path) -> NotGraded | None:
+    """Copy one kernel file of the export to `path` (a path the batch built), or say why not.
+
+    Its size is checked against the grader's limit twice: as its entry declares it (a zip's
+    header), and as it is read (at most MAX_BYTES + 1 bytes are ever inflated). One over the
+    limit either way becomes a sparse file of MAX_BYTES + 1 bytes, so grading gives it the
+    grader's own "over the limit" verdict; no file here is ever larger than that."""
+    try:
+        data = b"" if entry.size > MAX_BYTES else export.read(entry, MAX_BYTES)
+        with open(path, "wb") as handle:
+            if entry.size > MAX_BYTES or len(data) > MAX_BYTES:
+                handle.truncate(MAX_BYTES + 1)
+            else:
+                handle.write(data)
+    except EntryError as error:
+        return NotGraded(entry.path, UNREADABLE_ENTRY, str(error))
+    except OSError as error:
+        return NotGraded(entry.path, UNREADABLE_ENTRY, f"{entry.path}: could not be copied out ({error.strerror or error})")
+    return None
+
+
 def place(export: Export, pick: Pick, work: Path) -> Submission | NotGraded:
-    """Copy one kernel file into WORK; a file over the grader's size limit becomes a sparse file
-    of its size (nothing read), so it gets the grader's own "over the limit" verdict."""
+    """Copy one kernel file into WORK (copy_kernel)."""
     folder = work / for_path_component(pick.student)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{pick.stage}{registry.by_name(pick.backend).suffix}"
-    try:
-        if pick.entry.size > MAX_BYTES:
-            with open(path, "wb") as handle:
-                handle.truncate(pick.entry.size)
-        else:
-            data = export.read(pick.entry, MAX_BYTES)
-            with open(path, "wb") as handle:
-                handle.write(data)
-    except EntryError as error:
-        return NotGraded(pick.entry.path, UNREADABLE_ENTRY, str(error))
-    except OSError as error:
-        return NotGraded(pick.entry.path, UNREADABLE_ENTRY,
-                         f"{pick.entry.path}: could not be copied out ({error.strerror or error})")
+    problem = copy_kernel(export, pick.entry, path)
+    if problem is not None:
+        return problem
     return Submission(pick.student, pick.stage, path, pick.backend, late=pick.late, origin=pick.entry.path)
 
 
