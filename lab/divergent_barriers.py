@@ -7,37 +7,51 @@ work-group loops crash, a device may hang, and an H200 ran on past it with the r
 results by luck (both CUDA and NVIDIA's OpenCL). Only a look at the source
 gives the same verdict everywhere, so the grader looks.
 
-The analysis follows the order of the source. Each function body is read on its own,
-statement by statement, keeping the set of names whose value may differ between the threads
-of a block at that point; the thread-index functions (threadIdx, get_local_id, ...) always
-do. `x = e` makes x thread-dependent if e mentions a thread-dependent name, and uniform again
-if not; `x += e`, `x++` and stores into part of x (`x[i] = e`, `x.f = e`, `*x = e`) keep
-what x had and add e's. Inside a branch or loop whose condition is thread-dependent, every
-assignment makes its target thread-dependent (its value depends on which threads ran it),
-and it stays so after; but not a variable in shared memory (`__shared__`, `__local`), whose
-one value every thread reads. After an `if`, a name is thread-dependent if it is after
-either arm. A loop's condition (and a `switch`'s cases) see every name that any assignment
-in the body made thread-dependent, to a fixed point, so a `continue` or `break` needs no
-following. A name declared in a block or a `for` is another variable after it: there it is
-thread-dependent if it was before, or became so anywhere inside.
+The analysis follows the order of the source, after expanding its macros as the
+preprocessor would (so a macro is read where it is used, as part of that code). Each function
+body is read statement by statement, keeping the set of names whose value may differ between
+the threads of a block at that point; the thread-index functions (threadIdx, get_local_id, ...)
+always do. `x = e` makes x thread-dependent if e mentions a thread-dependent name, and uniform
+again if not; `x += e`, `x++` and stores into part of x (`x[i] = e`, `x.f = e`, `*x = e`)
+keep what x had and add e's. Inside a branch or loop whose condition is thread-dependent,
+every assignment makes its target thread-dependent (its value depends on which threads ran
+it), and it stays so after; but not a variable in shared memory (`__shared__`, `__local`),
+whose one value every thread reads. A barrier makes every variable in shared memory uniform:
+after it each thread reads what was stored before it (`if (!flag)` after one thread set the
+flag and the block synchronised is uniform; `s[t]` still depends on t). After an `if`, a name
+is thread-dependent if it is after either arm. A loop's condition (and a `switch`'s cases) see
+every name that any assignment in the body made thread-dependent (a shared variable: as the
+body leaves it), to a fixed point, so a `continue` or `break` needs no following. A name
+declared in a block or a `for` is another variable after it: there it is thread-dependent if
+it was before, or became so anywhere inside. A collective's result (`__syncthreads_or`,
+`work_group_reduce_add`, `work_group_broadcast`, ...) is uniform.
+A call of a function defined in the file walks that function's body, its parameters
+thread-dependent where the arguments are, under the conditions around the call: a barrier in a
+helper called under a thread-dependent condition is divergent, and the call's value is
+thread-dependent if a `return` in the helper is reached under a thread-dependent condition
+or returns a thread-dependent value. Each function is also read on its own, its parameters
+uniform.
 A barrier is divergent if the condition of an enclosing `if`, `else`, `for`, `while`, `do`,
-`switch` or `?:` mentions a name that is thread-dependent where that condition is read.
-A `#define` body is read as its own function, in which every name thread-dependent in any
-function of the file counts as thread-dependent.
+`switch` or `?:` (in its function or around a call that led to it) mentions a name that is
+thread-dependent where that condition is read.
 
 Limits. Missed: an early `return`, `break` or `continue` under a thread-dependent condition
-before a barrier; values passed into or returned from functions, or stored through pointers to
-other names (only names are followed); a macro holding a barrier, used under a thread-dependent
-condition. Flagged though uniform: a collective's result (`__syncthreads_or`,
-`work_group_reduce_add`, ...); an array any thread stored a thread-dependent value into; a
-value every thread sets alike under a thread-dependent condition. Statements nested deeper
-than _MAX_DEPTH are not read: every barrier in them counts as divergent.
+before a barrier; values stored through pointers or references to other names, or into a
+helper's pointer parameter (only names are followed); a function called through a pointer.
+Flagged though uniform: an array in private memory any thread stored a thread-dependent value
+into; a value every thread sets alike under a thread-dependent condition. Statements nested
+deeper than _MAX_DEPTH are not read: every barrier in them counts as divergent; a call nested
+(through statements and calls) deeper than _MAX_LEVEL is not followed: a call there of a
+function that may reach a barrier counts as a divergent barrier. Where macros multiply past
+_MAX_EXPANSION times the source's size, the source is read unexpanded. `#if` and its kin are
+not read: both arms of a conditional count as code.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lab.source_checks import BLOCK_BARRIER, strip_comments
 
@@ -57,7 +71,16 @@ _LABEL = re.compile(r"\s+|(?:case\b[^;:]*|default\s*|[A-Za-z_]\w*\s*):(?!:)")
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _DEFINE_HEAD = re.compile(r"[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)]*\))?")
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+# A collective's result is the same in every thread: its arguments are not read as its value.
+_COLLECTIVE = re.compile(r"\b(__syncthreads_(?:or|and|count)\s*\(|work_group_(?:reduce_\w+|broadcast|any|all)"
+                         r"\s*\()(?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_RETURN = re.compile(r"\s*return\b")
+_PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")
+_NOT_A_FUNCTION = frozenset({"if", "for", "while", "switch", "return", "sizeof", "__launch_bounds__",
+                             "__attribute__", "__declspec", "alignas", "decltype", "template", "defined"})
 _MAX_DEPTH = 100
+_MAX_LEVEL = 150  # statements nested, through calls too, past which a call is not followed
+_TOO_DEEP_CALL = "calls nested too deeply to follow"
 _TOO_DEEP = "code nested too deeply to follow"
 
 
@@ -66,29 +89,207 @@ class DivergentBarrier:
     line: int
     call: str  # e.g. "__syncthreads()"
     condition: str  # the enclosing condition, as written (whitespace collapsed)
+    macro: str | None = None  # the macro whose expansion holds the barrier, where one does
+    called_from: tuple[str, int] | None = None  # (helper function, line of the call) where the
+    # barrier is in a helper reached through a call whose context makes it divergent
 
     def message(self) -> str:
-        return (f"line {self.line}: {self.call} is inside `{self.condition}`, which depends on the "
+        where = ""
+        if self.macro is not None:
+            where += f" (from the macro {self.macro})"
+        if self.called_from is not None:
+            where += f" (in {self.called_from[0]}(), called on line {self.called_from[1]})"
+        return (f"line {self.line}: {self.call}{where} is inside `{self.condition}`, which depends on the "
                 f"thread's index, so some threads of a block never reach it (undefined: a hang, a "
                 f"crash or wrong results, depending on the device); every thread must reach "
                 f"every barrier, so move it out of the branch")
 
 
 def find_divergent_barriers(source: str) -> list[DivergentBarrier]:
-    shown = strip_comments(source)  # what the messages quote; the same offsets as `text`, `code`
+    shown = strip_comments(source)  # what the messages quote
     text = _LITERAL.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', shown)
-    defines = [(directive.start() + head.end(), directive.end()) for directive in _DIRECTIVE.finditer(text)
-               if (head := _DEFINE_HEAD.match(directive.group())) and BLOCK_BARRIER.search(directive.group())]
+    code, origin, site, macro = expand_macros(text)
+    code = _COLLECTIVE.sub(lambda m: m.group(1) + " " * (len(m.group()) - len(m.group(1)) - 1) + ")", code)
+    shown_code = "".join(shown[i] if i >= 0 else " " for i in origin)
+    newlines = [i for i, c in enumerate(source) if c == "\n"]
+    context = _Context(code, shown_code, {}, _functions(code),
+                       lambda at: bisect.bisect_right(newlines, site[at]) + 1 if at < len(site) else 1, macro)
+    for function in context.every:  # each function as an entry, its parameters uniform
+        _Walk(context, context.found).run(context.body(function), THREAD_INDEX, ())
+    return [context.found[position] for position in sorted(context.found)]
+
+
+# Macros, expanded as the preprocessor does (enough of it for kernels): each use of a macro is
+# replaced by its body, a function-like macro's parameters by its arguments (expanded first),
+# and the result read again with that macro off. `#` gives an empty string, `##` joins its
+# neighbours. A #define holds from its line to an #undef of its name; #if and its kin are not
+# read, so both arms of a conditional are code. Each character of the expansion keeps where
+# it came from (`origin`, for the text a message quotes) and which use of a macro in the
+# source made it (`site`, for the line a message names).
+
+_MACRO_DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(([^)]*)\))?")
+_MACRO_UNDEF = re.compile(r"[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)")
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_MAX_EXPANSION = 16  # characters of expanded code per character of source, at most
+_MAX_NESTING = 64  # macros expanded inside one another, at most
+
+
+@dataclass(frozen=True)
+class _Macro:
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str
+    at: int  # where the body starts in the source
+    line: int
+
+
+class _Expansion:
+    """The state of one file's expansion: the macros in effect, and the characters made."""
+
+    def __init__(self, text: str, macros: dict[str, list[tuple[int, _Macro | None]]]):
+        self.text, self.macros = text, macros
+        self.budget = _MAX_EXPANSION * max(len(text), 1024)
+
+    def macro(self, name: str, at: int) -> _Macro | None:
+        """The definition of `name` in effect at source position `at`."""
+        history = self.macros.get(name)
+        if not history:
+            return None
+        index = bisect.bisect_left(history, (at,), key=lambda entry: (entry[0],)) - 1
+        return history[index][1] if index >= 0 else None
+
+    def expand(self, text: str, origin: list[int], at: int, off: frozenset, depth: int) -> tuple[str, list[int]]:
+        """`text` (whose characters came from `origin`) with its macros expanded as they are at
+        source position `at`, except those in `off`."""
+        out, where, done = [], [], 0
+        for m in _IDENTIFIER.finditer(text):
+            if m.start() < done:
+                continue
+            name = m.group()
+            macro = None if name in off or depth > _MAX_NESTING else self.macro(name, at)
+            if macro is None:
+                continue
+            end, args = m.end(), None
+            if macro.params is not None:
+                opening = len(text) - len(text[end:].lstrip())
+                if opening >= len(text) or text[opening] != "(":
+                    continue  # a function-like macro's name alone is not a use
+                close = _close(text, opening)
+                if close >= len(text):
+                    continue
+                args = [(a, b) for a, b in _split(text, opening + 1, close, ",")]
+                end = close + 1
+            body, body_origin = self.substitute(macro, text, origin, args, at, off, depth)
+            self.budget -= len(body)
+            if self.budget < 0:
+                raise _TooLarge
+            body, body_origin = self.expand(body, body_origin, at, off | {name}, depth + 1)
+            out += [text[done:m.start()], body]
+            where += origin[done:m.start()] + body_origin
+            done = end
+        out.append(text[done:])
+        where += origin[done:]
+        return "".join(out), where
+
+    def substitute(self, macro: _Macro, text: str, origin: list[int], args, at: int, off: frozenset,
+                   depth: int) -> tuple[str, list[int]]:
+        body, body_origin = macro.body, list(range(macro.at, macro.at + len(macro.body)))
+        if macro.params is None:
+            return body, body_origin
+        params = list(macro.params)
+        values = {}
+        for index, param in enumerate(params):
+            if param == "...":
+                rest = args[index:]
+                span = (rest[0][0], rest[-1][1]) if rest else (0, 0)
+                values["__VA_ARGS__"] = span
+            elif index < len(args):
+                values[param] = args[index]
+        out, where, done = [], [], 0
+        for m in _IDENTIFIER.finditer(body):
+            if m.group() not in values:
+                continue
+            a, b = values[m.group()]
+            before = body[done:m.start()]
+            pasted = before.rstrip().endswith("##") or body[m.end():].lstrip().startswith("##")
+            if before.rstrip().endswith("#") and not before.rstrip().endswith("##"):
+                cut = len(before.rstrip()) - 1  # `#param`: a string literal
+                out += [before[:cut], '""']
+                where += body_origin[done:done + cut] + [-1, -1]
+            else:
+                value, value_origin = text[a:b], origin[a:b]
+                if not pasted:
+                    value, value_origin = self.expand(value, value_origin, at, off, depth + 1)
+                out += [before, value]
+                where += body_origin[done:m.start()] + value_origin
+            done = m.end()
+        out.append(body[done:])
+        where += body_origin[done:]
+        joined = "".join(out)
+        for paste in reversed(list(re.finditer(r"\s*##\s*", joined))):  # `a ## b`: one token
+            joined = joined[:paste.start()] + joined[paste.end():]
+            where = where[:paste.start()] + where[paste.end():]
+        return joined, where
+
+
+class _TooLarge(Exception):
+    """The expansion grows past its budget (macros that multiply one another)."""
+
+
+def expand_macros(text: str) -> tuple[str, list[int], list[int], list[str | None]]:
+    """The code of `text` with directives blanked and macros expanded; for each character of
+    it, the position in `text` it came from (-1: made by `#`), the position of the use of a
+    macro that made it (its own position where no macro did), and that macro's name. Where the
+    expansion would grow too large, the code is returned unexpanded."""
+    macros: dict[str, list[tuple[int, _Macro | None]]] = {}
+    blank = []
+    for directive in _DIRECTIVE.finditer(text):
+        blank.append((directive.start(), directive.end()))
+        chunk = directive.group()
+        if define := _MACRO_DEFINE.match(chunk):
+            params = None
+            if define.group(2) is not None:
+                params = tuple(p.strip() for p in define.group(3).split(",") if p.strip())
+            raw = chunk[define.end():].replace("\\\n", "  ")
+            body = raw.strip()
+            at = directive.start() + define.end() + (len(raw) - len(raw.lstrip()))
+            line = text.count("\n", 0, directive.start()) + 1
+            macros.setdefault(define.group(1), []).append(
+                (directive.start(), _Macro(define.group(1), params, body, at, line)))
+        elif undef := _MACRO_UNDEF.match(chunk):
+            macros.setdefault(undef.group(1), []).append((directive.start(), None))
     code = _DIRECTIVE.sub(lambda m: "".join(c if c == "\n" else " " for c in m.group()), text)
-    found: dict[int, DivergentBarrier] = {}
-    dependent: set[str] = set()
-    for start, end in _function_bodies(code):
-        walk = _Walk(code, shown, found)
-        walk.run(_block(code, start, end, 0), THREAD_INDEX, ())
-        dependent |= walk.made
-    for start, end in defines:  # a macro's names are those of wherever it is used
-        _Walk(text, shown, found).run(_block(text, start, end, 0), THREAD_INDEX | dependent, ())
-    return [found[position] for position in sorted(found)]
+    identity = list(range(len(code)))
+    if not macros:
+        return code, identity, identity, [None] * len(code)
+    expansion = _Expansion(text, macros)
+    out, origin, site, names, done = [], [], [], [], 0
+    try:
+        for m in _IDENTIFIER.finditer(code):
+            if m.start() < done:
+                continue
+            macro = expansion.macro(m.group(), m.start())
+            if macro is None:
+                continue
+            end = m.end()
+            if macro.params is not None:  # the arguments may run over lines
+                opening = len(code) - len(code[end:].lstrip())
+                if opening >= len(code) or code[opening] != "(":
+                    continue
+                end = _close(code, opening) + 1
+            body, where = expansion.expand(code[m.start():end], identity[m.start():end], m.start(), frozenset(), 0)
+            out += [code[done:m.start()], body]
+            origin += identity[done:m.start()] + where
+            site += identity[done:m.start()] + [m.start()] * len(body)
+            names += [None] * (m.start() - done) + [m.group()] * len(body)
+            done = end
+    except _TooLarge:
+        return code, identity, identity, [None] * len(code)
+    out.append(code[done:])
+    origin += identity[done:]
+    site += identity[done:]
+    names += [None] * (len(code) - done)
+    return "".join(out), origin, site, names
 
 
 # Reading the source into statements. A statement is ("simple", start, end) (up to its `;`),
@@ -115,6 +316,81 @@ def _function_bodies(code: str) -> list[tuple[int, int]]:
                 continue
             i += 1
     return sorted(bodies)
+
+
+@dataclass(frozen=True)
+class _Function:
+    name: str
+    params: tuple[str, ...]
+    start: int  # inside the braces of its body
+    end: int
+
+
+def _functions(code: str) -> list[_Function]:
+    """Every function defined in the code, in source order: its name, the names of its
+    parameters and its body."""
+    found = []
+    for start, end in _function_bodies(code):
+        head_start = max(code.rfind(";", 0, start - 1), code.rfind("}", 0, start - 1)) + 1
+        head = code[head_start:start - 1]
+        name, params = "", ()
+        for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", head):  # the last call-like name that is no keyword
+            if m.group(1) in _NOT_A_FUNCTION:
+                continue
+            close = _close(head, m.end() - 1)
+            pieces = [head[a:b].strip() for a, b in _split(head, m.end(), close, ",")]
+            name = m.group(1)
+            params = tuple(p.group(1) if (p := _PARAMETER_NAME.search(piece)) else "" for piece in pieces)
+        found.append(_Function(name, params, start, end))
+    return found
+
+
+@dataclass
+class _Context:
+    """What the walks of one file share: its code, the barriers found, the functions a call
+    may reach and what a call did (by callee, its thread-dependent parameters and whether it
+    is under a thread-dependent condition: whether its result is thread-dependent)."""
+
+    code: str
+    shown: str
+    found: dict[int, DivergentBarrier]
+    every: list[_Function]
+    line: object  # position in the code -> line in the source
+    macro: list[str | None]
+    functions: dict[str, _Function] = field(default_factory=dict)
+    calls: re.Pattern | None = None
+    results: dict[tuple, bool] = field(default_factory=dict)
+    recorded: set[tuple] = field(default_factory=set)
+    active: set[str] = field(default_factory=set)
+    parsed: dict[int, tuple] = field(default_factory=dict)
+    level: int = 0
+    reaching: set[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.functions = {f.name: f for f in self.every if f.name}
+        if self.functions:
+            names = "|".join(re.escape(n) for n in sorted(self.functions, key=len, reverse=True))
+            self.calls = re.compile(rf"(?<![\w.])(?<!->)({names})\s*(?:<[^;(){{}}]*>\s*)?\(")
+
+    def body(self, function: _Function) -> tuple:
+        if function.start not in self.parsed:
+            self.parsed[function.start] = _block(self.code, function.start, function.end, 0)
+        return self.parsed[function.start]
+
+    def reaches_barrier(self, name: str) -> bool:
+        """Whether the function's body holds a barrier, or calls one that does."""
+        if self.reaching is None:
+            self.reaching = {f.name for f in self.functions.values()
+                             if BLOCK_BARRIER.search(self.code, f.start, f.end)}
+            grew = True
+            while grew and self.calls is not None:
+                grew = False
+                for f in self.functions.values():
+                    if f.name not in self.reaching and any(
+                            m.group(1) in self.reaching for m in self.calls.finditer(self.code, f.start, f.end)):
+                        self.reaching.add(f.name)
+                        grew = True
+        return name in self.reaching
 
 
 def _block(code: str, i: int, end: int, depth: int) -> tuple:
@@ -217,16 +493,29 @@ class _Walk:
     """Follows the thread-dependent names through one function's statements, in order, and
     records in `found` the barriers under a thread-dependent condition (None: records none).
     `made` gathers every name an assignment made thread-dependent, `declared` the names
-    declared in the scope being walked, `shared` those declared in shared (local) memory."""
+    declared in the scope being walked, `shared` those declared in shared (local) memory;
+    `returns` whether a value this function returns may differ between threads. A call of a
+    function of the file walks that function (once for each set of thread-dependent
+    arguments and each kind of context), under the conditions around the call."""
 
-    def __init__(self, code: str, shown: str, found: dict[int, DivergentBarrier] | None):
-        self.code, self.shown, self.found = code, shown, found
+    def __init__(self, context: _Context, found: dict[int, DivergentBarrier] | None,
+                 called_from: tuple[str, int] | None = None):
+        self.context, self.code, self.shown, self.found = context, context.code, context.shown, found
+        self.called_from = called_from
         self.made, self.declared, self.shared = set(), set(), set()
+        self.returns = False
         self.loops: dict[tuple, tuple[frozenset, set]] = {}  # (loop, names in, context) -> (out, made)
 
     def run(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
         """The names thread-dependent after `node`, run with `state` under the enclosing
         conditions `stack`: ((label, thread-dependent), ...), outermost first."""
+        self.context.level += 1
+        try:
+            return self.statement(node, state, stack)
+        finally:
+            self.context.level -= 1
+
+    def statement(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
         kind = node[0]
         if kind in ("block", "loop"):  # a scope: a name declared in it is another variable after it
             before, outer_made, outer_declared = state, self.made, self.declared
@@ -245,7 +534,7 @@ class _Walk:
             return self.simple((node[1], node[2]), state, stack)
         if kind == "if":
             _, head, label, then, orelse = node
-            dependent = self.mentions(head, state)
+            dependent = self.mentions(head, state, stack)
             state = self.simple(head, state, stack)
             after = self.run(then, state, stack + ((label, dependent),))
             if orelse is not None:
@@ -255,8 +544,9 @@ class _Walk:
         raise ValueError(f"not a statement: {node!r}")
 
     def loop(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
-        """The loop's condition sees every name made thread-dependent anywhere in it, grown to a
-        fixed point without recording; then one pass that records (if this walk records)."""
+        """The loop's condition sees every name made thread-dependent anywhere in it (a
+        variable in shared memory: only as the body leaves it), grown to a fixed point without
+        recording; then one pass that records (if this walk records)."""
         _, label, _, head, step, body = node
         key = (id(node), state, any(dependent for _, dependent in stack))
         if self.found is None and key in self.loops:
@@ -266,31 +556,80 @@ class _Walk:
         found, outer_made, self.found = self.found, self.made, None
         while True:
             self.made = set()
-            self.iterate(label, head, step, body, state, stack)
-            if self.made <= state:
+            out = self.iterate(label, head, step, body, state, stack)
+            grown = (self.made - self.shared) | (out & self.shared)
+            if grown <= state:
                 break
-            state = state | self.made
+            state = state | grown
         self.loops[key] = (state, self.made)
         self.found, self.made = found, outer_made | self.made
         if found is not None:
             self.iterate(label, head, step, body, state, stack)
         return state
 
-    def iterate(self, label, head, step, body, state, stack) -> None:
-        inner = stack + ((label, head is not None and self.mentions(head, state)),)
+    def iterate(self, label, head, step, body, state, stack) -> frozenset:
+        inner = stack + ((label, head is not None and self.mentions(head, state, stack)),)
         state = self.simple(head, state, stack)  # every thread reaches the condition's first test
-        self.simple(step, self.run(body, state, inner), inner)
+        return self.simple(step, self.run(body, state, inner), inner)
 
-    def mentions(self, span: tuple[int, int], state: frozenset) -> bool:
-        return bool(set(_NAME.findall(self.code, *span)) & state)
+    def mentions(self, span: tuple[int, int], state: frozenset, stack: tuple) -> bool:
+        return bool(set(_NAME.findall(self.code, *span)) & state) or bool(self.calls(span, state, stack))
+
+    def calls(self, span: tuple[int, int], state: frozenset, stack: tuple) -> set[str]:
+        """The functions called in code[span] whose result may differ between threads (each
+        walked, with its barriers recorded where this walk records)."""
+        context = self.context
+        if context.calls is None:
+            return set()
+        dependent = set()
+        for m in context.calls.finditer(self.code, *span):
+            callee = context.functions[m.group(1)]
+            opening = m.end() - 1
+            close = min(_close(self.code, opening), span[1])
+            args = _split(self.code, opening + 1, close, ",") if self.code[opening + 1:close].strip() else []
+            names = frozenset(param for param, arg in zip(callee.params, args)
+                              if param and self.mentions(arg, state, stack))
+            if self.call(callee, names, stack, m.start()):
+                dependent.add(callee.name)
+        return dependent
+
+    def call(self, callee: _Function, params: frozenset, stack: tuple, at: int) -> bool:
+        """Walk `callee` with `params` thread-dependent under `stack`; whether its result is."""
+        context = self.context
+        under = any(dependent for _, dependent in stack)
+        key = (callee.name, params, under)
+        recording = self.found is not None
+        if callee.name in context.active:  # recursion: not followed again
+            return bool(params)
+        if key in context.results and (not recording or key in context.recorded):
+            return context.results[key]
+        if context.level > _MAX_LEVEL:
+            if recording and at not in self.found and context.reaches_barrier(callee.name):
+                self.found[at] = DivergentBarrier(context.line(at), f"{callee.name}()", _TOO_DEEP_CALL,
+                                                  context.macro[at], self.called_from)
+            return bool(params)
+        walk = _Walk(context, self.found, (callee.name, context.line(at)))
+        context.active.add(callee.name)
+        try:
+            walk.run(context.body(callee), THREAD_INDEX | params, stack)
+        finally:
+            context.active.discard(callee.name)
+        context.results[key] = walk.returns
+        if recording:
+            context.recorded.add(key)
+        return walk.returns
 
     def simple(self, span: tuple[int, int] | None, state: frozenset, stack: tuple) -> frozenset:
-        """Check the barriers in code[span], then follow its assignments."""
+        """Check the barriers in code[span], then follow its assignments (and the calls in it)."""
         if span is None:
             return state
         start, end = span
         self.check_barriers(start, end, state, stack)
+        calls = self.calls(span, state, stack)
         context = any(dependent for _, dependent in stack)
+        if _RETURN.match(self.code, start, end) and (
+                context or set(_NAME.findall(self.code, start, end)) & (state | calls)):
+            self.returns = True
         declaration = _DECLARATION.match(self.code, start, end)
         shared = declaration and _SHARED.search(self.code[start:end].split("=")[0])
         for piece in _split(self.code, start, end, ","):
@@ -313,11 +652,13 @@ class _Walk:
             for at, value_start, name, whole in sorted(stores, reverse=True):  # a = b = c: b first
                 value |= set(_NAME.findall(text, value_start, stop)) if value_start < stop else set()
                 stop = min(stop, at)
-                if (context and name not in self.shared) or value & state or (name in state and not whole):
+                if (context and name not in self.shared) or value & (state | calls) or (name in state and not whole):
                     state = state | {name}
                     self.made.add(name)
                 else:
                     state = state - {name}
+        if self.shared and BLOCK_BARRIER.search(self.code, start, end):
+            state = state - self.shared  # after a barrier every thread reads the one value stored
         return state
 
     def check_barriers(self, start: int, end: int, state: frozenset, stack: tuple) -> None:
@@ -326,14 +667,14 @@ class _Walk:
         for barrier in BLOCK_BARRIER.finditer(self.code, start, end):
             conditions = [prefix + self.shown[s:e] for (prefix, s, e), dependent in stack if dependent]
             question = self.code.rfind("?", start, barrier.start())  # a barrier inside a ?: arm
-            if question >= 0 and self.mentions((start, question), state):
+            if question >= 0 and self.mentions((start, question), state, stack):
                 conditions.append(self.shown[start:question].strip() + " ?")
             if conditions and barrier.start() not in self.found:
                 call_end = _close(self.code, barrier.end() - 1) + 1
                 self.found[barrier.start()] = DivergentBarrier(
-                    self.code.count("\n", 0, barrier.start()) + 1,
+                    self.context.line(barrier.start()),
                     " ".join(self.shown[barrier.start():call_end].split()),
-                    " ".join(conditions[0].split()))
+                    " ".join(conditions[0].split()), self.context.macro[barrier.start()], self.called_from)
 
 
 def _stored(text: str, end: int) -> tuple[str, bool] | None:
