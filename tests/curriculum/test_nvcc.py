@@ -33,7 +33,8 @@ def test_cuda_source_compiles(stage: str, path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     expect_compile_error = "wrong" in path.parts and expectation(path)[0] == "compiles"
     try:
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name)
+        check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name,
+                     dynamic_shared=spec.dynamic_shared is not None)
         cubin = compile_cubin(source, spec.defines, path.name)
     except (CompileError, ValueError) as error:
         if expect_compile_error:
@@ -53,6 +54,7 @@ def test_a_kernel_in_the_cuda_samples_style_with_cooperative_groups_is_accepted_
     spec = catalog().get("transpose_coalesced")
     path = STYLES / "transpose_cooperative_groups.cu"
     source = path.read_text(encoding="utf-8")
-    check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name)
+    check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name,
+                     dynamic_shared=spec.dynamic_shared is not None)
     cubin = compile_cubin(source, spec.defines, path.name)
     assert "transpose" in cubin.resources
