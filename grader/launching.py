@@ -77,11 +77,12 @@ class Launch:
         self.shared = shared  # bytes of dynamic shared memory per block
 
 
-def dynamic_shared(step: Launch, device: DeviceInfo) -> int:
-    """The bytes of dynamic shared memory `step` is launched with on `device`: none where the
-    device's language has no such memory (OpenCL: a stage's declaration is CUDA's alone)."""
+def dynamic_shared(declared: int, device: DeviceInfo) -> int:
+    """The bytes of dynamic shared memory a launch the stage declares `declared` for gets on
+    `device`: none where the device's language has no such memory (OpenCL: a stage's
+    declaration is CUDA's alone)."""
     kind = next((k for k in registry.backends() if k.name == device.backend), None)
-    return 0 if kind is not None and kind.dynamic_shared is None else step.shared
+    return 0 if kind is not None and kind.dynamic_shared is None else declared
 
 
 def plan_for(problem: Any, spec: Any, setup: Any) -> list[Launch]:
@@ -101,7 +102,7 @@ def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[s
     launches = []
     for step in plan:
         kernel = kernels[step.kernel]
-        shared = dynamic_shared(step, backend.info)
+        shared = dynamic_shared(step.shared, backend.info)
         check_limits(kernel, step.block, backend.info, shared)
         bound = {param: buffers[name] for param, name in step.bind.items()}
         args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})

@@ -260,7 +260,7 @@ def run(request: ProfileRequest) -> None:
                 entry = timed["submission"]
                 for step in entry.plan:  # every launch's limits before the first: none is half made
                     check_limits(result[step.kernel], step.block, backend.info,
-                                 dynamic_shared(step, backend.info))
+                                 dynamic_shared(step.shared, backend.info))
                 if checked:
                     entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
                 chosen = profiled(entry.plan, spec.counters)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grader.correctness import case_label, run_case
 from grader.device_claim import claim_shared, release_shared
-from grader.launching import Launch, LaunchRefused, dynamic_shared
+from grader.launching import LaunchRefused, dynamic_shared
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
 from lab.backends.base import LaunchError
@@ -45,7 +45,7 @@ def _dynamic_note(ctx: Context, case: dict[str, int | float]) -> str:
     """Where the stage launches with dynamic shared memory, how much: a kernel that indexes its
     `extern __shared__` array past that faults."""
     assert ctx.backend is not None
-    shared = dynamic_shared(Launch("", (), (), shared=ctx.spec.dynamic_shared_bytes(case)), ctx.backend.info)
+    shared = dynamic_shared(ctx.spec.dynamic_shared_bytes(case), ctx.backend.info)
     if not shared:
         return ""
     return (f"; note: the stage launches each block with {shared} bytes of `extern __shared__` memory "
