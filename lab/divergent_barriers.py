@@ -43,7 +43,7 @@ into; a value every thread sets alike under a thread-dependent condition. Statem
 deeper than _MAX_DEPTH are not read: every barrier in them counts as divergent; a call nested
 (through statements and calls) deeper than _MAX_LEVEL is not followed: a call there of a
 function that may reach a barrier counts as a divergent barrier. Where macros multiply past
-_MAX_EXPANSION times the source's size, the source is read unexpanded. `#if` and its kin are
+_MAX_EXPANSION times the source's size (or _MAX_EXPANDED characters), the source is read unexpanded. `#if` and its kin are
 not read: both arms of a conditional count as code.
 """
 
@@ -130,7 +130,8 @@ def find_divergent_barriers(source: str) -> list[DivergentBarrier]:
 _MACRO_DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(([^)]*)\))?")
 _MACRO_UNDEF = re.compile(r"[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)")
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
-_MAX_EXPANSION = 16  # characters of expanded code per character of source, at most
+_MAX_EXPANSION = 8  # characters made by expansions per character of source, at most
+_MAX_EXPANDED = 1 << 20  # characters made by expansions in one file, at most
 _MAX_NESTING = 64  # macros expanded inside one another, at most
 
 
@@ -148,7 +149,10 @@ class _Expansion:
 
     def __init__(self, text: str, macros: dict[str, list[tuple[int, _Macro | None]]]):
         self.text, self.macros = text, macros
-        self.budget = _MAX_EXPANSION * max(len(text), 1024)
+        names = "|".join(re.escape(name) for name in sorted(macros, key=len, reverse=True))
+        self.uses = re.compile(rf"(?<![\w.])(?:{names})(?!\w)")  # a macro's name, as an identifier
+        self.bodies: dict[int, list[int]] = {}  # a body's origin, by where it starts
+        self.budget = min(_MAX_EXPANSION * max(len(text), 8192), _MAX_EXPANDED)
 
     def macro(self, name: str, at: int) -> _Macro | None:
         """The definition of `name` in effect at source position `at`."""
@@ -162,7 +166,7 @@ class _Expansion:
         """`text` (whose characters came from `origin`) with its macros expanded as they are at
         source position `at`, except those in `off`."""
         out, where, done = [], [], 0
-        for m in _IDENTIFIER.finditer(text):
+        for m in self.uses.finditer(text):
             if m.start() < done:
                 continue
             name = m.group()
@@ -193,7 +197,9 @@ class _Expansion:
 
     def substitute(self, macro: _Macro, text: str, origin: list[int], args, at: int, off: frozenset,
                    depth: int) -> tuple[str, list[int]]:
-        body, body_origin = macro.body, list(range(macro.at, macro.at + len(macro.body)))
+        if macro.at not in self.bodies:
+            self.bodies[macro.at] = list(range(macro.at, macro.at + len(macro.body)))
+        body, body_origin = macro.body, self.bodies[macro.at]
         if macro.params is None:
             return body, body_origin
         params = list(macro.params)
@@ -265,7 +271,7 @@ def expand_macros(text: str) -> tuple[str, list[int], list[int], list[str | None
     expansion = _Expansion(text, macros)
     out, origin, site, names, done = [], [], [], [], 0
     try:
-        for m in _IDENTIFIER.finditer(code):
+        for m in expansion.uses.finditer(code):
             if m.start() < done:
                 continue
             macro = expansion.macro(m.group(), m.start())
@@ -573,19 +579,33 @@ class _Walk:
         return self.simple(step, self.run(body, state, inner), inner)
 
     def mentions(self, span: tuple[int, int], state: frozenset, stack: tuple) -> bool:
-        return bool(set(_NAME.findall(self.code, *span)) & state) or bool(self.calls(span, state, stack))
+        return bool(self.names(*span) & state) or bool(self.calls(span, state, stack))
+
+    def names(self, start: int, end: int) -> set[str]:
+        """The names in code[start:end], but not those in the arguments of a call of the file's
+        own functions: what reaches the value from there is the call's result."""
+        calls = self.context.calls
+        found, i = set(), start
+        while calls is not None and (m := calls.search(self.code, i, end)):
+            found.update(_NAME.findall(self.code, i, m.start()))
+            found.add(m.group(1))
+            i = min(_close(self.code, m.end() - 1) + 1, end)
+        found.update(_NAME.findall(self.code, i, end))
+        return found
 
     def calls(self, span: tuple[int, int], state: frozenset, stack: tuple) -> set[str]:
-        """The functions called in code[span] whose result may differ between threads (each
-        walked, with its barriers recorded where this walk records)."""
+        """The functions called in code[span] (not inside another call's arguments) whose result
+        may differ between threads; each is walked, and the calls in its arguments, with their
+        barriers recorded where this walk records."""
         context = self.context
         if context.calls is None:
             return set()
-        dependent = set()
-        for m in context.calls.finditer(self.code, *span):
+        dependent, i = set(), span[0]
+        while m := context.calls.search(self.code, i, span[1]):
             callee = context.functions[m.group(1)]
             opening = m.end() - 1
             close = min(_close(self.code, opening), span[1])
+            i = close + 1
             args = _split(self.code, opening + 1, close, ",") if self.code[opening + 1:close].strip() else []
             names = frozenset(param for param, arg in zip(callee.params, args)
                               if param and self.mentions(arg, state, stack))
@@ -627,8 +647,7 @@ class _Walk:
         self.check_barriers(start, end, state, stack)
         calls = self.calls(span, state, stack)
         context = any(dependent for _, dependent in stack)
-        if _RETURN.match(self.code, start, end) and (
-                context or set(_NAME.findall(self.code, start, end)) & (state | calls)):
+        if _RETURN.match(self.code, start, end) and (context or self.names(start, end) & (state | calls)):
             self.returns = True
         declaration = _DECLARATION.match(self.code, start, end)
         shared = declaration and _SHARED.search(self.code[start:end].split("=")[0])
@@ -650,7 +669,7 @@ class _Walk:
                 stores += [(m.start(), m.end(), name, False) for name in names if name]
             value, stop = set(), len(text)  # the names from a store's operator to the piece's end
             for at, value_start, name, whole in sorted(stores, reverse=True):  # a = b = c: b first
-                value |= set(_NAME.findall(text, value_start, stop)) if value_start < stop else set()
+                value |= self.names(piece[0] + value_start, piece[0] + stop) if value_start < stop else set()
                 stop = min(stop, at)
                 if (context and name not in self.shared) or value & (state | calls) or (name in state and not whole):
                     state = state | {name}

@@ -266,6 +266,11 @@ HIDDEN_UNIFORM = {
         "    __syncthreads();\n  }\n  if (blockSize >= 64) { __syncthreads(); }\n}\n"
         "extern \"C\" __global__ void k(float *s, int n) {\n  unsigned int tid = threadIdx.x;\n"
         "  reduce_block<256>(s, tid, blockDim.x);\n}\n"),
+    "a helper whose result does not take its thread-dependent argument": (
+        "__device__ int first(int a, int b) { return a; }\n"
+        "__device__ int same(int a) { return a; }\n"
+        "extern \"C\" __global__ void k(int n) {\n  if (first(n, threadIdx.x)) __syncthreads();\n"
+        "  int m = first(same(n), same(threadIdx.x));\n  while (m-- > 0) __syncthreads();\n}\n"),
     "a helper returning a uniform value": (
         "int tiles(int n) { return (n + 15) / 16; }\n"
         "__kernel void k(__local float *t, int n) {\n  int l = get_local_id(0);\n"
