@@ -7,14 +7,14 @@ work-items one after another up to each barrier, so the read sees the old value 
 (deterministically wrong results); a GPU runs them at once, so the result differs from run to
 run, or is right by luck. Only a look at the source says the same thing everywhere.
 
-The look follows the source in order, one function body at a time. It records, per shared
-array, the index expressions stored into since the last barrier (`tile[ty + j][tx] = ...`); a
-barrier (`__syncthreads()`, a cooperative-groups `block.sync()`, `barrier(...)`,
-`work_group_barrier(...)`) forgets them. A read of
-that array whose index expression, as written, is none of the stored ones is a finding. A
-compound store (`s[t] += s[t + 16]`) stores into its own index, and reads the others.
-A pointer set to the start of a shared array (`float *p = sdata;`, `volatile float *v =
-(volatile float *)sdata;`, `p = &sdata[0];`) is read as that array; one set inside it
+The look follows the source in order, its macros expanded (lab.macros), one function body at
+a time. It records, per shared array, the index expressions stored into since the last barrier
+(`tile[ty + j][tx] = ...`); a barrier (`__syncthreads()`, a cooperative-groups `block.sync()`,
+`barrier(...)`, `work_group_barrier(...)`, or a call of a function of the file that holds one)
+forgets them. A read of that array whose index expression, as written, is none of the stored
+ones is a finding. A compound store (`s[t] += s[t + 16]`) stores into its own index, and reads
+the others. A pointer set to the start of a shared array (`float *p = sdata;`, `volatile float
+*v = (volatile float *)sdata;`, `p = &sdata[0];`) is read as that array; one set inside it
 (`sdata + 32`, `&sdata[k]`) as an array of its own.
 
 Limits. Missed: a read that comes before the store in the source but after it in time (a
@@ -33,6 +33,8 @@ import heapq
 import re
 from dataclasses import dataclass
 
+from lab.divergent_barriers import barrier_calls
+from lab.macros import expand_macros
 from lab.source_checks import BLOCK_BARRIER, strip_comments
 
 _SHARED_ARRAY = re.compile(r"\b(?:__shared__|__local|local)\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\[")
@@ -61,19 +63,21 @@ class UnsyncedRead:
 
 def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
     """The first unsynchronised read of each shared array, in source order."""
-    code = _LITERAL.sub(lambda m: " " * len(m.group()), strip_comments(source))
+    text = _LITERAL.sub(lambda m: " " * len(m.group()), strip_comments(source))
+    code, _, site, _ = expand_macros(text)
     arrays = set(_SHARED_ARRAY.findall(code)) | set(_SHARED_POINTER.findall(code))
     if not arrays:
         return []
     same = _aliases(code, arrays)  # name -> the shared array whose elements it names alike
     access = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(arrays | set(same))) + r")\s*\[")
-    newlines = [m.start() for m in re.finditer("\n", code)]
+    newlines = [m.start() for m in re.finditer("\n", text)]
     found: dict[str, UnsyncedRead] = {}
     # array -> index text -> (line, the name it was stored through), since the last barrier
     stored: dict[str, dict[str, tuple[int, str]]] = {}
     pending: list[tuple[int, str, str, int, str]] = []  # stores whose statement has not ended yet
     events = sorted([(m.start(), "barrier", m) for m in BLOCK_BARRIER.finditer(code)]
                     + [(m.start(), "access", m) for m in access.finditer(code)]
+                    + [(at, "barrier", None) for at in barrier_calls(code)]
                     + [(i, "function", None) for i in _function_starts(code)], key=lambda e: e[0])
     for at, kind, match in events:
         # A store takes effect at the end of its statement: `s[t] += s[t + 16]` reads first.
@@ -91,7 +95,7 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
         index, end = _indices(code, match.end() - 1)
         if index is None:
             continue
-        line = bisect.bisect_right(newlines, at) + 1
+        line = bisect.bisect_right(newlines, site[at]) + 1
         if _ASSIGN.match(code, end) or _COMPOUND.match(code, end):
             statement_end = code.find(";", end, end + LOOKBACK)
             heapq.heappush(pending, (end + LOOKBACK if statement_end < 0 else statement_end, name, index, line,

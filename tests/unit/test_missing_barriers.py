@@ -147,3 +147,30 @@ def test_a_value_read_from_the_array_is_no_pointer():
     source = ALIASED.replace("p[t] = in", "sdata[t] = in").replace("sdata[t] + p[t + 128]", "x") % (
         "float x = sdata[0];", "__syncthreads();")
     assert find_unsynced_reads(source) == []
+
+
+# Macros are read where they are used, and a helper that holds a barrier is one (issue 25).
+
+TILED = """
+#define AS(i, j) As[j + i * 16]
+#define SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+void sync_group(void) { SYNC(); }
+__kernel void k(__global float *out, __global const float *in)
+{
+    __local float As[256];
+    int tx = get_local_id(0), ty = get_local_id(1);
+    AS(ty, tx) = in[ty * 16 + tx];
+    %s
+    out[ty * 16 + tx] = AS(tx, ty);
+}
+"""
+
+
+@pytest.mark.parametrize("sync", ["barrier(CLK_LOCAL_MEM_FENCE);", "SYNC();", "sync_group();"])
+def test_a_barrier_through_a_macro_or_a_helper_is_one(sync):
+    assert find_unsynced_reads(TILED % sync) == []
+
+
+def test_a_read_through_a_macro_with_no_barrier_is_found_on_the_line_of_its_use():
+    found = find_unsynced_reads(TILED % "")
+    assert [(f.line, f.read, f.stored_line, f.stored) for f in found] == [(11, "As[ty+tx*16]", 9, "As[tx+ty*16]")]
