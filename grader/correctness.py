@@ -21,7 +21,8 @@ def case_label(case: dict[str, int | float]) -> str:
 
 def make_setup(spec: Spec, case: dict[str, int | float]) -> Setup:
     grid, block = spec.launch_shape(case)
-    return Setup(values=spec.values(case), grid=grid, block=block, options=spec.problem_options)
+    return Setup(values=spec.values(case), grid=grid, block=block, options=spec.problem_options,
+                 dynamic_shared=spec.dynamic_shared_bytes(case))
 
 
 class CaseBuffers:

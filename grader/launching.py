@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lab.backends import registry
 from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
 from lab.spec import KernelSpec
 
@@ -28,8 +29,10 @@ def kernel_args(backend: Backend, kernel: KernelSpec, values: dict[str, int | fl
     return args
 
 
-def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceInfo) -> None:
-    """Refuse, with the limit named, a launch the device would reject with an error code."""
+def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceInfo, dynamic_shared: int = 0) -> None:
+    """Refuse, with the limit named, a launch the device would reject with an error code.
+    `dynamic_shared`: the bytes of dynamic shared memory the stage launches each block with,
+    counted with the kernel's static shared memory."""
     threads = 1
     for b in block:
         threads *= b
@@ -45,10 +48,14 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
             f"{r.max_threads_per_block} {items} per {group} of this kernel{why}"
         )
     shared_limit = device.limits.get("shared_per_block")
-    if r.shared_bytes is not None and shared_limit and r.shared_bytes > shared_limit:
+    static = r.shared_bytes or 0
+    if shared_limit and static + dynamic_shared > shared_limit:
+        parts = (f" ({static} declared with a fixed size, {dynamic_shared} of `extern __shared__` "
+                 f"memory the stage launches it with)" if dynamic_shared else "")
+        used = static + dynamic_shared
         raise LaunchRefused(
-            f"the kernel uses {r.shared_bytes} bytes of {memory} per {group} "
-            f"({r.shared_bytes / 1024:.0f} KiB); this device gives at most {shared_limit} "
+            f"the kernel uses {used} bytes of {memory} per {group}{parts} "
+            f"({used / 1024:.0f} KiB); this device gives at most {shared_limit} "
             f"({shared_limit / 1024:.0f} KiB)"
         )
 
@@ -57,22 +64,32 @@ class Launch:
     """One kernel launch of a plan: which entry point, its shape, extra scalar values, and
     which buffer each pointer parameter gets when it is not the buffer of the same name."""
 
-    __slots__ = ("kernel", "grid", "block", "values", "bind")
+    __slots__ = ("kernel", "grid", "block", "values", "bind", "shared")
 
     def __init__(self, kernel: str, grid: tuple[int, ...], block: tuple[int, ...],
-                 values: dict[str, int | float] | None = None, bind: dict[str, str] | None = None):
+                 values: dict[str, int | float] | None = None, bind: dict[str, str] | None = None,
+                 shared: int = 0):
         self.kernel = kernel
         self.grid = tuple(grid)
         self.block = tuple(block)
         self.values = values or {}
         self.bind = bind or {}
+        self.shared = shared  # bytes of dynamic shared memory per block
+
+
+def dynamic_shared(declared: int, device: DeviceInfo) -> int:
+    """The bytes of dynamic shared memory a launch the stage declares `declared` for gets on
+    `device`: none where the device's language has no such memory (OpenCL: a stage's
+    declaration is CUDA's alone)."""
+    kind = next((k for k in registry.backends() if k.name == device.backend), None)
+    return 0 if kind is not None and kind.dynamic_shared is None else declared
 
 
 def plan_for(problem: Any, spec: Any, setup: Any) -> list[Launch]:
     """The launches one run of a case makes: the problem's own plan, or the stage's one kernel."""
     if hasattr(problem, "plan"):
         return list(problem.plan(setup))
-    return [Launch(spec.kernel.name, setup.grid, setup.block)]
+    return [Launch(spec.kernel.name, setup.grid, setup.block, shared=setup.dynamic_shared)]
 
 
 def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[str, KernelSpec],
@@ -85,14 +102,15 @@ def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[s
     launches = []
     for step in plan:
         kernel = kernels[step.kernel]
-        check_limits(kernel, step.block, backend.info)
+        shared = dynamic_shared(step.shared, backend.info)
+        check_limits(kernel, step.block, backend.info, shared)
         bound = {param: buffers[name] for param, name in step.bind.items()}
         args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})
-        launches.append(KernelLaunch(kernel, step.grid, step.block, args))
+        launches.append(KernelLaunch(kernel, step.grid, step.block, args, shared))
     if timed:
         return sum(backend.time_launches(launches))
     for index, launch in enumerate(launches):
         if before is not None:
             before(index)
-        backend.launch(launch.kernel, launch.grid, launch.block, launch.args)
+        backend.launch(launch.kernel, launch.grid, launch.block, launch.args, launch.shared)
     return None

@@ -7,38 +7,55 @@ work-group loops crash, a device may hang, and an H200 ran on past it with the r
 results by luck (both CUDA and NVIDIA's OpenCL). Only a look at the source
 gives the same verdict everywhere, so the grader looks.
 
-The analysis follows the order of the source. Each function body is read on its own,
-statement by statement, keeping the set of names whose value may differ between the threads
-of a block at that point; the thread-index functions (threadIdx, get_local_id, ...) always
-do. `x = e` makes x thread-dependent if e mentions a thread-dependent name, and uniform again
-if not; `x += e`, `x++` and stores into part of x (`x[i] = e`, `x.f = e`, `*x = e`) keep
-what x had and add e's. Inside a branch or loop whose condition is thread-dependent, every
-assignment makes its target thread-dependent (its value depends on which threads ran it),
-and it stays so after; but not a variable in shared memory (`__shared__`, `__local`), whose
-one value every thread reads. After an `if`, a name is thread-dependent if it is after
-either arm. A loop's condition (and a `switch`'s cases) see every name that any assignment
-in the body made thread-dependent, to a fixed point, so a `continue` or `break` needs no
-following. A name declared in a block or a `for` is another variable after it: there it is
-thread-dependent if it was before, or became so anywhere inside.
+The analysis follows the order of the source, after expanding its macros as the
+preprocessor would (so a macro is read where it is used, as part of that code). Each function
+body is read statement by statement, keeping the set of names whose value may differ between
+the threads of a block at that point; the thread-index functions (threadIdx, get_local_id, ...)
+always do. `x = e` makes x thread-dependent if e mentions a thread-dependent name, and uniform
+again if not; `x += e`, `x++` and stores into part of x (`x[i] = e`, `x.f = e`, `*x = e`)
+keep what x had and add e's. Inside a branch or loop whose condition is thread-dependent,
+every assignment makes its target thread-dependent (its value depends on which threads ran
+it), and it stays so after; but not a variable in shared memory (`__shared__`, `__local`),
+whose one value every thread reads. A barrier makes every variable in shared memory uniform:
+after it each thread reads what was stored before it (`if (!flag)` after one thread set the
+flag and the block synchronised is uniform; `s[t]` still depends on t). After an `if`, a name
+is thread-dependent if it is after either arm. A loop's condition (and a `switch`'s cases) see
+every name that any assignment in the body made thread-dependent (a shared variable: as the
+body leaves it), to a fixed point, so a `continue` or `break` needs no following. A name
+declared in a block or a `for` is another variable after it: there it is thread-dependent if
+it was before, or became so anywhere inside. A collective's result (`__syncthreads_or`,
+`work_group_reduce_add`, `work_group_broadcast`, ...) is uniform.
+A call of a function defined in the file walks that function's body, its parameters
+thread-dependent where the arguments are, under the conditions around the call: a barrier in a
+helper called under a thread-dependent condition is divergent, and the call's value is
+thread-dependent if a `return` in the helper is reached under a thread-dependent condition
+or returns a thread-dependent value. Each function is also read on its own, its parameters
+uniform.
 A barrier is divergent if the condition of an enclosing `if`, `else`, `for`, `while`, `do`,
-`switch` or `?:` mentions a name that is thread-dependent where that condition is read.
-A `#define` body is read as its own function, in which every name thread-dependent in any
-function of the file counts as thread-dependent.
+`switch` or `?:` (in its function or around a call that led to it) mentions a name that is
+thread-dependent where that condition is read.
 
 Limits. Missed: an early `return`, `break` or `continue` under a thread-dependent condition
-before a barrier; values passed into or returned from functions, or stored through pointers to
-other names (only names are followed); a macro holding a barrier, used under a thread-dependent
-condition. Flagged though uniform: a collective's result (`__syncthreads_or`,
-`work_group_reduce_add`, ...); an array any thread stored a thread-dependent value into; a
-value every thread sets alike under a thread-dependent condition. Statements nested deeper
-than _MAX_DEPTH are not read: every barrier in them counts as divergent.
+before a barrier; values stored through pointers or references to other names, or into a
+helper's pointer parameter (only names are followed); a function called through a pointer.
+Flagged though uniform: an array in private memory any thread stored a thread-dependent value
+into; a value every thread sets alike under a thread-dependent condition. Statements nested
+deeper than _MAX_DEPTH are not read: every barrier in them counts as divergent; a call nested
+(through statements and calls) deeper than _MAX_LEVEL is not followed: a call there of a
+function that may reach a barrier counts as a divergent barrier. Where macros multiply past
+lab.macros' bounds, the source is read unexpanded. `#if` and its kin are
+not read: both arms of a conditional count as code.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from lab.macros import close as _close
+from lab.macros import expand_macros
+from lab.macros import split as _split
 from lab.source_checks import BLOCK_BARRIER, strip_comments
 
 THREAD_INDEX = frozenset({"threadIdx", "get_local_id", "get_global_id", "get_local_linear_id",
@@ -54,10 +71,17 @@ _DECLARATION = re.compile(r"\s*(?!(?:return|goto|case|else|do|throw|delete)\b)[A
                           r"(?:\s*<[^;]*?>)?[\s*&]+[A-Za-z_]")  # a type, then a name
 _SHARED = re.compile(r"\b(?:__shared__|__local|local)\b")
 _LABEL = re.compile(r"\s+|(?:case\b[^;:]*|default\s*|[A-Za-z_]\w*\s*):(?!:)")
-_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
-_DEFINE_HEAD = re.compile(r"[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)]*\))?")
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+# A collective's result is the same in every thread: its arguments are not read as its value.
+_COLLECTIVE = re.compile(r"\b(__syncthreads_(?:or|and|count)\s*\(|work_group_(?:reduce_\w+|broadcast|any|all)"
+                         r"\s*\()(?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_RETURN = re.compile(r"\s*return\b")
+_PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")
+_NOT_A_FUNCTION = frozenset({"if", "for", "while", "switch", "return", "sizeof", "__launch_bounds__",
+                             "__attribute__", "__declspec", "alignas", "decltype", "template", "defined"})
 _MAX_DEPTH = 100
+_MAX_LEVEL = 150  # statements nested, through calls too, past which a call is not followed
+_TOO_DEEP_CALL = "calls nested too deeply to follow"
 _TOO_DEEP = "code nested too deeply to follow"
 
 
@@ -66,29 +90,34 @@ class DivergentBarrier:
     line: int
     call: str  # e.g. "__syncthreads()"
     condition: str  # the enclosing condition, as written (whitespace collapsed)
+    macro: str | None = None  # the macro whose expansion holds the barrier, where one does
+    called_from: tuple[str, int] | None = None  # (helper function, line of the call) where the
+    # barrier is in a helper reached through a call whose context makes it divergent
 
     def message(self) -> str:
-        return (f"line {self.line}: {self.call} is inside `{self.condition}`, which depends on the "
+        where = ""
+        if self.macro is not None:
+            where += f" (from the macro {self.macro})"
+        if self.called_from is not None:
+            where += f" (in {self.called_from[0]}(), called on line {self.called_from[1]})"
+        return (f"line {self.line}: {self.call}{where} is inside `{self.condition}`, which depends on the "
                 f"thread's index, so some threads of a block never reach it (undefined: a hang, a "
                 f"crash or wrong results, depending on the device); every thread must reach "
                 f"every barrier, so move it out of the branch")
 
 
 def find_divergent_barriers(source: str) -> list[DivergentBarrier]:
-    shown = strip_comments(source)  # what the messages quote; the same offsets as `text`, `code`
+    shown = strip_comments(source)  # what the messages quote
     text = _LITERAL.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', shown)
-    defines = [(directive.start() + head.end(), directive.end()) for directive in _DIRECTIVE.finditer(text)
-               if (head := _DEFINE_HEAD.match(directive.group())) and BLOCK_BARRIER.search(directive.group())]
-    code = _DIRECTIVE.sub(lambda m: "".join(c if c == "\n" else " " for c in m.group()), text)
-    found: dict[int, DivergentBarrier] = {}
-    dependent: set[str] = set()
-    for start, end in _function_bodies(code):
-        walk = _Walk(code, shown, found)
-        walk.run(_block(code, start, end, 0), THREAD_INDEX, ())
-        dependent |= walk.made
-    for start, end in defines:  # a macro's names are those of wherever it is used
-        _Walk(text, shown, found).run(_block(text, start, end, 0), THREAD_INDEX | dependent, ())
-    return [found[position] for position in sorted(found)]
+    code, origin, site, macro = expand_macros(text)
+    code = _COLLECTIVE.sub(lambda m: m.group(1) + " " * (len(m.group()) - len(m.group(1)) - 1) + ")", code)
+    shown_code = "".join(shown[i] if i >= 0 else " " for i in origin)
+    newlines = [i for i, c in enumerate(source) if c == "\n"]
+    context = _Context(code, shown_code, {}, _functions(code),
+                       lambda at: bisect.bisect_right(newlines, site[at]) + 1 if at < len(site) else 1, macro)
+    for function in context.every:  # each function as an entry, its parameters uniform
+        _Walk(context, context.found).run(context.body(function), THREAD_INDEX, ())
+    return [context.found[position] for position in sorted(context.found)]
 
 
 # Reading the source into statements. A statement is ("simple", start, end) (up to its `;`),
@@ -115,6 +144,105 @@ def _function_bodies(code: str) -> list[tuple[int, int]]:
                 continue
             i += 1
     return sorted(bodies)
+
+
+@dataclass(frozen=True)
+class _Function:
+    name: str
+    params: tuple[str, ...]
+    start: int  # inside the braces of its body
+    end: int
+
+
+def _functions(code: str) -> list[_Function]:
+    """Every function defined in the code, in source order: its name, the names of its
+    parameters and its body."""
+    found = []
+    for start, end in _function_bodies(code):
+        head_start = max(code.rfind(";", 0, start - 1), code.rfind("}", 0, start - 1)) + 1
+        head = code[head_start:start - 1]
+        name, params = "", ()
+        for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", head):  # the last call-like name that is no keyword
+            if m.group(1) in _NOT_A_FUNCTION:
+                continue
+            close = _close(head, m.end() - 1)
+            pieces = [head[a:b].strip() for a, b in _split(head, m.end(), close, ",")]
+            name = m.group(1)
+            params = tuple(p.group(1) if (p := _PARAMETER_NAME.search(piece)) else "" for piece in pieces)
+        found.append(_Function(name, params, start, end))
+    return found
+
+
+def _call_pattern(names) -> re.Pattern | None:
+    """A call of one of `names` (its template arguments allowed); group 1 is the name."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.])(?<!->)({alternatives})\s*(?:<[^;(){{}}]*>\s*)?\(")
+
+
+def _reaching_barriers(code: str, functions: dict[str, _Function], calls: re.Pattern | None) -> set[str]:
+    """The functions whose body holds a barrier, or calls one that does."""
+    reaching = {f.name for f in functions.values() if BLOCK_BARRIER.search(code, f.start, f.end)}
+    grew = calls is not None
+    while grew:
+        grew = False
+        for f in functions.values():
+            if f.name not in reaching and any(
+                    m.group(1) in reaching for m in calls.finditer(code, f.start, f.end)):
+                reaching.add(f.name)
+                grew = True
+    return reaching
+
+
+def barrier_calls(code: str) -> list[int]:
+    """Where `code` (comments and literals blanked, macros expanded) calls a function of its
+    own that holds a barrier or calls one that does: such a call is a barrier of its caller."""
+    functions = {f.name: f for f in _functions(code) if f.name}
+    calls = _call_pattern(functions)
+    reaching = _reaching_barriers(code, functions, calls)
+    if not reaching:
+        return []
+    inside = [(f.start, f.end) for f in functions.values()]
+    return [m.start() for m in _call_pattern(reaching).finditer(code)
+            if any(start <= m.start() < end for start, end in inside)]
+
+
+@dataclass
+class _Context:
+    """What the walks of one file share: its code, the barriers found, the functions a call
+    may reach and what a call did (by callee, its thread-dependent parameters and whether it
+    is under a thread-dependent condition: whether its result is thread-dependent)."""
+
+    code: str
+    shown: str
+    found: dict[int, DivergentBarrier]
+    every: list[_Function]
+    line: object  # position in the code -> line in the source
+    macro: list[str | None]
+    functions: dict[str, _Function] = field(default_factory=dict)
+    calls: re.Pattern | None = None
+    results: dict[tuple, bool] = field(default_factory=dict)
+    recorded: set[tuple] = field(default_factory=set)
+    active: set[str] = field(default_factory=set)
+    parsed: dict[int, tuple] = field(default_factory=dict)
+    level: int = 0
+    reaching: set[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.functions = {f.name: f for f in self.every if f.name}
+        self.calls = _call_pattern(self.functions)
+
+    def body(self, function: _Function) -> tuple:
+        if function.start not in self.parsed:
+            self.parsed[function.start] = _block(self.code, function.start, function.end, 0)
+        return self.parsed[function.start]
+
+    def reaches_barrier(self, name: str) -> bool:
+        """Whether the function's body holds a barrier, or calls one that does."""
+        if self.reaching is None:
+            self.reaching = _reaching_barriers(self.code, self.functions, self.calls)
+        return name in self.reaching
 
 
 def _block(code: str, i: int, end: int, depth: int) -> tuple:
@@ -184,49 +312,33 @@ def _simple_end(code: str, i: int, end: int) -> int:
     return end
 
 
-def _close(code: str, start: int) -> int:
-    """Index of the bracket that closes the one at `start` (or the end of the code)."""
-    opening = code[start]
-    closing = {"(": ")", "[": "]", "{": "}"}[opening]
-    depth = 0
-    for i in range(start, len(code)):
-        if code[i] == opening:
-            depth += 1
-        elif code[i] == closing:
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(code)
-
-
-def _split(code: str, start: int, end: int, separator: str) -> list[tuple[int, int]]:
-    """The spans of code[start:end] between the separators outside brackets."""
-    parts, depth = [], 0
-    for i in range(start, end):
-        if code[i] in "([{":
-            depth += 1
-        elif code[i] in ")]}":
-            depth -= 1
-        elif code[i] == separator and depth == 0:
-            parts.append((start, i))
-            start = i + 1
-    return parts + [(start, end)]
-
-
 class _Walk:
     """Follows the thread-dependent names through one function's statements, in order, and
     records in `found` the barriers under a thread-dependent condition (None: records none).
     `made` gathers every name an assignment made thread-dependent, `declared` the names
-    declared in the scope being walked, `shared` those declared in shared (local) memory."""
+    declared in the scope being walked, `shared` those declared in shared (local) memory;
+    `returns` whether a value this function returns may differ between threads. A call of a
+    function of the file walks that function (once for each set of thread-dependent
+    arguments and each kind of context), under the conditions around the call."""
 
-    def __init__(self, code: str, shown: str, found: dict[int, DivergentBarrier] | None):
-        self.code, self.shown, self.found = code, shown, found
+    def __init__(self, context: _Context, found: dict[int, DivergentBarrier] | None,
+                 called_from: tuple[str, int] | None = None):
+        self.context, self.code, self.shown, self.found = context, context.code, context.shown, found
+        self.called_from = called_from
         self.made, self.declared, self.shared = set(), set(), set()
+        self.returns = False
         self.loops: dict[tuple, tuple[frozenset, set]] = {}  # (loop, names in, context) -> (out, made)
 
     def run(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
         """The names thread-dependent after `node`, run with `state` under the enclosing
         conditions `stack`: ((label, thread-dependent), ...), outermost first."""
+        self.context.level += 1
+        try:
+            return self.statement(node, state, stack)
+        finally:
+            self.context.level -= 1
+
+    def statement(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
         kind = node[0]
         if kind in ("block", "loop"):  # a scope: a name declared in it is another variable after it
             before, outer_made, outer_declared = state, self.made, self.declared
@@ -245,7 +357,7 @@ class _Walk:
             return self.simple((node[1], node[2]), state, stack)
         if kind == "if":
             _, head, label, then, orelse = node
-            dependent = self.mentions(head, state)
+            dependent = self.mentions(head, state, stack)
             state = self.simple(head, state, stack)
             after = self.run(then, state, stack + ((label, dependent),))
             if orelse is not None:
@@ -255,8 +367,9 @@ class _Walk:
         raise ValueError(f"not a statement: {node!r}")
 
     def loop(self, node: tuple, state: frozenset, stack: tuple) -> frozenset:
-        """The loop's condition sees every name made thread-dependent anywhere in it, grown to a
-        fixed point without recording; then one pass that records (if this walk records)."""
+        """The loop's condition sees every name made thread-dependent anywhere in it (a
+        variable in shared memory: only as the body leaves it), grown to a fixed point without
+        recording; then one pass that records (if this walk records)."""
         _, label, _, head, step, body = node
         key = (id(node), state, any(dependent for _, dependent in stack))
         if self.found is None and key in self.loops:
@@ -266,31 +379,93 @@ class _Walk:
         found, outer_made, self.found = self.found, self.made, None
         while True:
             self.made = set()
-            self.iterate(label, head, step, body, state, stack)
-            if self.made <= state:
+            out = self.iterate(label, head, step, body, state, stack)
+            grown = (self.made - self.shared) | (out & self.shared)
+            if grown <= state:
                 break
-            state = state | self.made
+            state = state | grown
         self.loops[key] = (state, self.made)
         self.found, self.made = found, outer_made | self.made
         if found is not None:
             self.iterate(label, head, step, body, state, stack)
         return state
 
-    def iterate(self, label, head, step, body, state, stack) -> None:
-        inner = stack + ((label, head is not None and self.mentions(head, state)),)
+    def iterate(self, label, head, step, body, state, stack) -> frozenset:
+        inner = stack + ((label, head is not None and self.mentions(head, state, stack)),)
         state = self.simple(head, state, stack)  # every thread reaches the condition's first test
-        self.simple(step, self.run(body, state, inner), inner)
+        return self.simple(step, self.run(body, state, inner), inner)
 
-    def mentions(self, span: tuple[int, int], state: frozenset) -> bool:
-        return bool(set(_NAME.findall(self.code, *span)) & state)
+    def mentions(self, span: tuple[int, int], state: frozenset, stack: tuple) -> bool:
+        return bool(self.names(*span) & state) or bool(self.calls(span, state, stack))
+
+    def names(self, start: int, end: int) -> set[str]:
+        """The names in code[start:end], but not those in the arguments of a call of the file's
+        own functions: what reaches the value from there is the call's result."""
+        calls = self.context.calls
+        found, i = set(), start
+        while calls is not None and (m := calls.search(self.code, i, end)):
+            found.update(_NAME.findall(self.code, i, m.start()))
+            found.add(m.group(1))
+            i = min(_close(self.code, m.end() - 1) + 1, end)
+        found.update(_NAME.findall(self.code, i, end))
+        return found
+
+    def calls(self, span: tuple[int, int], state: frozenset, stack: tuple) -> set[str]:
+        """The functions called in code[span] (not inside another call's arguments) whose result
+        may differ between threads; each is walked, and the calls in its arguments, with their
+        barriers recorded where this walk records."""
+        context = self.context
+        if context.calls is None:
+            return set()
+        dependent, i = set(), span[0]
+        while m := context.calls.search(self.code, i, span[1]):
+            callee = context.functions[m.group(1)]
+            opening = m.end() - 1
+            close = min(_close(self.code, opening), span[1])
+            i = close + 1
+            args = _split(self.code, opening + 1, close, ",") if self.code[opening + 1:close].strip() else []
+            names = frozenset(param for param, arg in zip(callee.params, args)
+                              if param and self.mentions(arg, state, stack))
+            if self.call(callee, names, stack, m.start()):
+                dependent.add(callee.name)
+        return dependent
+
+    def call(self, callee: _Function, params: frozenset, stack: tuple, at: int) -> bool:
+        """Walk `callee` with `params` thread-dependent under `stack`; whether its result is."""
+        context = self.context
+        under = any(dependent for _, dependent in stack)
+        key = (callee.name, params, under)
+        recording = self.found is not None
+        if callee.name in context.active:  # recursion: not followed again
+            return bool(params)
+        if key in context.results and (not recording or key in context.recorded):
+            return context.results[key]
+        if context.level > _MAX_LEVEL:
+            if recording and at not in self.found and context.reaches_barrier(callee.name):
+                self.found[at] = DivergentBarrier(context.line(at), f"{callee.name}()", _TOO_DEEP_CALL,
+                                                  context.macro[at], self.called_from)
+            return bool(params)
+        walk = _Walk(context, self.found, (callee.name, context.line(at)))
+        context.active.add(callee.name)
+        try:
+            walk.run(context.body(callee), THREAD_INDEX | params, stack)
+        finally:
+            context.active.discard(callee.name)
+        context.results[key] = walk.returns
+        if recording:
+            context.recorded.add(key)
+        return walk.returns
 
     def simple(self, span: tuple[int, int] | None, state: frozenset, stack: tuple) -> frozenset:
-        """Check the barriers in code[span], then follow its assignments."""
+        """Check the barriers in code[span], then follow its assignments (and the calls in it)."""
         if span is None:
             return state
         start, end = span
         self.check_barriers(start, end, state, stack)
+        calls = self.calls(span, state, stack)
         context = any(dependent for _, dependent in stack)
+        if _RETURN.match(self.code, start, end) and (context or self.names(start, end) & (state | calls)):
+            self.returns = True
         declaration = _DECLARATION.match(self.code, start, end)
         shared = declaration and _SHARED.search(self.code[start:end].split("=")[0])
         for piece in _split(self.code, start, end, ","):
@@ -311,13 +486,15 @@ class _Walk:
                 stores += [(m.start(), m.end(), name, False) for name in names if name]
             value, stop = set(), len(text)  # the names from a store's operator to the piece's end
             for at, value_start, name, whole in sorted(stores, reverse=True):  # a = b = c: b first
-                value |= set(_NAME.findall(text, value_start, stop)) if value_start < stop else set()
+                value |= self.names(piece[0] + value_start, piece[0] + stop) if value_start < stop else set()
                 stop = min(stop, at)
-                if (context and name not in self.shared) or value & state or (name in state and not whole):
+                if (context and name not in self.shared) or value & (state | calls) or (name in state and not whole):
                     state = state | {name}
                     self.made.add(name)
                 else:
                     state = state - {name}
+        if self.shared and BLOCK_BARRIER.search(self.code, start, end):
+            state = state - self.shared  # after a barrier every thread reads the one value stored
         return state
 
     def check_barriers(self, start: int, end: int, state: frozenset, stack: tuple) -> None:
@@ -326,14 +503,14 @@ class _Walk:
         for barrier in BLOCK_BARRIER.finditer(self.code, start, end):
             conditions = [prefix + self.shown[s:e] for (prefix, s, e), dependent in stack if dependent]
             question = self.code.rfind("?", start, barrier.start())  # a barrier inside a ?: arm
-            if question >= 0 and self.mentions((start, question), state):
+            if question >= 0 and self.mentions((start, question), state, stack):
                 conditions.append(self.shown[start:question].strip() + " ?")
             if conditions and barrier.start() not in self.found:
                 call_end = _close(self.code, barrier.end() - 1) + 1
                 self.found[barrier.start()] = DivergentBarrier(
-                    self.code.count("\n", 0, barrier.start()) + 1,
+                    self.context.line(barrier.start()),
                     " ".join(self.shown[barrier.start():call_end].split()),
-                    " ".join(conditions[0].split()))
+                    " ".join(conditions[0].split()), self.context.macro[barrier.start()], self.called_from)
 
 
 def _stored(text: str, end: int) -> tuple[str, bool] | None:

@@ -7,15 +7,19 @@ work-items one after another up to each barrier, so the read sees the old value 
 (deterministically wrong results); a GPU runs them at once, so the result differs from run to
 run, or is right by luck. Only a look at the source says the same thing everywhere.
 
-The look follows the source in order, one function body at a time. It records, per shared
-array, the index expressions stored into since the last barrier (`tile[ty + j][tx] = ...`); a
-barrier (`__syncthreads()`, a cooperative-groups `block.sync()`, `barrier(...)`,
-`work_group_barrier(...)`) forgets them. A read of
-that array whose index expression, as written, is none of the stored ones is a finding. A
-compound store (`s[t] += s[t + 16]`) stores into its own index, and reads the others.
+The look follows the source in order, its macros expanded (lab.macros), one function body at
+a time. It records, per shared array, the index expressions stored into since the last barrier
+(`tile[ty + j][tx] = ...`); a barrier (`__syncthreads()`, a cooperative-groups `block.sync()`,
+`barrier(...)`, `work_group_barrier(...)`, or a call of a function of the file that holds one)
+forgets them. A read of that array whose index expression, as written, is none of the stored
+ones is a finding. A compound store (`s[t] += s[t + 16]`) stores into its own index, and reads
+the others. A pointer set to the start of a shared array (`float *p = sdata;`, `volatile float
+*v = (volatile float *)sdata;`, `p = &sdata[0];`) is read as that array; one set inside it
+(`sdata + 32`, `&sdata[k]`) as an array of its own.
 
 Limits. Missed: a read that comes before the store in the source but after it in time (a
-loop's next iteration); shared memory reached through a pointer or another name. Flagged though
+loop's next iteration); shared memory reached through a helper's pointer parameter, or through
+a pointer set other than by `=` from the array's name. Flagged though
 safe: a thread reading an element it stored under an index written differently (`s[t + 0]`
 after `s[t]`; `s[0]` read under `if (x == 0)` after `s[t]` stores counts as its own); reads within one warp that rely on lockstep execution (which CUDA does not
 promise without `__syncwarp` on Volta and newer GPUs). For these reasons a finding never fails a kernel by itself: it
@@ -29,6 +33,8 @@ import heapq
 import re
 from dataclasses import dataclass
 
+from lab.divergent_barriers import barrier_calls
+from lab.macros import expand_macros
 from lab.source_checks import BLOCK_BARRIER, strip_comments
 
 _SHARED_ARRAY = re.compile(r"\b(?:__shared__|__local|local)\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\[")
@@ -57,48 +63,76 @@ class UnsyncedRead:
 
 def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
     """The first unsynchronised read of each shared array, in source order."""
-    code = _LITERAL.sub(lambda m: " " * len(m.group()), strip_comments(source))
+    text = _LITERAL.sub(lambda m: " " * len(m.group()), strip_comments(source))
+    code, _, site, _ = expand_macros(text)
     arrays = set(_SHARED_ARRAY.findall(code)) | set(_SHARED_POINTER.findall(code))
     if not arrays:
         return []
-    access = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(arrays)) + r")\s*\[")
-    newlines = [m.start() for m in re.finditer("\n", code)]
+    same = _aliases(code, arrays)  # name -> the shared array whose elements it names alike
+    access = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(arrays | set(same))) + r")\s*\[")
+    newlines = [m.start() for m in re.finditer("\n", text)]
     found: dict[str, UnsyncedRead] = {}
-    stored: dict[str, dict[str, int]] = {}  # array -> index text -> line, since the last barrier
-    pending: list[tuple[int, str, str, int]] = []  # stores whose statement has not ended yet
+    # array -> index text -> (line, the name it was stored through), since the last barrier
+    stored: dict[str, dict[str, tuple[int, str]]] = {}
+    pending: list[tuple[int, str, str, int, str]] = []  # stores whose statement has not ended yet
     events = sorted([(m.start(), "barrier", m) for m in BLOCK_BARRIER.finditer(code)]
                     + [(m.start(), "access", m) for m in access.finditer(code)]
+                    + [(at, "barrier", None) for at in barrier_calls(code)]
                     + [(i, "function", None) for i in _function_starts(code)], key=lambda e: e[0])
     for at, kind, match in events:
         # A store takes effect at the end of its statement: `s[t] += s[t + 16]` reads first.
         while pending and pending[0][0] < at:
-            _, array, index_text, stored_line = heapq.heappop(pending)
-            stored.setdefault(array, {}).setdefault(index_text, stored_line)
+            _, array, index_text, stored_line, written = heapq.heappop(pending)
+            stored.setdefault(array, {}).setdefault(index_text, (stored_line, written))
         if kind in ("barrier", "function"):
             stored.clear()
             pending.clear()
             continue
         if _is_declaration(code, at):
             continue
-        name = match.group(1)
+        written = match.group(1)
+        name = same.get(written, written)
         index, end = _indices(code, match.end() - 1)
         if index is None:
             continue
-        line = bisect.bisect_right(newlines, at) + 1
+        line = bisect.bisect_right(newlines, site[at]) + 1
         if _ASSIGN.match(code, end) or _COMPOUND.match(code, end):
             statement_end = code.find(";", end, end + LOOKBACK)
-            heapq.heappush(pending, (end + LOOKBACK if statement_end < 0 else statement_end, name, index, line))
+            heapq.heappush(pending, (end + LOOKBACK if statement_end < 0 else statement_end, name, index, line,
+                                     written))
             if not _COMPOUND.match(code, end):
                 continue  # a plain store reads nothing of the array
         mine = stored.get(name, {})
         if not mine or index in mine or name in found or _own_by_guard(code, at, index, mine):
             continue
-        first_index, first_line = next(iter(mine.items()))
-        found[name] = UnsyncedRead(line, name, f"{name}{index}", first_line, f"{name}{first_index}")
+        first_index, (first_line, first_name) = next(iter(mine.items()))
+        found[name] = UnsyncedRead(line, name, f"{written}{index}", first_line, f"{first_name}{first_index}")
     return sorted(found.values(), key=lambda f: f.line)
 
 
-def _own_by_guard(code: str, at: int, index: str, mine: dict[str, int]) -> bool:
+def _aliases(code: str, arrays: set[str]) -> dict[str, str]:
+    """Pointers set to the start of a shared array (`float *p = sdata;`, `p = &sdata[0]`, with
+    or without a cast), by name: the array they name alike. A pointer set anywhere else inside
+    one (`sdata + 32`, `&sdata[k]`) indexes it differently: it is read as an array of its own.
+    A pointer set to an alias is one too."""
+    same: dict[str, str] = {}
+    for _ in range(3):  # a pointer to a pointer to the array, and so on, a few deep
+        names = arrays | set(same)
+        target = "|".join(re.escape(a) for a in sorted(names, key=len, reverse=True))
+        pointer = re.compile(rf"(?<![\w.])([A-Za-z_]\w*)\s*=\s*(?:\([^()]*\)\s*)?(&\s*)?({target})\b\s*"
+                             rf"(\[\s*0\s*\]\s*)?([;,)+-]?)")
+        for m in pointer.finditer(code):
+            alias, address, array, first, after = m.groups()
+            if alias in arrays or alias == array:
+                continue
+            if after and after in ";,)" and (address is None) == (first is None):
+                same.setdefault(alias, same.get(array, array))  # the array's first element
+            elif first is None and (address is not None or (after and after in "+-")):
+                arrays.add(alias)  # inside the array, at an offset: an array of its own
+    return same
+
+
+def _own_by_guard(code: str, at: int, index: str, mine: dict[str, tuple[int, str]]) -> bool:
     """`if (t == 0) out[...] = s[0];` after `s[t] = ...`: thread 0 reads the element it stored.
     Any comparison of a name with the same constant in a condition around the read counts
     (`i == 0`, with i the global index, is taken to pick the thread whose t is 0)."""

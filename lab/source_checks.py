@@ -228,8 +228,10 @@ _CL_KERNEL = re.compile(
 
 
 def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
-                 allowed_headers: tuple[str, ...] = (), name: str = "submission") -> None:
-    """Refuse includes, host code and missing or mis-declared entry points."""
+                 allowed_headers: tuple[str, ...] = (), name: str = "submission",
+                 dynamic_shared: bool = False) -> None:
+    """Refuse includes, host code and missing or mis-declared entry points; and memory sized at
+    launch (`extern __shared__`) unless the stage launches with some (`dynamic_shared`)."""
     code = strip_comments(source)
     logical, starts = splice_lines(source)
     directives = strip_comments(logical)
@@ -245,12 +247,12 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
                 f"{name}:{line}: #{match.group('directive')} is not allowed in a submission ({header!r}: it "
                 f"must be one self-contained kernel file; the grader defines what the stage needs{toolkit})"
             )
-    if kind.dynamic_shared is not None:
+    if kind.dynamic_shared is not None and not dynamic_shared:
         dynamic = re.search(r"\b" + r"\s+".join(map(re.escape, kind.dynamic_shared.split())) + r"\b", code)
         if dynamic is not None:
             raise SubmissionError(
                 f"{name}:{_line_of(code, dynamic.start())}: `{kind.dynamic_shared}` memory is sized by the "
-                f"host at launch, and the stage launches every kernel with none (its grid and block are "
+                f"host at launch, and this stage launches every kernel with none (its launch is "
                 f"fixed, see `lab show`): declare the array with a fixed size instead, e.g. "
                 f"`__shared__ float sdata[BLOCK_SIZE];` with a size the stage defines"
             )

@@ -103,6 +103,10 @@ class Spec:
     folder: Path = field(compare=False)
     # [counters]: the hardware counters that show the stage's idea (lab.counter_spec), or None
     counters: CountersSpec | None = None
+    # [launch] dynamic_shared: bytes of dynamic shared memory (CUDA's `extern __shared__`) each
+    # block is launched with, an expression of the defines and the case; None: the stage
+    # launches with none, and a kernel that declares such memory is refused
+    dynamic_shared: str | int | None = None
 
     @property
     def kernel(self) -> KernelSpec:
@@ -126,6 +130,12 @@ class Spec:
         grid = tuple(int(evaluate(e, names)) for e in self.grid)
         block = tuple(int(evaluate(e, names)) for e in self.block)
         return grid, block
+
+    def dynamic_shared_bytes(self, case: dict[str, int | float]) -> int:
+        """Bytes of dynamic shared memory each block is launched with on `case` (0: none)."""
+        if self.dynamic_shared is None:
+            return 0
+        return int(evaluate(self.dynamic_shared, self.values(case)))
 
     def work(self, case: dict[str, int | float]) -> tuple[float | None, float | None]:
         """Bytes moved and floating-point operations for one launch on `case`."""
@@ -207,6 +217,7 @@ def load_spec(folder: Path) -> Spec:
             hints={k: str(v) for k, v in _table(data, "feedback", path).items()},
             folder=folder,
             counters=_counters(data.get("counters"), path),
+            dynamic_shared=launch.get("dynamic_shared"),
         )
     except KeyError as error:
         raise SpecError(f"{path}: missing key {error.args[0]!r}") from error
@@ -234,12 +245,17 @@ def _validate(spec: Spec, path: Path) -> None:
         stray = [k for k in spec.counters.kernels if k not in {kernel.name for kernel in spec.kernels}]
         if stray:
             raise SpecError(f"{path}: [counters] kernels: {stray} are not entry points of this stage")
+    if spec.dynamic_shared is not None and (isinstance(spec.dynamic_shared, bool)
+                                            or not isinstance(spec.dynamic_shared, (str, int))):
+        raise SpecError(f"{path}: [launch] dynamic_shared must be a number of bytes or an expression of them")
     if len(spec.block) != len(spec.grid) or not spec.block:
         raise SpecError(f"{path}: [launch] block and grid must have the same number of dimensions")
     try:
         for case in spec.test_cases + spec.bench_cases + spec.cpu_bench_cases:
             spec.launch_shape(case)
             spec.work(case)
+            if spec.dynamic_shared_bytes(case) < 0:
+                raise SpecError(f"{path}: [launch] dynamic_shared is negative for {case}")
         if spec.counters is not None:
             spec.launch_shape(spec.counters.case)
             for indicator in spec.counters.show:

@@ -201,7 +201,7 @@ def run(request: ProfileRequest) -> None:
     from grader.correctness import case_label, judge_run, make_setup
     from grader.counters.model import Unavailable
     from grader.counters.selection import profiled, selects
-    from grader.launching import LaunchRefused, check_limits
+    from grader.launching import LaunchRefused, check_limits, dynamic_shared
     from grader.timing import prepare_roles, release_roles
     from lab.backends.base import CompileError, CompileUnit, LaunchError
     from lab.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
@@ -259,7 +259,8 @@ def run(request: ProfileRequest) -> None:
                 timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case, inputs)
                 entry = timed["submission"]
                 for step in entry.plan:  # every launch's limits before the first: none is half made
-                    check_limits(result[step.kernel], step.block, backend.info)
+                    check_limits(result[step.kernel], step.block, backend.info,
+                                 dynamic_shared(step.shared, backend.info))
                 if checked:
                     entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
                 chosen = profiled(entry.plan, spec.counters)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grader.correctness import case_label, run_case
 from grader.device_claim import claim_shared, release_shared
-from grader.launching import LaunchRefused
+from grader.launching import LaunchRefused, dynamic_shared
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
 from lab.backends.base import LaunchError
@@ -34,8 +34,20 @@ class Correctness(Step):
                 return False
             except LaunchError as error:
                 ctx.send(CaseResult(case_label(case), False, FailureKind.LAUNCH_FAILED,
-                                    f"the kernel failed on the device: {error}"))
+                                    f"the kernel failed on the device: {error}{_dynamic_note(ctx, case)}"))
                 return False
             ctx.send(result)
             all_ok = all_ok and result.ok
         return all_ok
+
+
+def _dynamic_note(ctx: Context, case: dict[str, int | float]) -> str:
+    """Where the stage launches with dynamic shared memory, how much: a kernel that indexes its
+    `extern __shared__` array past that faults."""
+    assert ctx.backend is not None
+    shared = dynamic_shared(ctx.spec.dynamic_shared_bytes(case), ctx.backend.info)
+    if not shared:
+        return ""
+    return (f"; note: the stage launches each block with {shared} bytes of `extern __shared__` memory "
+            f"(dynamic_shared = {ctx.spec.dynamic_shared!r}, see `lab show`): a kernel that reads or "
+            f"writes its extern __shared__ array past that many bytes faults")

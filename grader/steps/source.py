@@ -22,7 +22,8 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
                             catalog: Catalog | None = None) -> SourceResult:
     """`catalog`: the course whose handed-out kernels an unchanged copy is refused as (none: not looked for)."""
     try:
-        check_source(source, backend, spec.kernels, spec.allowed_headers, filename)
+        check_source(source, backend, spec.kernels, spec.allowed_headers, filename,
+                     dynamic_shared=spec.dynamic_shared is not None)
     except SubmissionError as error:
         return SourceResult(refused=str(error))
     if catalog is not None:

@@ -82,6 +82,7 @@ class KernelLaunch:
     grid: tuple[int, ...]
     block: tuple[int, ...]
     args: list[Any]
+    shared: int = 0  # bytes of dynamic shared memory per block (CUDA; OpenCL has none)
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,9 @@ class Backend(ABC):
 
     @abstractmethod
     def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any]) -> None:
-        """Launch and wait."""
+               args: list[Any], shared: int = 0) -> None:
+        """Launch and wait; `shared`: bytes of dynamic shared memory per block (a backend whose
+        language has none ignores it)."""
 
     def enqueue(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
                 args: list[Any]) -> None:

@@ -239,11 +239,11 @@ class CudaBackend(Backend):
         return kernel.function, grid3[:3], block3, values
 
     def launch(self, kernel: CudaKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any]) -> None:
+               args: list[Any], shared: int = 0) -> None:
         self._ready()
         try:
             function, grid3, block3, values = self._call(kernel, grid, block, args)
-            function.prepared_async_call(grid3, block3, None, *values)
+            function.prepared_async_call(grid3, block3, None, *values, shared_size=shared)
             self.context.synchronize()
         except self._drv.Error as error:
             raise LaunchError(_describe(error)) from error
@@ -271,15 +271,16 @@ class CudaBackend(Backend):
         self._ready()
         try:
             calls = [self._call(launch.kernel, launch.grid, launch.block, launch.args) for launch in launches]
+            shared = [launch.shared for launch in launches]
             while len(self._events) < len(calls):
                 self._events.append((self._drv.Event(), self._drv.Event()))
             events = self._events[:len(calls)]
             gate = self.launch_gate()
             gate.hold()
             try:
-                for (start, end), (function, grid3, block3, values) in zip(events, calls):
+                for (start, end), (function, grid3, block3, values), size in zip(events, calls, shared):
                     start.record()
-                    function.prepared_async_call(grid3, block3, None, *values)
+                    function.prepared_async_call(grid3, block3, None, *values, shared_size=size)
                     end.record()
             finally:
                 gate.release()

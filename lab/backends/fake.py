@@ -53,6 +53,7 @@ class FakeBackend(Backend):
         self.info = DeviceInfo(backend="fake", name="fake device", kind=kind, l2_bytes=1 << 20,
                                limits={"shared_per_block": 48 * 1024})
         self.launches: list[str] = []  # kernel names, in launch order
+        self.dynamic_shared: list[int] = []  # each launch's bytes of dynamic shared memory
         self.flushes = 0
         self.allocated = 0
 
@@ -83,15 +84,17 @@ class FakeBackend(Backend):
     def fill32(self, buffer: FakeBuffer, bits: int) -> None:
         buffer.memory[buffer.offset:buffer.offset + buffer.nbytes // 4 * 4].view(np.uint32)[:] = bits
 
-    def launch(self, kernel: FakeKernel, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any]) -> None:
+    def launch(self, kernel: FakeKernel, grid: tuple[int, ...], block: tuple[int, ...], args: list[Any],
+               shared: int = 0) -> None:
         self.launches.append(kernel.name)
+        self.dynamic_shared.append(shared)
         kernel.function(tuple(grid), tuple(block), *args)
 
     def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
         """Each launch run in turn, each taking `seconds(name)`."""
         times = []
         for launch in launches:
-            self.launch(launch.kernel, launch.grid, launch.block, launch.args)
+            self.launch(launch.kernel, launch.grid, launch.block, launch.args, launch.shared)
             times.append(self.seconds(launch.kernel.name))
         return times
 

@@ -257,7 +257,8 @@ class OpenCLBackend(Backend):
         return self._cl.enqueue_nd_range_kernel(self.queue, kernel.kernel, global_size, tuple(block))
 
     def launch(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],
-               args: list[Any]) -> None:
+               args: list[Any], shared: int = 0) -> None:
+        """`shared` is ignored: OpenCL C has no dynamic local memory outside kernel parameters."""
         self._guard(lambda: self._enqueue(kernel, grid, block, args).wait())
 
     def enqueue(self, kernel: OpenCLKernel, grid: tuple[int, ...], block: tuple[int, ...],

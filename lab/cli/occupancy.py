@@ -118,6 +118,7 @@ def occupancy_command(
         fail(str(error), 2 if error.usage else 1)
     defines: dict[str, int | float] = {}
     threads = None
+    dynamic = 0  # bytes of dynamic shared memory the stage launches a CUDA kernel with
     if stage:
         spec = load_stage(load_catalog(), stage)
         defines.update(spec.defines)
@@ -126,6 +127,7 @@ def occupancy_command(
         for b in shape:
             threads *= b
         kernel = kernel or spec.kernel.name
+        dynamic = spec.dynamic_shared_bytes(spec.test_cases[0]) if submission.backend == "cuda" else 0
     defines.update(_parse_defines(define))
     if block:
         threads = _parse_block(block)
@@ -143,13 +145,15 @@ def occupancy_command(
     table.add_row("threads per block", str(threads))
     table.add_row("registers per thread", show(res.registers))
     table.add_row("shared memory per block (bytes)", show(res.shared_bytes))
+    if dynamic:
+        table.add_row("dynamic shared memory the stage adds (bytes)", str(dynamic))
     table.add_row("spilled (bytes)", show(res.spill_bytes))
     table.add_row("local memory per thread (bytes)", show(res.local_bytes))
     console.print(table)
     if res.registers is None:
         console.print("theoretical occupancy: not available (this device does not report registers)")
         return
-    now = occupancy(threads, res.registers, res.shared_bytes or 0, limits)
+    now = occupancy(threads, res.registers, (res.shared_bytes or 0) + dynamic, limits)
     if now is None:
         console.print("theoretical occupancy: not available (this device does not report its limits)")
         return
@@ -158,11 +162,11 @@ def occupancy_command(
         f"{now.active_warps} of {now.max_warps} warps per SM, limited by {now.limited_by} "
         f"(blocks allowed by threads {now.limits['threads']}, registers {now.limits['registers']}, "
         f"shared memory {now.limits['shared memory']}, block limit {now.limits['blocks per SM']})"))
-    more = occupancy(threads, res.registers + extra_registers, res.shared_bytes or 0, limits)
+    more = occupancy(threads, res.registers + extra_registers, (res.shared_bytes or 0) + dynamic, limits)
     if more is not None:
         change = "no change" if more.blocks_per_sm == now.blocks_per_sm else (
             f"{more.blocks_per_sm} blocks, {100 * more.fraction:.0f}%, limited by {more.limited_by}")
         console.print(f"with {extra_registers} more register(s) per thread ({res.registers + extra_registers}): {change}")
-    cliff = next_register_cliff(threads, res.registers, res.shared_bytes or 0, limits)
+    cliff = next_register_cliff(threads, res.registers, (res.shared_bytes or 0) + dynamic, limits)
     if cliff is not None:
         console.print(f"occupancy first drops at {cliff} registers per thread")

@@ -18,6 +18,7 @@ class Setup:
     grid: tuple[int, ...]
     block: tuple[int, ...]
     options: dict[str, Any] = field(default_factory=dict)
+    dynamic_shared: int = 0  # bytes of dynamic shared memory each block is launched with
 
     def __getitem__(self, name: str) -> int | float:
         return self.values[name]

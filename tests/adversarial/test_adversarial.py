@@ -185,7 +185,8 @@ def test_cuda_kernel_compiles_unless_it_must_not(case: Case) -> None:
     spec = catalog().get(case.stage)
     source = case.path.read_text(encoding="utf-8")
     try:
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, case.path.name)
+        check_source(source, "cuda", spec.kernels, spec.allowed_headers, case.path.name,
+                     dynamic_shared=spec.dynamic_shared is not None)
         cubin = compile_cubin(source, spec.defines, case.path.name)
     except SubmissionError as error:
         message = str(error)

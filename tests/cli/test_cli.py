@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -163,6 +164,13 @@ def test_occupancy_of_a_cuda_kernel_without_a_gpu():
     assert result.exit_code == 0, result.output
     assert "registers per thread" in result.output and "theoretical occupancy" in result.output
     assert "more register" in result.output
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+def test_occupancy_counts_the_dynamic_shared_memory_a_stage_launches_with():
+    result = lab("occupancy", ROOT / "tests" / "styles" / "reduce_dynamic_shared.cu", "--stage", "reduce_sequential")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"dynamic shared memory the stage adds \(bytes\)\s+1024", result.output), result.output
 
 
 def test_results_are_never_written_over_the_submission(tmp_path):

@@ -1,3 +1,4 @@
+// stage: transpose_coalesced
 // A coalesced transpose in the style of the CUDA samples: the block synchronises through
 // cooperative groups (cg::this_thread_block().sync()) instead of __syncthreads().
 #include <cooperative_groups.h>

@@ -141,3 +141,46 @@ def test_a_timed_plan_is_queued_whole_and_its_time_is_the_sum_of_its_launches():
     called = []
     assert run_plan(backend, kernels, specs, plan, {}, buffers, before=called.append) is None
     assert called == [0, 1, 2] and backend.launches[-3:] == ["first", "second", "first"] and len(batches) == 1
+
+
+# Dynamic shared memory (issue 25): a stage's [launch] dynamic_shared reaches each launch, and
+# counts with the kernel's static shared memory against the device's limit.
+
+REDUCE = default_catalog().get("reduce_sequential")
+
+
+def partial_sums(grid, block, out, inp, n):
+    size = int(block[0])
+    out.floats()[:] = inp.floats().reshape(-1, size).sum(axis=1)
+
+
+def test_the_stages_dynamic_shared_memory_reaches_every_launch():
+    backend = FakeBackend({"reduce": partial_sums})
+    kernels = backend.compile("", ["reduce"], {}, "r.cu")
+    result = run_case(backend, REDUCE, load_problem(REDUCE.problem), kernels, {"n": 1024}, np.random.default_rng(1))
+    assert result.ok, result.message
+    assert backend.dynamic_shared == [4 * REDUCE.defines["BLOCK_SIZE"]] * 2
+
+
+def test_static_and_dynamic_shared_memory_over_the_device_limit_is_refused_naming_both():
+    from grader.launching import check_limits
+    from lab.backends.base import KernelResources
+
+    backend = FakeBackend({"reduce": partial_sums})
+    kernel = backend.compile("", ["reduce"], {}, "r.cu")["reduce"]
+    kernel.resources = dataclasses.replace(kernel.resources, shared_bytes=40 * 1024)
+    check_limits(kernel, (256,), backend.info, 8 * 1024)  # 48 KiB: exactly the limit
+    with pytest.raises(LaunchRefused) as refused:
+        check_limits(kernel, (256,), backend.info, 8 * 1024 + 4)
+    message = str(refused.value)
+    assert "40960 declared with a fixed size, 8196 of `extern __shared__` memory" in message
+    assert "at most 49152" in message and "\n" not in message
+    assert isinstance(kernel.resources, KernelResources)
+
+
+def test_opencl_launches_with_no_dynamic_shared_memory_whatever_the_stage_declares():
+    from grader.launching import dynamic_shared
+    from lab.backends.base import DeviceInfo
+
+    assert dynamic_shared(1024, DeviceInfo(backend="opencl", name="d", kind="cpu")) == 0
+    assert dynamic_shared(1024, DeviceInfo(backend="cuda", name="d", kind="gpu")) == 1024

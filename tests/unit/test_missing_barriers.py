@@ -105,3 +105,72 @@ def test_a_hostile_file_at_the_size_limit_is_read_in_bounded_time():
     started = time.monotonic()
     assert find_unsynced_reads(source) == []
     assert time.monotonic() - started < 15
+
+
+# Shared memory reached through a pointer set from the array (issue 25).
+
+ALIASED = """
+extern "C" __global__ void reduce(float *out, const float *in, int n)
+{
+    __shared__ float sdata[BLOCK_SIZE];
+    %s
+    unsigned int t = threadIdx.x;
+    p[t] = in[blockIdx.x * blockDim.x + t];
+    %s
+    if (t < 128)
+        out[blockIdx.x * 128 + t] = sdata[t] + p[t + 128];
+}
+"""
+
+
+@pytest.mark.parametrize("alias", ["float *p = sdata;", "volatile float *p = (volatile float *)sdata;",
+                                   "float *p = &sdata[0];", "float *q = sdata; float *p = q;"])
+def test_a_read_through_a_pointer_to_the_array_is_followed(alias):
+    found = find_unsynced_reads(ALIASED % (alias, ""))
+    assert [(f.read, f.stored) for f in found] == [("p[t+128]", "p[t]")]
+    assert find_unsynced_reads(ALIASED % (alias, "__syncthreads();")) == []
+
+
+def test_a_store_through_the_pointer_and_a_read_through_the_array_meet():
+    source = ALIASED.replace("sdata[t] + p[t + 128]", "sdata[t + 128]") % ("float *p = sdata;", "")
+    assert [(f.read, f.stored) for f in find_unsynced_reads(source)] == [("sdata[t+128]", "p[t]")]
+
+
+def test_a_pointer_inside_the_array_is_an_array_of_its_own():
+    source = ALIASED % ("float *p = sdata + 32;", "")
+    assert [(f.read, f.stored) for f in find_unsynced_reads(source)] == [("p[t+128]", "p[t]")]
+    fine = ALIASED.replace("sdata[t] + p[t + 128]", "p[t]") % ("float *p = &sdata[64];", "")
+    assert find_unsynced_reads(fine) == []
+
+
+def test_a_value_read_from_the_array_is_no_pointer():
+    source = ALIASED.replace("p[t] = in", "sdata[t] = in").replace("sdata[t] + p[t + 128]", "x") % (
+        "float x = sdata[0];", "__syncthreads();")
+    assert find_unsynced_reads(source) == []
+
+
+# Macros are read where they are used, and a helper that holds a barrier is one (issue 25).
+
+TILED = """
+#define AS(i, j) As[j + i * 16]
+#define SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+void sync_group(void) { SYNC(); }
+__kernel void k(__global float *out, __global const float *in)
+{
+    __local float As[256];
+    int tx = get_local_id(0), ty = get_local_id(1);
+    AS(ty, tx) = in[ty * 16 + tx];
+    %s
+    out[ty * 16 + tx] = AS(tx, ty);
+}
+"""
+
+
+@pytest.mark.parametrize("sync", ["barrier(CLK_LOCAL_MEM_FENCE);", "SYNC();", "sync_group();"])
+def test_a_barrier_through_a_macro_or_a_helper_is_one(sync):
+    assert find_unsynced_reads(TILED % sync) == []
+
+
+def test_a_read_through_a_macro_with_no_barrier_is_found_on_the_line_of_its_use():
+    found = find_unsynced_reads(TILED % "")
+    assert [(f.line, f.read, f.stored_line, f.stored) for f in found] == [(11, "As[ty+tx*16]", 9, "As[tx+ty*16]")]

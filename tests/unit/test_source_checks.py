@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 
 import pytest
 
@@ -71,5 +72,25 @@ def test_dynamic_shared_memory_is_refused_before_launch_saying_how_the_stage_lau
     with pytest.raises(SubmissionError) as refused:
         check_source(source, "cuda", KERNELS, name="sub.cu")
     message = str(refused.value)
-    assert message.startswith("sub.cu:") and "extern __shared__" in message and "launches every kernel with none" in message
+    assert message.startswith("sub.cu:2:") and "extern __shared__" in message
+    assert "this stage launches every kernel with none" in message and "declare the array with a fixed size" in message
     assert "\n" not in message
+
+
+def test_dynamic_shared_memory_is_accepted_where_the_stage_launches_with_some():
+    source = GOOD_CU.replace("{", "{\n    extern __shared__ float sdata[];\n", 1)
+    check_source(source, "cuda", KERNELS, name="sub.cu", dynamic_shared=True)
+
+
+def test_the_reduce_stages_declare_dynamic_shared_memory_and_nvidias_sample_style_passes_the_checks():
+    from lab.divergent_barriers import find_divergent_barriers
+    from tests.conftest import catalog
+
+    source = (Path(__file__).resolve().parents[1] / "styles" / "reduce_dynamic_shared.cu").read_text(encoding="utf-8")
+    for stage in ("reduce_interleaved", "reduce_sequential"):
+        spec = catalog().get(stage)
+        assert spec.dynamic_shared_bytes(spec.test_cases[0]) == 4 * spec.defines["BLOCK_SIZE"]
+        check_source(source, "cuda", spec.kernels, spec.allowed_headers, "sub.cu", dynamic_shared=True)
+    assert find_divergent_barriers(source) == []
+    transpose = catalog().get("transpose_coalesced")
+    assert transpose.dynamic_shared is None

@@ -76,6 +76,24 @@ def test_broken_specs_say_why(tmp_path, change, message):
         load_spec(write(tmp_path, "s2", change(GOOD.format(id="s2"))))
 
 
+def test_dynamic_shared_memory_is_an_expression_of_the_defines_and_the_case(tmp_path):
+    text = GOOD.format(id="s3").replace('grid = ["width / TILE_DIM", "height / TILE_DIM"]',
+                                        'grid = ["width / TILE_DIM", "height / TILE_DIM"]\n'
+                                        'dynamic_shared = "TILE_DIM * (TILE_DIM + 1) * 4"')
+    spec = load_spec(write(tmp_path, "s3", text))
+    assert spec.dynamic_shared_bytes({"width": 32, "height": 64}) == 32 * 33 * 4
+    assert load_spec(write(tmp_path, "s4", GOOD.format(id="s4"))).dynamic_shared_bytes({"width": 32}) == 0
+
+
+@pytest.mark.parametrize(("value", "message"), [('"TILE * 4"', "TILE"), ("true", "number of bytes"),
+                                                ('"-4 * TILE_DIM"', "negative")])
+def test_a_bad_dynamic_shared_declaration_says_why(tmp_path, value, message):
+    text = GOOD.format(id="s5").replace('grid = ["width / TILE_DIM", "height / TILE_DIM"]',
+                                        f'grid = ["width / TILE_DIM", "height / TILE_DIM"]\ndynamic_shared = {value}')
+    with pytest.raises(SpecError, match=message):
+        load_spec(write(tmp_path, "s5", text))
+
+
 def test_unknown_stage_suggests(tmp_path):
     write(tmp_path, "transpose_x", GOOD.format(id="transpose_x"))
     with pytest.raises(UnknownStageError, match="did you mean transpose_x"):
