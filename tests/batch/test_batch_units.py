@@ -206,7 +206,13 @@ def test_gradescope_results_have_the_autograder_format():
 
 @pytest.mark.parametrize(("check", "message", "kind", "label"), [
     (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1 (n=256): a read ...", 0, 60,
-           failure=FailureKind.CRASH), "", "crash", "crashed (SIGSEGV)"),
+           details={"signal": "SIGSEGV"}, failure=FailureKind.CRASH), "", "crash", "crashed (SIGSEGV)"),
+    # The signal is the recorded one, not words found in the message.
+    (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1", 0, 60,
+           details={"signal": "SIGBUS"}, failure=FailureKind.CRASH), "", "crash", "crashed (SIGBUS)"),
+    (Check("correct", "error", "the grading process was killed from outside (SIGKILL) during correctness case 1",
+           0, 60, details={"signal": "SIGKILL"}, failure=FailureKind.GRADER_ERROR), "", "grader_error",
+     "grader error: the grading process was killed from outside"),
     (Check("correct", FAILED, "timed out during correctness case 2 (n=1024) (limit 5 s): ...", 0, 60,
            failure=FailureKind.TIMEOUT), "", "timeout", "timed out"),
     (Check("compiles", FAILED, "compile error: error: subs/ann/x.cl:3:4: use of undeclared identifier 'T'", 0, 10,
