@@ -11,10 +11,14 @@ from lab.backends.discovery import Discovery, NoDeviceError, choose
 
 
 def limit_memory(nbytes: int | None) -> None:
+    """Cap this process's address space at `nbytes`, or at the limit it already has where that
+    is lower (`ulimit -v`: a process may lower its limits, never raise them)."""
     if nbytes:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = min(v for v in (nbytes, soft, hard) if v != resource.RLIM_INFINITY)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
 class OpenDevice(Step):

@@ -58,3 +58,33 @@ def test_kernels_own_crash_stays_the_students(target: Target) -> None:
     correct = report.check("correct")
     assert report.status == FAILED and report.score == 10
     assert correct.failure == FailureKind.CRASH and correct.details["signal"] in ("SIGSEGV", "SIGBUS")
+
+
+def _address_space(nbytes: int):
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+
+    return limit
+
+
+@pytest.mark.parametrize("target", cpu_targets())
+def test_grading_works_under_ulimit_v_4_gib(tmp_path: Path, target: Target) -> None:
+    """`ulimit -v 4G` (below the worker's own 8 GiB cap on a CPU device): the worker keeps the
+    lower limit it was given, and grades (it once tried to raise it and failed every grading)."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "report.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "lab", "grade", STAGE,
+                           str(ROOT / "reference" / STAGE / "solution.cl"), "--backend", "opencl",
+                           "--device", str(target.index), "--no-timing", "--json", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+                          preexec_fn=_address_space(4 << 30))
+    assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]  # passed, or speed pending
+    report = json.loads(out.read_text())
+    assert report["status"] in ("passed", "pending") and report["score"] is not None
+    assert all(c["status"] in ("passed", "pending") for c in report["checks"]), report["checks"]
