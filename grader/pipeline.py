@@ -149,9 +149,25 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         raise
     finally:
         turn.release()  # its place in the device's queue, whatever happened
+    if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
+        grading.abort = machine_fault(grading.abort, worker)
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
     if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
+
+
+def machine_fault(abort: Abort, worker: WorkerProcess) -> Abort:
+    """A crash is the grader's error where the worker's compiler could not write its files (a
+    full disk, an unwritable cache: LLVM aborts the worker then, on PoCL); otherwise `abort`."""
+    from grader.toolchain_probe import unwritable
+
+    folders = [worker.scratch.path] if worker.scratch is not None else []
+    problem = unwritable([*folders, Path(tempfile.gettempdir())])
+    if problem is None:
+        return abort
+    return Abort(FailureKind.GRADER_ERROR, f"{abort.message}, while the compiler could not write its files "
+                 f"({problem}): a fault of this machine, not of your kernel; grade it again once it is fixed",
+                 abort.phase, abort.signal)
 
 
 PHASE_LOG_MAX = 64  # phases kept in a report's phase_log; the worker names them, so bounded

@@ -124,10 +124,12 @@ def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
     return bad[0]
 
 
-def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
+def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
     full = spec.points.get("correct", 0)
-    if not compiled:
+    if compiles.status != PASSED:
         why = "the file was not compiled" if not g.source.ok else "the kernel does not compile"
+        if compiles.status == ERROR:
+            why = "the submission could not be graded"
         return Check("correct", SKIPPED, f"not run: {why}", 0, full)
     if g.source.divergent_barriers:
         return Check("correct", FAILED, g.source.divergent_barriers[0], 0, full,
@@ -188,7 +190,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     kind = shown_device.get("kind", "unknown")
     compiles = _compiles(spec, g)
     checks = [compiles]
-    correct = _correct(spec, g, compiles.status == PASSED)
+    correct = _correct(spec, g, compiles)
     if "correct" in spec.points:
         checks.append(correct)
     perf = performance(spec, g.timing, kind) if g.timing else None

@@ -88,3 +88,69 @@ def test_grading_works_under_ulimit_v_4_gib(tmp_path: Path, target: Target) -> N
     report = json.loads(out.read_text())
     assert report["status"] in ("passed", "pending") and report["score"] is not None
     assert all(c["status"] in ("passed", "pending") for c in report["checks"]), report["checks"]
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A 64 MiB file system (a tmpfs), filled to the last block; root only (mount)."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("a tiny file system needs root (mount -t tmpfs)")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * (1 << 16)):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def _lab_batch(submissions: Path, results: Path, cache: Path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "POCL_CACHE_DIR": str(cache), "LAB_SANDBOX": "off",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "lab", "batch", str(submissions), "--out", str(results),
+                           "--backend", "opencl", "--no-timing", "--jobs", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=500)
+
+
+@pytest.mark.parametrize("target", cpu_targets())
+def test_full_disk_under_pocls_cache_is_a_grader_error_graded_again(tmp_path: Path, full_disk: Path,
+                                                                   target: Target) -> None:
+    """PoCL's cache on a full disk: a correct kernel's compile fails, for no fault of its own.
+    The batch records an error (no score, never "compile error" and 0 points), exits non-zero
+    saying how many hit a grader error, and once space is freed the next run grades it again."""
+    import json
+
+    stage = "reduce_interleaved"  # PoCL compiles it in seconds
+    submissions, results = tmp_path / "subs", tmp_path / "results"
+    (submissions / "ann").mkdir(parents=True)
+    (submissions / "ann" / f"{stage}.cl").write_text(catalog().reference_file(stage, ".cl").read_text())
+    first = _lab_batch(submissions, results, full_disk)
+    assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-3000:]
+    assert "1 submission(s) hit a grader error" in first.stderr
+    stored = json.loads((results / "ann" / stage / "result.json").read_text())
+    compiles = stored["checks"][0]
+    assert stored["status"] == "error" and stored["score"] is None, compiles
+    assert compiles["status"] == "error" and compiles["failure"] == "grader_error"
+    assert "No space left on device" in compiles["message"] and "\n" not in compiles["message"]
+
+    (full_disk / "filler").unlink()  # space is freed: the next run grades it again
+    second = _lab_batch(submissions, results, full_disk)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    assert "1 to grade, 0 up to date" in second.stdout
+    stored = json.loads((results / "ann" / stage / "result.json").read_text())
+    assert stored["status"] == "passed" and stored["score"] == stored["max_score"]
