@@ -299,7 +299,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 except subprocess.TimeoutExpired:
                     ended = None
             kill_group(proc)
-            returncode = worker.exit_status(proc.wait())
+            proc.wait()
             if grading.abort is None:
                 if ended is None:  # alive with its output closed: the parent ends it
                     grading.abort = Abort(FailureKind.CRASH, f"the grading process stopped answering during "

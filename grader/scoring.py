@@ -143,7 +143,8 @@ def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
             return Check("correct", FAILED, f"{g.source.unsynced_reads[0]} (seen in {first.label}: "
                          f"{case_outcome(first).summary})",
                          0, full, failure=FailureKind.RACE, details={"case": first.label, **first.details})
-        return Check("correct", FAILED, f"{first.label}: {first.message}", 0, full,
+        status = ERROR if kind == FailureKind.GRADER_ERROR else FAILED  # the machine's, not the kernel's
+        return Check("correct", status, f"{first.label}: {first.message}", 0, full,
                      failure=kind, details={"case": first.label, **first.details})
     if g.abort is not None:
         return abort_check("correct", g, full)

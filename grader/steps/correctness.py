@@ -7,6 +7,7 @@ from grader.device_claim import claim_shared, release_shared
 from grader.launching import LaunchRefused
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
+from grader.toolchain_probe import compiler_folders, unwritable
 from lab.backends.base import LaunchError
 
 
@@ -33,9 +34,19 @@ class Correctness(Step):
                 ctx.send(CaseResult(case_label(case), False, FailureKind.REFUSED_LAUNCH, str(refused)))
                 return False
             except LaunchError as error:
-                ctx.send(CaseResult(case_label(case), False, FailureKind.LAUNCH_FAILED,
-                                    f"the kernel failed on the device: {error}"))
+                ctx.send(launch_failed(case_label(case), error))
                 return False
             ctx.send(result)
             all_ok = all_ok and result.ok
         return all_ok
+
+
+def launch_failed(label: str, error: LaunchError) -> CaseResult:
+    """A launch the device failed: the kernel's fault, unless the device's compiler could not
+    write its files then (PoCL compiles a kernel again at its launch): a grader error."""
+    problem = unwritable(compiler_folders())
+    if problem is not None:
+        return CaseResult(label, False, FailureKind.GRADER_ERROR,
+                          f"the launch failed while the compiler could not write its files ({problem}): a fault "
+                          f"of this machine, not of your kernel; grade it again once it is fixed")
+    return CaseResult(label, False, FailureKind.LAUNCH_FAILED, f"the kernel failed on the device: {error}")

@@ -370,3 +370,31 @@ def test_the_time_split_names_the_counters_and_what_no_phase_covers():
     covered = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0}
     assert [label for label, _, _ in BatchStats(1, 1, 0, 0, 10.0, 10.0, (), GradingOptions(),
                                                phase_s=covered).time_split()][-1] == "timing"
+
+
+def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tmp_path):
+    """The grader's own error in a report (the worker killed from outside, a full disk) is no
+    grade: stored without a key, and a result stored as an error by an earlier run is not fresh."""
+    subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
+    store = ResultStore(tmp_path / "out")
+    options = GradingOptions(timing=False, run_limit_s=5)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
+    fault = [Check("compiles", PASSED, "compiles", 10, 10),
+             Check("correct", ERROR, "killed from outside (SIGKILL)", 0, 60, failure=FailureKind.GRADER_ERROR),
+             Check("fast", SKIPPED, "not timed", 0, 30)]
+
+    def grade(spec, path, target, shown_as):
+        if "bob" in str(path):
+            return report(status=ERROR, score=None, file=str(path), checks=fault)
+        return report(file=str(path))
+
+    Runner(store, options, grade).run(make_plan(subs, catalog(), pool, store, options), pool)
+    assert store.load(subs[1])["cache_key"] is None and store.load(subs[0])["cache_key"]
+    again = make_plan(subs, catalog(), pool, store, options)
+    assert [j.submission.student for j in again.to_grade] == ["bob"]
+    # An error stored with a key (by an older grader) is graded again too.
+    ann = store.load(subs[0])
+    key = ann["cache_key"]
+    assert store.fresh(subs[0], {key}) is not None
+    (store.folder(subs[0]) / "result.json").write_text(json.dumps({**ann, "status": "error", "score": None}))
+    assert store.fresh(subs[0], {key}) is None
