@@ -154,3 +154,24 @@ def test_full_disk_under_pocls_cache_is_a_grader_error_graded_again(tmp_path: Pa
     assert "1 to grade, 0 up to date" in second.stdout
     stored = json.loads((results / "ann" / stage / "result.json").read_text())
     assert stored["status"] == "passed" and stored["score"] == stored["max_score"]
+
+
+def test_the_worker_holds_a_file_size_limit_before_it_reads_its_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that prints without end fills its output file up to the worker's file-size
+    limit, not the machine's disk (the limit is set before the request is read)."""
+    import json
+
+    from grader.pipeline import run_worker
+    from grader.results import Grading
+    from grader.steps import Request
+    from grader.worker import WORKER_FILE_BYTES
+
+    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.limits_probe",
+                                                     "args": {"bytes": WORKER_FILE_BYTES}}))
+    request = Request(course_root=str(catalog().root), stage=STAGE, source="", filename="probe.cl",
+                      backend="opencl", device=-1, seed=1)
+    grading = Grading()
+    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
+    assert grading.probe is not None, (grading.abort, grading.errors, grading.output_tail)
+    assert grading.probe["fsize"] == [WORKER_FILE_BYTES, WORKER_FILE_BYTES]
+    assert grading.probe["past_limit"] == "File too large"
