@@ -175,3 +175,25 @@ def test_the_worker_holds_a_file_size_limit_before_it_reads_its_request(monkeypa
     assert grading.probe is not None, (grading.abort, grading.errors, grading.output_tail)
     assert grading.probe["fsize"] == [WORKER_FILE_BYTES, WORKER_FILE_BYTES]
     assert grading.probe["past_limit"] == "File too large"
+
+
+@pytest.mark.parametrize("mode", ["off", "on"])
+def test_a_worker_killed_by_sigkill_is_a_grader_error_in_its_sandbox_too(monkeypatch: pytest.MonkeyPatch,
+                                                                        mode: str) -> None:
+    """Through bwrap (which reports a child killed by signal N as 128 + N) as without it."""
+    import json
+
+    from grader.pipeline import run_worker
+    from grader.results import Grading
+    from grader.steps import Request
+
+    monkeypatch.setenv("LAB_SANDBOX", mode)
+    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.limits_probe", "args": {"killed": True}}))
+    request = Request(course_root=str(catalog().root), stage=STAGE, source="", filename="probe.cl",
+                      backend="opencl", device=-1, seed=1)
+    grading = Grading()
+    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
+    if mode == "on" and not grading.sandbox.sandboxed:
+        pytest.skip(f"no sandbox here: {grading.sandbox.reason}")
+    assert grading.abort is not None and grading.abort.failure == FailureKind.GRADER_ERROR, grading.abort
+    assert grading.abort.signal == "SIGKILL"
