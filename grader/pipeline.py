@@ -94,9 +94,9 @@ KERNEL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", 
 
 
 def crash_abort(returncode: int, phase: str) -> Abort:
-    """The abort of a worker that ended on its own, without its Done (the parent killed it not):
-    the student's crash where the kernel's own code could have caused its end; a grader error
-    where it was killed from outside (the OOM killer, an operator's kill), which no kernel can do."""
+    """The abort of a worker that ended before its Done, by no kill of the parent's: the
+    student's crash where the kernel's own code could have caused its end; a grader error where
+    it was killed from outside (the OOM killer, an operator's kill), which no kernel can do."""
     if returncode < 0:
         name = _signal_name(returncode)
         if name in KERNEL_SIGNALS:
