@@ -155,12 +155,17 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
     """Grade `kernels` on one case; `repeat` runs it twice to catch races."""
     setup = make_setup(spec, case)
     label = case_label(case)
+    seed = rng.bit_generator.state  # the inputs are made again from it after the launch
     buffers = CaseBuffers(backend, problem, setup, problem.inputs(setup, rng))
     specs = {k.name: k for k in spec.kernels}
     plan = plan_for(problem, spec, setup)
     try:
         buffers.reset_outputs()
         run_plan(backend, kernels, specs, plan, setup.values, buffers.bound())
+        if backend.info.kind != "gpu":  # the kernel ran in this process: its host copy is checked
+            forged = host_copy_written(buffers, inputs_again(problem, setup, rng, seed))
+            if forged is not None:
+                return CaseResult(label, False, FailureKind.OUT_OF_BOUNDS, forged)
         first, failed, verdict = judge_run(buffers, problem, setup, label)
         if failed is not None:
             return failed
@@ -188,6 +193,30 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         return CaseResult(label, True)
     finally:
         buffers.release()
+
+
+def inputs_again(problem: Any, setup: Setup, rng: np.random.Generator, state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The case's inputs made again from the generator's `state` before they were first made:
+    new arrays, allocated after the launch, so no kernel can have written them."""
+    again = np.random.Generator(type(rng.bit_generator)())
+    again.bit_generator.state = state
+    return problem.inputs(setup, again)
+
+
+def host_copy_written(buffers: CaseBuffers, fresh: dict[str, np.ndarray]) -> str | None:
+    """After a launch: whether the grader's host copy of the inputs still holds what the case's
+    seed makes (`fresh`). On a CPU device the kernel runs inside this process, and a write far
+    out of bounds can reach that copy, which the oracle and the input check read: where it
+    changed, one line saying so; where not, None, and the checks go on with `fresh`."""
+    for name, array in fresh.items():
+        kept = buffers.inputs.get(name)
+        if kept is None or kept.shape != array.shape or kept.tobytes() != array.tobytes():
+            return (f"wrote out of bounds, outside every buffer of its own: into the grader's own copy of the "
+                    f"inputs (`{name}` no longer holds what this case's seed makes); on a CPU device the "
+                    f"kernel runs inside the grading process, where a pointer walked far past its buffers "
+                    f"reaches the grader's memory")
+    buffers.inputs = fresh
+    return None
 
 
 def judge_run(buffers: CaseBuffers, problem: Any, setup: Setup, label: str,

@@ -86,17 +86,34 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def _crash_message(returncode: int, phase: str) -> str:
+# Signals a process gets for what its own code did: a kernel that runs in the worker (a CPU
+# device) raises them itself. Any other signal (SIGKILL from the OOM killer or an operator,
+# SIGTERM, SIGHUP, ...) came from outside the worker, since the parent sent none.
+KERNEL_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGTRAP", "SIGSYS",
+                            "SIGXCPU", "SIGXFSZ"})
+
+
+def crash_abort(returncode: int, phase: str) -> Abort:
+    """The abort of a worker that ended before its Done, by no kill of the parent's: the
+    student's crash where the kernel's own code could have caused its end; a grader error where
+    it was killed from outside (the OOM killer, an operator's kill), which no kernel can do."""
     if returncode < 0:
         name = _signal_name(returncode)
-        hint = ""
-        if name in ("SIGSEGV", "SIGBUS"):
-            hint = (": a read or write out of bounds is the usual cause (on a CPU device also a "
-                    "private array too large for the stack, or a barrier not every thread reaches)")
-        elif name == "SIGKILL":
-            hint = ": killed from outside, often for running out of memory"
-        return f"crashed ({name}) during {phase}{hint}"
-    return f"the grading process stopped unexpectedly (exit code {returncode}) during {phase}"
+        if name in KERNEL_SIGNALS:
+            hint = ""
+            if name in ("SIGSEGV", "SIGBUS"):
+                hint = (": a read or write out of bounds is the usual cause (on a CPU device also a "
+                        "private array too large for the stack, or a barrier not every thread reaches)")
+            return Abort(FailureKind.CRASH, f"crashed ({name}) during {phase}{hint}", phase, signal=name)
+        return Abort(FailureKind.GRADER_ERROR,
+                     f"the grading process was killed from outside ({name}) during {phase}, by nothing your "
+                     f"kernel did (often the machine ran out of memory and the system killed it): "
+                     f"grade it again", phase, signal=name)
+    return Abort(FailureKind.CRASH,
+                 f"the grading process stopped unexpectedly (exit code {returncode}) during {phase}", phase)
+
+
+EXIT_WAIT_S = 2.0  # after its output ends, how long a worker that is ending is given to be gone
 
 
 def phase_kind(phase: str) -> str:
@@ -132,9 +149,25 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         raise
     finally:
         turn.release()  # its place in the device's queue, whatever happened
+    if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
+        grading.abort = machine_fault(grading.abort, worker)
     worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
     if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
+
+
+def machine_fault(abort: Abort, worker: WorkerProcess) -> Abort:
+    """A crash is the grader's error where the worker's compiler could not write its files (a
+    full disk, an unwritable cache: LLVM aborts the worker then, on PoCL); otherwise `abort`."""
+    from grader.toolchain_probe import unwritable
+
+    folders = [worker.scratch.path] if worker.scratch is not None else []
+    problem = unwritable([*folders, Path(tempfile.gettempdir())])
+    if problem is None:
+        return abort
+    return Abort(FailureKind.GRADER_ERROR, f"{abort.message}, while the compiler could not write its files "
+                 f"({problem}): a fault of this machine, not of your kernel; grade it again once it is fixed",
+                 abort.phase, abort.signal)
 
 
 PHASE_LOG_MAX = 64  # phases kept in a report's phase_log; the worker names them, so bounded
@@ -259,10 +292,20 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         grading.phases = seconds
         grading.phase_log = log
         if not grading.finished:
+            ended = None
+            if grading.abort is None:  # its output ended: has it ended of itself (a signal, an exit)?
+                try:
+                    ended = wait_for_exit(proc, EXIT_WAIT_S)
+                except subprocess.TimeoutExpired:
+                    ended = None
             kill_group(proc)
-            returncode = worker.exit_status(proc.wait())
+            proc.wait()
             if grading.abort is None:
-                grading.abort = Abort(FailureKind.CRASH, _crash_message(returncode, phase), phase)
+                if ended is None:  # alive with its output closed: the parent ends it
+                    grading.abort = Abort(FailureKind.CRASH, f"the grading process stopped answering during "
+                                          f"{phase}", phase)
+                else:
+                    grading.abort = crash_abort(worker.exit_status(ended), phase)
         else:
             try:
                 wait_for_exit(proc, 30.0)

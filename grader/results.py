@@ -251,9 +251,10 @@ class SourceResult:
 class Abort:
     """The worker did not finish: it crashed or ran past a phase's limit."""
 
-    failure: FailureKind  # CRASH, TIMEOUT or MEMORY
+    failure: FailureKind  # CRASH, TIMEOUT, MEMORY, or GRADER_ERROR (killed from outside)
     message: str
     phase: str
+    signal: str = ""  # the signal that ended the worker, e.g. "SIGSEGV"; "" where none did
 
 
 @dataclass(frozen=True)

@@ -94,15 +94,27 @@ def _compiles(spec: Spec, g: Grading) -> Check:
                          f"({g.abort.message}): a problem of the grader or this machine, not of your "
                          f"kernel; grade it again", 0, full, failure=FailureKind.GRADER_ERROR)
         if g.abort is not None:
-            return Check("compiles", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
+            return abort_check("compiles", g, full)
         message = g.errors[0].message if g.errors else "not compiled"
         return Check("compiles", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)
+    if not g.compiled.ok and g.compiled.failure == FailureKind.GRADER_ERROR:  # the machine, not the source
+        return Check("compiles", ERROR, g.compiled.message, 0, full, failure=FailureKind.GRADER_ERROR,
+                     details={"log": g.compiled.log})
     if not g.compiled.ok:
         line = first_error_line(g.compiled.log)
         line = line[len("error: "):] if line.startswith("error: ") else line
         return Check("compiles", FAILED, "compile error: " + line, 0, full,
                      failure=FailureKind.COMPILE_ERROR, details={"log": g.compiled.log})
     return Check("compiles", PASSED, "compiles", full, full)
+
+
+def abort_check(name: str, g: Grading, full: int) -> Check:
+    """The check a worker's abort ends at: failed where it is the kernel's (a crash, a hang), an
+    error where it is the grader's (killed from outside): no points are given or taken then."""
+    assert g.abort is not None
+    details = {"signal": g.abort.signal} if g.abort.signal else {}
+    status = ERROR if g.abort.failure == FailureKind.GRADER_ERROR else FAILED
+    return Check(name, status, g.abort.message, 0, full, failure=g.abort.failure, details=details)
 
 
 def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
@@ -116,10 +128,12 @@ def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
     return bad[0]
 
 
-def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
+def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
     full = spec.points.get("correct", 0)
-    if not compiled:
+    if compiles.status != PASSED:
         why = "the file was not compiled" if not g.source.ok else "the kernel does not compile"
+        if compiles.status == ERROR:
+            why = "the submission could not be graded"
         return Check("correct", SKIPPED, f"not run: {why}", 0, full)
     if g.source.divergent_barriers:
         return Check("correct", FAILED, g.source.divergent_barriers[0], 0, full,
@@ -133,10 +147,11 @@ def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
             return Check("correct", FAILED, f"{g.source.unsynced_reads[0]} (seen in {first.label}: "
                          f"{case_outcome(first).summary})",
                          0, full, failure=FailureKind.RACE, details={"case": first.label, **first.details})
-        return Check("correct", FAILED, f"{first.label}: {first.message}", 0, full,
+        status = ERROR if kind == FailureKind.GRADER_ERROR else FAILED  # the machine's, not the kernel's
+        return Check("correct", status, f"{first.label}: {first.message}", 0, full,
                      failure=kind, details={"case": first.label, **first.details})
     if g.abort is not None:
-        return Check("correct", FAILED, g.abort.message, 0, full, failure=g.abort.failure)
+        return abort_check("correct", g, full)
     if g.sanitizer is not None and g.sanitizer.first is not None:
         tool, finding = g.sanitizer.first
         return Check("correct", FAILED, f"compute-sanitizer {tool}: {finding}", 0, full,
@@ -195,7 +210,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     kind = shown_device.get("kind", "unknown")
     compiles = _compiles(spec, g)
     checks = [compiles]
-    correct = _correct(spec, g, compiles.status == PASSED)
+    correct = _correct(spec, g, compiles)
     if "correct" in spec.points:
         checks.append(correct)
     perf = performance(spec, g.timing, kind) if g.timing else None

@@ -146,8 +146,29 @@ def copy_driver_cache() -> None:
             pass
 
 
+WORKER_FILE_BYTES = 256 << 20  # the largest file a worker may write: what a kernel prints lands in one
+
+
+def limit_file_size(nbytes: int = WORKER_FILE_BYTES) -> None:
+    """Cap every file this process (and the compilers it starts) writes at `nbytes`, or at the
+    limit it already has where that is lower: before anything of the request is read. A kernel
+    that prints without end fills its output file up to here, not the disk (Python ignores
+    SIGXFSZ: a write past the cap fails, the worker goes on)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    cap = min(v for v in (nbytes, soft, hard) if v != resource.RLIM_INFINITY)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+    except (ValueError, OSError):
+        pass
+
+
 def main() -> int:
     die_with_parent()
+    limit_file_size()
     channel = private_channel()
     if os.environ.get(SANDBOXED_ENV) == "1":
         send_cache_entries(channel)

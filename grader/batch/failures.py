@@ -33,7 +33,6 @@ KIND_LABELS = {
 }
 _LOCATION = re.compile(r"(?:(?<=\s)|^)[^\s:]+(?::\d+){1,2}:\s*")  # path:line:col:
 _LEADING_FILE = re.compile(r"^[^\s:]+\.(?:cu|cl)(?::\d+){0,2}:\s*", re.IGNORECASE)  # file.cl:3:
-_SIGNAL = re.compile(r"crashed \((\w+)\)")
 MAX_WORDS = 9
 
 
@@ -82,8 +81,8 @@ def classify(checks: list[dict[str, Any]], path: str = "") -> Failure | None:
         except ValueError:
             kind = FailureKind.GRADER_ERROR
         if kind == FailureKind.CRASH:
-            signal = _SIGNAL.search(message)
-            return Failure(name, kind, f"crashed ({signal.group(1)})" if signal else "crashed", message)
+            signal = (check.get("details") or {}).get("signal")
+            return Failure(name, kind, f"crashed ({signal})" if isinstance(signal, str) and signal else "crashed", message)
         if kind == FailureKind.COMPILE_ERROR:
             return Failure(name, kind, _compile_label(message), message)
         if kind == FailureKind.REFUSED_SOURCE:

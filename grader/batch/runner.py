@@ -29,7 +29,7 @@ from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
 from grader.pipeline import Limits, grade_file
 from grader.queue_status import QueueEvent
-from grader.report import Report
+from grader.report import ERROR, Report
 from grader.worker_process import prestart_worker, take_worker
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
@@ -157,7 +157,9 @@ class Runner:
             return  # interrupted: the grading was killed, its verdict means nothing
         after = submission_digest(sub)
         key = None
-        if graded and before is not None and before == after:
+        # A report that could not grade (a grader error: the machine, not the kernel) gets no
+        # key, so the next run grades it again; a grade is kept only where one was given.
+        if graded and report.status != ERROR and before is not None and before == after:
             key = result_key(before, job.stage_fingerprint, sub.backend, target.name, self.options)
         self._record(job, report, key, graded=graded, device=target.label,
                      digest=before if before == after else None)

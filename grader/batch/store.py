@@ -69,6 +69,8 @@ class ResultStore:
         data = self.load(submission)
         if data is None or not data.get("cache_key") or data.get("cache_key") not in keys:
             return None
+        if data.get("status") == "error" and (data.get("batch") or {}).get("graded", True):
+            return None  # the grader failed on it (not a grade): graded again
         folder = self.folder(submission)
         if not all((folder / name).is_file() for name in SIBLINGS):
             return None

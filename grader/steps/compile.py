@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from grader.results import CompiledProgram, CompileResult, FailureKind, GraderError, StudentCode
 from grader.steps.context import Context, Step
+from grader.toolchain_probe import compiler_fault
 from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit
 from lab.spec import Spec
@@ -58,7 +59,11 @@ class Compile(Step):
         results = ctx.backend.compile_all(units, before_untrusted=lambda: ctx.send(StudentCode()))
         own = results[0]
         if isinstance(own, CompileError):
-            ctx.send(CompileResult(False, own.log, failure=FailureKind.COMPILE_ERROR))
+            fault = compiler_fault(ctx.backend, ctx.request.backend)  # the machine's, not the source's?
+            if fault is not None:
+                ctx.send(CompileResult(False, own.log, failure=FailureKind.GRADER_ERROR, message=fault))
+            else:
+                ctx.send(CompileResult(False, own.log, failure=FailureKind.COMPILE_ERROR))
             return False
         ctx.kernels = own
         ctx.send(CompileResult(True, next(iter(own.values())).build_log,

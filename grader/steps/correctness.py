@@ -7,6 +7,7 @@ from grader.device_claim import claim_shared, release_shared
 from grader.launching import LaunchRefused, dynamic_shared
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
+from grader.toolchain_probe import compiler_folders, unwritable
 from lab.backends.base import LaunchError
 
 
@@ -33,8 +34,7 @@ class Correctness(Step):
                 ctx.send(CaseResult(case_label(case), False, FailureKind.REFUSED_LAUNCH, str(refused)))
                 return False
             except LaunchError as error:
-                ctx.send(CaseResult(case_label(case), False, FailureKind.LAUNCH_FAILED,
-                                    f"the kernel failed on the device: {error}{_dynamic_note(ctx, case)}"))
+                ctx.send(launch_failed(case_label(case), error, _dynamic_note(ctx, case)))
                 return False
             ctx.send(result)
             all_ok = all_ok and result.ok
@@ -51,3 +51,15 @@ def _dynamic_note(ctx: Context, case: dict[str, int | float]) -> str:
     return (f"; note: the stage launches each block with {shared} bytes of `extern __shared__` memory "
             f"(dynamic_shared = {ctx.spec.dynamic_shared!r}, see `lab show`): a kernel that reads or "
             f"writes its extern __shared__ array past that many bytes faults")
+
+
+def launch_failed(label: str, error: LaunchError, note: str = "") -> CaseResult:
+    """A launch the device failed: the kernel's fault, unless the device's compiler could not
+    write its files then (PoCL compiles a kernel again at its launch): a grader error. `note`
+    follows the kernel's fault."""
+    problem = unwritable(compiler_folders())
+    if problem is not None:
+        return CaseResult(label, False, FailureKind.GRADER_ERROR,
+                          f"the launch failed while the compiler could not write its files ({problem}): a fault "
+                          f"of this machine, not of your kernel; grade it again once it is fixed")
+    return CaseResult(label, False, FailureKind.LAUNCH_FAILED, f"the kernel failed on the device: {error}{note}")

@@ -24,6 +24,7 @@ from grader.batch.devices import Pool, PoolError, build_pool
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Layout, LayoutError
 from grader.batch.lms_outputs import LmsOptions
+from grader.batch.outcome import Outcome
 from grader.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
 from grader.batch.plan import Plan, make_plan
 from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
@@ -31,6 +32,7 @@ from grader.batch.store import ResultStore, StoreBusy
 from grader.batch.summary import BatchStats, add_up_phases, unsandboxed_line
 from grader.queue_status import QueueEvent, WaitingForDevice
 from grader.queue_status import describe as describe_queue
+from grader.results import FailureKind
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
@@ -207,8 +209,19 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
     print_summary(summary, out)
     report_lms(layout, lms_result)
+    faults = grader_errors(outcomes)
+    if faults:
+        errors.print(f"{faults} submission(s) hit a grader error (a fault of the grader or this machine, "
+                     f"not a grade): rerun the same command to grade them again")
     if unsandboxed:
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(unsandboxed_line(unsandboxed))} ({SUMMARY} says so too)")
     if stats.could_not_grade or result.problems:
         fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",
              EXIT_GRADER_ERROR)
+
+
+def grader_errors(outcomes: list[Outcome]) -> int:
+    """How many of `outcomes` have no grade because the grader failed on them (the next run
+    grades them again), as opposed to having no device for their backend here."""
+    return sum(1 for o in outcomes if not o.graded and o.failure is not None
+               and o.failure.kind == FailureKind.GRADER_ERROR)

@@ -206,7 +206,13 @@ def test_gradescope_results_have_the_autograder_format():
 
 @pytest.mark.parametrize(("check", "message", "kind", "label"), [
     (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1 (n=256): a read ...", 0, 60,
-           failure=FailureKind.CRASH), "", "crash", "crashed (SIGSEGV)"),
+           details={"signal": "SIGSEGV"}, failure=FailureKind.CRASH), "", "crash", "crashed (SIGSEGV)"),
+    # The signal is the recorded one, not words found in the message.
+    (Check("correct", FAILED, "crashed (SIGSEGV) during correctness case 1", 0, 60,
+           details={"signal": "SIGBUS"}, failure=FailureKind.CRASH), "", "crash", "crashed (SIGBUS)"),
+    (Check("correct", "error", "the grading process was killed from outside (SIGKILL) during correctness case 1",
+           0, 60, details={"signal": "SIGKILL"}, failure=FailureKind.GRADER_ERROR), "", "grader_error",
+     "grader error: the grading process was killed from outside"),
     (Check("correct", FAILED, "timed out during correctness case 2 (n=1024) (limit 5 s): ...", 0, 60,
            failure=FailureKind.TIMEOUT), "", "timeout", "timed out"),
     (Check("compiles", FAILED, "compile error: error: subs/ann/x.cl:3:4: use of undeclared identifier 'T'", 0, 10,
@@ -364,3 +370,31 @@ def test_the_time_split_names_the_counters_and_what_no_phase_covers():
     covered = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0}
     assert [label for label, _, _ in BatchStats(1, 1, 0, 0, 10.0, 10.0, (), GradingOptions(),
                                                phase_s=covered).time_split()][-1] == "timing"
+
+
+def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tmp_path):
+    """The grader's own error in a report (the worker killed from outside, a full disk) is no
+    grade: stored without a key, and a result stored as an error by an earlier run is not fresh."""
+    subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
+    store = ResultStore(tmp_path / "out")
+    options = GradingOptions(timing=False, run_limit_s=5)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
+    fault = [Check("compiles", PASSED, "compiles", 10, 10),
+             Check("correct", ERROR, "killed from outside (SIGKILL)", 0, 60, failure=FailureKind.GRADER_ERROR),
+             Check("fast", SKIPPED, "not timed", 0, 30)]
+
+    def grade(spec, path, target, shown_as):
+        if "bob" in str(path):
+            return report(status=ERROR, score=None, file=str(path), checks=fault)
+        return report(file=str(path))
+
+    Runner(store, options, grade).run(make_plan(subs, catalog(), pool, store, options), pool)
+    assert store.load(subs[1])["cache_key"] is None and store.load(subs[0])["cache_key"]
+    again = make_plan(subs, catalog(), pool, store, options)
+    assert [j.submission.student for j in again.to_grade] == ["bob"]
+    # An error stored with a key (by an older grader) is graded again too.
+    ann = store.load(subs[0])
+    key = ann["cache_key"]
+    assert store.fresh(subs[0], {key}) is not None
+    (store.folder(subs[0]) / "result.json").write_text(json.dumps({**ann, "status": "error", "score": None}))
+    assert store.fresh(subs[0], {key}) is None

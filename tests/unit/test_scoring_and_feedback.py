@@ -272,3 +272,28 @@ def test_a_worker_that_ends_before_compiling_is_a_grader_error_not_the_students(
     assert r.check("compiles").failure == FailureKind.GRADER_ERROR and "not of your kernel" in r.check("compiles").message
     during_compile = report(spec, [], abort=Abort(FailureKind.TIMEOUT, "timed out during compiling", "compiling"))
     assert during_compile.status == "failed" and during_compile.check("compiles").failure == FailureKind.TIMEOUT
+
+
+def test_a_fault_of_the_machine_is_an_error_with_no_points_given_or_taken(spec):
+    """A compile the machine failed, a worker killed from outside, a launch that failed while the
+    compiler could not write: each an error check, no score, the reason in one line."""
+    machine = "the compiler could not write its files (/c: No space left on device): a fault of this machine"
+    compile_fault = report(spec, [GPU, CompileResult(False, "failed to build", failure=FailureKind.GRADER_ERROR,
+                                                     message=machine)])
+    assert compile_fault.status == "error" and compile_fault.score is None
+    assert compile_fault.check("compiles").status == "error" and compile_fault.check("compiles").message == machine
+    assert compile_fault.check("correct").message == "not run: the submission could not be graded"
+    killed = report(spec, [GPU, COMPILED], abort=Abort(FailureKind.GRADER_ERROR, "killed from outside (SIGKILL)",
+                                                       "correctness case 1", signal="SIGKILL"))
+    assert killed.status == "error" and killed.score is None
+    assert killed.check("correct").status == "error" and killed.check("correct").details == {"signal": "SIGKILL"}
+    crashed = report(spec, [GPU, COMPILED], abort=Abort(FailureKind.CRASH, "crashed (SIGSEGV)", "correctness case 1",
+                                                        signal="SIGSEGV"))
+    assert crashed.status == "failed" and crashed.score == 10
+    launch = report(spec, [GPU, COMPILED, failed_case(FailureKind.GRADER_ERROR, "the launch failed while ...")])
+    assert launch.status == "error" and launch.score is None and launch.check("correct").status == "error"
+
+
+def test_a_compile_error_in_the_source_stays_the_students(spec):
+    r = report(spec, [GPU, CompileResult(False, "t.cu:3:1: error: expected ';'", failure=FailureKind.COMPILE_ERROR)])
+    assert r.status == "failed" and r.score == 0 and r.check("compiles").failure == FailureKind.COMPILE_ERROR
