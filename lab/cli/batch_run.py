@@ -147,10 +147,6 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
     if jobs is not None and jobs < 1:
         fail("--jobs must be at least 1")
     catalog = load_catalog()
-    try:
-        sandbox.check()  # once, before the progress display: refused, or graded without one (said)
-    except sandbox.SandboxUnavailable as error:
-        fail(str(error))
     check_folders(submissions, out)
     try:
         layout = read_submissions(submissions, catalog.ids(), work, input_kind)
@@ -161,6 +157,10 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
     try:
         pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs)
     except PoolError as error:
+        fail(str(error))
+    try:  # once per batch, with the arguments found good and before the progress display
+        sandbox.check()  # refused (LAB_SANDBOX=require), or graded without one: said here, once
+    except sandbox.SandboxUnavailable as error:
         fail(str(error))
 
     options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing, counters=counters)

@@ -13,7 +13,7 @@ from grader.pipeline import Limits, grade_file
 from grader.report import Status
 from grader.sandbox import SandboxUnavailable
 from grader.terminal import render
-from grader.worker_process import prestart_worker, take_worker
+from grader.worker_process import take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import (
@@ -30,6 +30,7 @@ from lab.cli.app import (
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, write_outputs
+from lab.launch import prestart_quietly, say_held_notes
 from lab.source_checks import SubmissionError
 
 EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
@@ -88,7 +89,7 @@ def grade(
     check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
     own = registry.by_suffix(file.suffix)
     if own is not None and not sanitize:
-        prestart_worker(own.name)  # its imports and driver start overlap ours
+        prestart_quietly(own.name)  # its imports and driver start overlap ours
     catalog = load_catalog()
     spec = load_stage(catalog, stage)
     if not file.exists():
@@ -101,6 +102,7 @@ def grade(
             fail("--sanitize runs compute-sanitizer, which needs the CUDA backend (a .cu file)")
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
+    say_held_notes()  # the arguments are good: the early worker's note ("grading without a sandbox")
     try:
         with grading_status(errors) as line:
             result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
