@@ -108,7 +108,8 @@ def test_several_stages_make_one_results_json_and_an_ungraded_one_counts_nothing
     assert [t["number"] for t in results["tests"]] == ["1.1", "2.1", "2.2", "2.3"]
     assert "score" not in results["tests"][0]
     fast = results["tests"][-1]
-    assert fast["status"] == "failed" and fast["score"] == 0 and fast["max_score"] == 30
+    assert not {"status", "score", "max_score"} & set(fast) and "pending: 30 points" in fast["name"]
+    assert sum(t.get("max_score", 0) for t in results["tests"]) == 70  # what Gradescope graded: all of it
     assert "notes.txt: not a kernel file" in results["output"]
     assert results["extra_data"]["not_graded"] == ["notes.txt: not a kernel file"]
 
