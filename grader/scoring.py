@@ -115,7 +115,7 @@ def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
 def _correct(spec: Spec, g: Grading, compiled: bool) -> Check:
     full = spec.points.get("correct", 0)
     if not compiled:
-        why = "the file was not compiled" if not g.source.ok else "the kernel does not compile"
+        why = "the file was refused before it was compiled" if not g.source.ok else "the kernel does not compile"
         return Check("correct", SKIPPED, f"not run: {why}", 0, full)
     if g.source.divergent_barriers:
         return Check("correct", FAILED, g.source.divergent_barriers[0], 0, full,
