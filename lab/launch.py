@@ -37,7 +37,7 @@ def say_held_notes() -> None:
 
 
 def _start_grading_worker(args: list[str]) -> None:
-    if not args or args[0] != "grade" or "--sanitize" in args or "--help" in args:
+    if not args or args[0] != "grade" or "--sanitize" in args or "--help" in args or "-h" in args:
         return
     from lab.backends.registry import backends
 

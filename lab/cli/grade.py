@@ -50,9 +50,13 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
     return Target.to_choose(own.name, device)
 
 
-def no_device(error: NoDeviceError, target: Target) -> None:
-    other = "the .cl skeleton (lab init STAGE --backend opencl)" if target.backend == "cuda" else "a .cu file"
-    fail(f"{error}; for this machine, try {other}")
+def no_device(error: NoDeviceError, target: Target, stage: str) -> None:
+    """The reason, and where this machine can grade the other language, that (never a backend
+    it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
+    from lab.backends.discovery import other_language_here
+
+    step = None if target.name else other_language_here(target.backend, stage)  # --device: `lab devices` is said
+    fail(f"{error}; {step}" if step else str(error))
 
 
 @app.command()
@@ -112,7 +116,7 @@ def grade(
     except SubmissionError as error:
         fail(str(error))
     except NoDeviceError as error:
-        no_device(error, target)
+        no_device(error, target, spec.id)
     except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
         fail(str(error))
     render(result, errors if json_to_stdout else console)

@@ -54,3 +54,43 @@ def test_batch_says_the_sandbox_note_once(tmp_path):
     done = run_lab("batch", "class", "--out", "results", "--jobs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (done.stderr + done.stdout).count(NO_SANDBOX) == 1
+
+
+def test_bare_lab_prints_the_help_and_exits_2_and_h_is_help(tmp_path):
+    bare = run_lab(cwd=tmp_path)
+    assert bare.returncode == 2 and "Usage:" in bare.stdout + bare.stderr and "Commands" in bare.stdout
+    for args in (("-h",), ("grade", "-h"), ("batch", "-h")):
+        done = run_lab(*args, cwd=tmp_path)
+        assert done.returncode == 0 and "Usage:" in done.stdout, (args, done.stderr)
+
+
+def test_what_to_install_fits_the_machine_and_the_installation(monkeypatch):
+    from lab.backends import install_hint
+
+    monkeypatch.setattr(install_hint, "has_nvidia_gpu", lambda: False)
+    assert "no NVIDIA GPU" in install_hint.cuda_missing() and "pip" not in install_hint.cuda_missing()
+    assert "[pocl]" in install_hint.opencl_missing()
+    monkeypatch.setattr(install_hint, "has_nvidia_gpu", lambda: True)
+    assert install_hint.cuda_missing() == f"PyCUDA is not installed (pip install -e '{ROOT}[cuda]')"
+    monkeypatch.setattr(install_hint, "_in_checkout", lambda: False)  # an installed lab: no checkout to name
+    assert install_hint.cuda_missing() == "PyCUDA is not installed (pip install pycuda)"
+    assert "pip install pyopencl pocl-binary-distribution" in install_hint.no_opencl_device()
+
+
+@pytest.mark.skipif(not has_opencl, reason="no OpenCL device")
+def test_a_device_that_matches_nothing_suggests_no_other_language(tmp_path):
+    (tmp_path / "reduce_interleaved.cl").write_text(REFERENCE.read_text())
+    done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cl", "--device", "77", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--device '77'" in done.stderr and "lab devices" in done.stderr and ".cu" not in done.stderr
+
+
+@pytest.mark.skipif(not has_opencl or any(t.backend == "cuda" for t in targets()),
+                    reason="needs OpenCL and no CUDA device")
+def test_a_cuda_file_where_cuda_cannot_run_points_to_the_opencl_skeleton(tmp_path):
+    cuda = ROOT / "reference" / "reduce_interleaved" / "solution.cu"
+    (tmp_path / "reduce_interleaved.cu").write_text(cuda.read_text())
+    done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cu", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "`lab init reduce_interleaved --backend opencl` writes the .cl skeleton" in done.stderr
+    assert "pip install -e '.[cuda]'" not in done.stderr
