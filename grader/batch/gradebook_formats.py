@@ -175,7 +175,7 @@ def _where_to_add(roster: str | None, what: str) -> str:
     """The next step for a student left out of an LMS gradebook for want of `what`."""
     if roster is None:
         return f"give --roster with {what}"
-    return f"add {what} to their row of {roster}, or a row for them"
+    return f"{roster} gives none for them: add {what}"
 
 
 def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],

@@ -139,9 +139,9 @@ def test_a_student_left_out_of_an_lms_gradebook_is_told_the_next_step(tmp_path):
     roster = load_roster(write(tmp_path, "folder,name\nann,Ann\n"))
     people = lms_students(["ann"], {}, match_roster(roster, ["ann"], {}))
     _, left_out = render_canvas(people, stages, [A], [outcome("ann", A, 100)], roster.path.name)
-    assert "add a canvas_id, sis_user_id or sis_login_id to their row of roster.csv" in left_out[0].detail
+    assert "roster.csv gives none for them: add a canvas_id, sis_user_id or sis_login_id" in left_out[0].detail
     _, left_out = render_moodle(people, stages, [outcome("ann", A, 100)], MoodleIdentifier.USERNAME, "roster.csv")
-    assert "add a username to their row of roster.csv" in left_out[0].detail
+    assert "roster.csv gives none for them: add a username" in left_out[0].detail
     _, left_out = render_canvas(people, stages, [A], [outcome("ann", A, 100)])
     assert "give --roster with" in left_out[0].detail
 
