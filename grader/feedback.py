@@ -165,9 +165,14 @@ def check_label(check: Check) -> str:
     """A check's name as the feedback shows it: `compiles` is `accepted` where the file was
     refused before any compiler saw it (not a kernel file the stage takes, or a handout
     unchanged): it did not fail to compile."""
-    if check.name == "compiles" and check.failure in REFUSED:
+    return label_of(check.name, check.failure)
+
+
+def label_of(check: str, failure: str | None) -> str:
+    """check_label() for a check's name and its failure kind (a FailureKind, or its value)."""
+    if check == "compiles" and failure is not None and str(failure) in {str(kind) for kind in REFUSED}:
         return "accepted"
-    return check.name
+    return check
 
 
 _RESOURCES = (("registers", "registers per thread", "registers"),

@@ -8,8 +8,11 @@ import io
 
 from rich.console import Console
 
+from grader.batch.failures import Failure
+from grader.batch.html import render_summary_html
 from grader.batch.keys import GradingOptions
 from grader.batch.outcome import Outcome
+from grader.results import FailureKind
 from grader.batch.summary import BatchStats, summarize
 from lab.cli import batch_common
 from tests.conftest import catalog
@@ -17,8 +20,8 @@ from tests.conftest import catalog
 STAGE = "reduce_sequential"
 
 
-def outcome(student: str, status: str, score: int | None) -> Outcome:
-    return Outcome(student, STAGE, f"{student}/{STAGE}.cl", status, score, 100, None, None, None, None, False,
+def outcome(student: str, status: str, score: int | None, failure: Failure | None = None) -> Outcome:
+    return Outcome(student, STAGE, f"{student}/{STAGE}.cl", status, score, 100, failure, None, None, None, False,
                    "Test CPU", "cpu", 1.0, True, {})
 
 
@@ -45,3 +48,12 @@ def test_the_terminal_table_fits_80_columns_and_leaves_out_empty_columns(monkeyp
     assert "…" not in text and "10% of 1 final" in text
     assert "pending" in text and "speedup" not in text and "no grade" not in text  # no speedup on a CPU
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
+
+
+def test_the_summary_page_says_the_mean_and_that_a_handout_was_not_accepted():
+    handout = Failure("compiles", FailureKind.UNCHANGED_HANDOUT, "unchanged handout",
+                      "this file is the skeleton of reduce_sequential as handed out")
+    page = render_summary_html(class_summary([outcome("ann", "pending", 70),
+                                              outcome("bob", "failed", 0, handout)]))
+    assert "0% of 1 final" in page
+    assert "<td>accepted</td>" in page and "<td>compiles</td>" not in page
