@@ -7,7 +7,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.feedback import bars, check_label, device_text, hint, points_text, rate_text, resources_text, score_text
+from grader.feedback import (
+    bars,
+    check_label,
+    device_text,
+    hint,
+    points_text,
+    rate_text,
+    resources_text,
+    score_text,
+)
 from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Report
 from lab.sinks import for_terminal, for_text

@@ -12,8 +12,8 @@ from grader.batch.failures import Failure
 from grader.batch.html import render_summary_html
 from grader.batch.keys import GradingOptions
 from grader.batch.outcome import Outcome
-from grader.results import FailureKind
 from grader.batch.summary import BatchStats, summarize
+from grader.results import FailureKind
 from lab.cli import batch_common
 from tests.conftest import catalog
 
