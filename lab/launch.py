@@ -3,8 +3,8 @@ first, before the command line's own imports (about half a second), so that its 
 imports, the GPU driver's) overlaps them; everything else goes straight to the typer app.
 
 What that early worker prints (the note "grading without a sandbox") is held until `lab grade`
-has found its arguments good (say_held_notes): a command that stops at a usage error ("no such
-file") says only that error."""
+has graded (say_held_notes): a command that stops at a usage error ("no such file", no device
+for the file's language) says only that error."""
 
 from __future__ import annotations
 

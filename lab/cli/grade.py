@@ -106,7 +106,6 @@ def grade(
             fail("--sanitize runs compute-sanitizer, which needs the CUDA backend (a .cu file)")
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
-    say_held_notes()  # the arguments are good: the early worker's note ("grading without a sandbox")
     try:
         with grading_status(errors) as line:
             result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
@@ -119,6 +118,7 @@ def grade(
         no_device(error, target, spec.id)
     except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
         fail(str(error))
+    say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), before the report
     render(result, errors if json_to_stdout else console)
     if not counters and (result.device or {}).get("kind") == "gpu":  # the counters' modules load only here
         from grader.counters.grading import worth_asking

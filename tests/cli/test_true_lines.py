@@ -81,7 +81,7 @@ def test_what_to_install_fits_the_machine_and_the_installation(monkeypatch):
 def test_a_device_that_matches_nothing_suggests_no_other_language(tmp_path):
     (tmp_path / "reduce_interleaved.cl").write_text(REFERENCE.read_text())
     done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cl", "--device", "77", cwd=tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 2 and NO_SANDBOX not in done.stderr
     assert "--device '77'" in done.stderr and "lab devices" in done.stderr and ".cu" not in done.stderr
 
 
@@ -91,6 +91,6 @@ def test_a_cuda_file_where_cuda_cannot_run_points_to_the_opencl_skeleton(tmp_pat
     cuda = ROOT / "reference" / "reduce_interleaved" / "solution.cu"
     (tmp_path / "reduce_interleaved.cu").write_text(cuda.read_text())
     done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cu", cwd=tmp_path)
-    assert done.returncode == 2
+    assert done.returncode == 2 and NO_SANDBOX not in done.stderr  # a usage error: only the error
     assert "`lab init reduce_interleaved --backend opencl` writes the .cl skeleton" in done.stderr
     assert "pip install -e '.[cuda]'" not in done.stderr
