@@ -31,7 +31,7 @@ def pip_command(extra: str) -> str:
 def cuda_missing() -> str:
     """Why CUDA is not usable where PyCUDA cannot be imported, and what to do."""
     if not has_nvidia_gpu():
-        return "this machine has no NVIDIA GPU, which CUDA needs (PyCUDA is not installed either)"
+        return "this machine has no NVIDIA GPU, which CUDA needs"
     return f"PyCUDA is not installed ({pip_command('cuda')})"
 
 
