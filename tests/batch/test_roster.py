@@ -34,7 +34,8 @@ from grader.batch.roster import (
     match_roster,
 )
 from lab.cli import app
-from tests.conftest import catalog
+from tests.batch.classroom import solution, wrong_kernels
+from tests.conftest import catalog, targets
 
 A, B = "reduce_interleaved", "reduce_sequential"
 
@@ -246,3 +247,24 @@ def test_lab_batch_says_what_is_wrong_with_an_lms_option_in_one_line(tmp_path, m
     assert result.exit_code == 2, result.output
     assert words in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not any(t.backend == "opencl" for t in targets()), reason="no OpenCL device")
+def test_lab_batch_matches_a_roster_with_folders_to_a_gradescope_export_by_email(tmp_path):
+    from tests.batch.test_lms_exports import FAST, gradescope_files, make_zip, table
+    from tests.batch.test_lms_exports import A as STAGE_A
+    from tests.batch.test_lms_exports import B as STAGE_B
+
+    c = catalog()
+    source = make_zip(tmp_path / "gs.zip", gradescope_files(solution(c, STAGE_A), wrong_kernels(c, STAGE_B)[0]))
+    roster = write(tmp_path, "folder,email,id_number,notes\nann,ANN@example.edu,1001,front row\n"
+                             "bob,bob@example.edu,1002,\ncy,cy@example.edu,1003,\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", str(source), "--out", str(out), *FAST, "--roster", str(roster),
+                                      "--gradebook", "moodle:idnumber"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("'notes' not read") == 1
+    moodle = table(out / "gradebook_moodle.csv")
+    assert moodle[0][0] == "ID number" and {r[0] for r in moodle[1:]} == {"1001", "1002", "1003"}
+    check = table(out / "roster_check.csv")
+    assert not [r for r in check[1:] if r[0] == NOT_IN_ROSTER and r[1] != "dee@example.edu"], check
