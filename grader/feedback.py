@@ -194,7 +194,7 @@ def resources_text(resources: dict[str, Any], device_kind: str) -> str:
 
 
 def context(report: Report) -> dict[str, Any]:
-    kind = str(report.device.get("kind", ""))
+    kind = str((report.device or {}).get("kind", ""))
     return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
             "resources_text": lambda res: resources_text(res, kind), "label": check_label,
             "device": device_text(report),

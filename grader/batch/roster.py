@@ -16,8 +16,8 @@ A student of the class (a folder, or a student of an LMS export) is matched to a
 order, the first of these that any row fits: the folder column; the export's own ids (Canvas
 user ID to canvas_id; Gradescope email to email, SID to id_number or sis_user_id); and, for a
 folder layout, a folder named after any of the row's ids. A row's folder, where it names another
-folder, does not keep the export's ids from matching it. What does not match is a warning, never an error: a student with no row, a
-row with no student, a student two rows fit.
+folder, does not keep the export's ids from matching it. What does not match is a warning, never
+an error: a student with no row, a row with no student, a student two rows fit.
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ def _lab_roster(path: Path, rows: list[list[str]]) -> Roster:
     if repeated:
         raise RosterError(f"--roster {path}: column {repeated[0]!r} twice")
     if not any(h in ID_COLUMNS for h in header):
-        raise RosterError(f"--roster {path}: no column to match students by; give folder or one of "
+        not_read = f" ({', '.join(repr(c) for c in ignored)} not read)" if ignored else ""
+        raise RosterError(f"--roster {path}: no column to match students by{not_read}; give folder or one of "
                           f"{', '.join(c for c in ID_COLUMNS if c != 'folder')}")
     entries = []
     for number, row in enumerate(rows[1:], 2):

@@ -87,6 +87,7 @@ def test_a_canvas_gradebook_export_is_a_roster_and_names_the_assignments(tmp_pat
     ("", "empty"),
     ("folder,emial\n,a@x\n", "line 2 names no student"),  # a column it does not know is not read
     ("name,section\nAnn,A\n", "no column to match students by"),
+    ("name,emial\nAnn,a@x\n", "no column to match students by ('emial' not read)"),
     ("folder,email\nann,a@x.edu\nbob,A@X.edu\n", "line 3 has email 'A@X.edu', as line 2 does"),
     ("folder,canvas_id\nann,1\nbob,1\n", "line 3 has canvas_id '1'"),
     ("folder,name\n,Ann\n", "line 2 names no student"),
