@@ -16,8 +16,7 @@ def gradescope(
     out: Path = typer.Option(Path("autograder.zip"), "--out", "-o", help="the zip to write"),
     wheel: Path = typer.Option(None, "--wheel", help="the lab as a wheel (default: built from this checkout)"),
 ) -> None:
-    """Build the Gradescope autograder zip for STAGES: uploads are checked for correctness on
-    Gradescope (PoCL, no GPU); speed is graded later on the course GPU (lab batch)."""
+    """Build the Gradescope autograder zip for STAGES: correctness there (PoCL), speed on a GPU later."""
     from lab.autograder.build import BuildError, build_zip
     from lab.cli.course import load_catalog
     from lab.sinks import for_terminal
