@@ -31,10 +31,12 @@ def gradescope(
     console.print(f"wrote {for_terminal(str(built.path))} ({built.files} files, {built.size / 1e6:.1f} MB): "
                   f"stages {for_terminal(', '.join(built.stages))}; students upload "
                   f"{for_terminal(' and '.join(f'{s}.cl' for s in built.stages))}")
-    specs = [catalog.get(stage) for stage in built.stages]
-    graded_there = sum(spec.max_score - (spec.points.get("fast", 0) if spec.graded_for_speed else 0) for spec in specs)
-    later = sum(spec.max_score for spec in specs) - graded_there
+    specs = [catalog.get(stage) for stage in built.stages]  # Gradescope has no GPU: compiles and correct only
+    graded_there = sum(points for spec in specs for check, points in spec.points.items()
+                       if check in ("compiles", "correct"))
+    later = sorted({check for spec in specs for check in spec.points if check not in ("compiles", "correct")})
+    rest = sum(spec.max_score for spec in specs) - graded_there
     console.print(f"the assignment's points on Gradescope: {graded_there}" + (
-        f" (compiles and correct; the {later} speed points are graded on the course GPU by lab batch, whose "
-        "gradebook holds the final grades)" if later else ""))
+        f" (compiles and correct; the {rest} points of {' and '.join(later)} are graded on the course GPU by "
+        "lab batch, whose gradebook holds the final grades)" if rest else ""))
     console.print("next: upload it on the assignment's Configure Autograder page (docs/gradescope.md)")

@@ -143,3 +143,17 @@ def test_the_config_round_trips_and_a_bad_one_is_one_line(tmp_path):
             assert "\n" not in str(error)
         else:
             raise AssertionError(f"{text!r} was accepted")
+
+
+def test_lab_gradescope_says_the_points_gradescope_grades(tmp_path):
+    from typer.testing import CliRunner
+
+    from lab.cli import app
+
+    wheel = tmp_path / "gpu_teaching_lab-0-py3-none-any.whl"
+    wheel.write_bytes(b"stands in for the lab's wheel")
+    result = CliRunner().invoke(app, ["gradescope", "reduce_interleaved", "reduce_sequential", "-o",
+                                      str(tmp_path / "a.zip"), "--wheel", str(wheel)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "the assignment's points on Gradescope: 170 (compiles and correct; the 30 points of fast" in text
