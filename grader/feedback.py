@@ -152,8 +152,58 @@ def _environment(markdown: bool) -> Environment:
     return env
 
 
+REFUSED = (FailureKind.REFUSED_SOURCE, FailureKind.UNCHANGED_HANDOUT)
+
+
+def device_text(report: Report) -> str:
+    """Where it was graded: "opencl on NAME (cpu)", and that nothing ran there where the file
+    was refused first."""
+    device = report.device or {}
+    name, kind = device.get("name"), device.get("kind")
+    if kind == "none":  # no device was opened: the name says why
+        return f"{report.backend}: {name}"
+    if device.get("ran") is False:
+        return f"{report.backend} on {name} ({kind}), where nothing ran: the file was refused"
+    return f"{report.backend} on {name} ({kind})"
+
+
+def check_label(check: Check) -> str:
+    """A check's name as the feedback shows it: `compiles` is `accepted` where the file was
+    refused before any compiler saw it (not a kernel file the stage takes, or a handout
+    unchanged): it did not fail to compile."""
+    return label_of(check.name, check.failure)
+
+
+def label_of(check: str, failure: str | None) -> str:
+    """check_label() for a check's name and its failure kind (a FailureKind, or its value)."""
+    if check == "compiles" and failure is not None and str(failure) in {str(kind) for kind in REFUSED}:
+        return "accepted"
+    return check
+
+
+_RESOURCES = (("registers", "registers per thread", "registers"),
+              ("shared_bytes", "bytes of shared memory per block", "shared memory"),
+              ("spill_bytes", "bytes spilled", "spills"))
+
+
+def resources_text(resources: dict[str, Any], device_kind: str) -> str:
+    """A kernel's registers, shared memory and spills in words; what the device did not report
+    is named as such, with why, never shown as '?'."""
+    known = [f"{resources[key]} {words}" for key, words, _ in _RESOURCES if resources.get(key) is not None]
+    missing = [short for key, _, short in _RESOURCES if resources.get(key) is None]
+    text = ", ".join(known)
+    if missing:
+        why = ("OpenCL on a CPU does not report them" if device_kind == "cpu"
+               else "this device's driver does not report them")
+        text += ("; " if text else "") + f"{' and '.join(missing)}: not known ({why})"
+    return text
+
+
 def context(report: Report) -> dict[str, Any]:
+    kind = str((report.device or {}).get("kind", ""))
     return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
+            "resources_text": lambda res: resources_text(res, kind), "label": check_label,
+            "device": device_text(report),
             "score": score_text(report), "points": points_text, "mismatch": mismatch_view(report),
             "PASSED": PASSED, "FAILED": FAILED, "SKIPPED": SKIPPED}
 

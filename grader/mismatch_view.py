@@ -13,6 +13,7 @@ from lab.sinks import for_html
 COLOURS = {RIGHT: "#cfe8d5", WRONG: "#d92d20", UNWRITTEN: "#1d2430"}
 WORDS = {RIGHT: "right", WRONG: "wrong value", UNWRITTEN: "never written"}
 TERMINAL_ROWS, TERMINAL_COLUMNS = 32, 64
+TEXT_LINES = 8  # lines of a picture in characters, at most: runs of equal rows are one line
 SVG_WIDTH = 480  # pixels, at most
 STRIP_HEIGHT = 28  # pixels, of a 1-D output's strip
 
@@ -23,14 +24,19 @@ class MismatchView:
     case: str  # the correctness case it is from
     tile: tuple[int, int] | None  # the stage's output tile, in elements
 
-    def legend(self) -> str:
+    def legend(self, lines_drawn: bool = True) -> str:
+        """What the picture shows; `lines_drawn`: the tiles' lines are drawn (the SVG), not text."""
         cell_r, cell_c = self.picture.cell
         size = "one element per cell" if (cell_r, cell_c) == (1, 1) else (
             f"each cell is {cell_r} x {cell_c} elements, shown as the worst of them")
-        tile = f"; lines mark the {self.tile[0]} x {self.tile[1]} tiles of the output" if self._tile_cells() else ""
+        tile = ""
+        cells = self._tile_cells()
+        if cells and self.tile is not None:
+            tile = (f"; lines mark the {self.tile[0]} x {self.tile[1]} tiles of the output" if lines_drawn else
+                    f"; a {self.tile[0]} x {self.tile[1]} tile of the output is {cells[0]} rows of {cells[1]} cells")
         shape = " x ".join(str(s) for s in self.picture.shape)
         names = self.picture.index_names
-        axes = f" (rows: {names[0]}, columns: {names[1]})" if len(names) == 2 else ""
+        axes = f"; rows: {names[0]}, columns: {names[1]}" if len(names) == 2 else ""
         return f"`{self.picture.buffer}` ({shape}{axes}) in case {self.case}: {size}{tile}"
 
     def _tile_cells(self) -> tuple[int, int] | None:
@@ -42,7 +48,33 @@ class MismatchView:
             return None
         return tr // cr, tc // cc
 
-    def text(self, max_rows: int = TERMINAL_ROWS, max_columns: int = TERMINAL_COLUMNS) -> list[str]:
+    def text(self, max_rows: int = TERMINAL_ROWS, max_columns: int = TERMINAL_COLUMNS,
+             max_lines: int = TEXT_LINES) -> list[str]:
+        """The picture in at most `max_lines` lines (and one that says what was left out): a run
+        of equal rows is one line with its count ("×6"), so the pattern stays and a wrong output
+        is not a wall of 'x'."""
+        lines: list[str] = []
+        shown = 0
+        rows = self.rows(max_rows, max_columns)
+        r = 0
+        while r < len(rows) and len(lines) < max_lines:
+            end = r
+            while end < len(rows) and rows[end] == rows[r]:
+                end += 1
+            lines.append(rows[r] + (f"  ×{end - r}" if end - r > 1 else ""))
+            shown, r = end, end
+        if shown < len(rows):
+            lines.append(f"… {len(rows) - shown} more rows")
+        return lines
+
+    def counts_text(self) -> str:
+        """How many cells of each kind, in words."""
+        counts = self.picture.counts()
+        total = sum(counts.values())
+        return (f"{counts[WRONG]} of {total} cells wrong, {counts[UNWRITTEN]} never written, "
+                f"{counts[RIGHT]} right")
+
+    def rows(self, max_rows: int = TERMINAL_ROWS, max_columns: int = TERMINAL_COLUMNS) -> list[str]:
         """Rows of characters: '.' right, 'x' wrong, '_' never written (coarser where needed)."""
         rows = list(self.picture.rows)
         tile = self._tile_cells() or (0, 0)

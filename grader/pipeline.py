@@ -443,14 +443,14 @@ def _refused_on(target: Target) -> dict[str, str]:
     """The device a refused file would have run on, named as the worker would pick it (the
     refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
     if target.index >= 0:
-        return _shown(target)
+        return {**_shown(target), "ran": False}
     from lab.backends.discovery import choose, discover
 
     try:
         found = choose(discover((target.backend,)), target.backend, target.name or None)
     except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
         return _shown(target)
-    return {"name": f"{found.name} (refused before it ran)", "kind": found.kind}
+    return {"name": found.name, "kind": found.kind, "ran": False}  # "ran": the feedback says it was refused
 
 
 SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower

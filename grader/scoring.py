@@ -131,7 +131,7 @@ def explaining_case(cases: list[CaseResult]) -> CaseResult | None:
 def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
     full = spec.points.get("correct", 0)
     if compiles.status != PASSED:
-        why = "the file was not compiled" if not g.source.ok else "the kernel does not compile"
+        why = "the file was refused before it was compiled" if not g.source.ok else "the kernel does not compile"
         if compiles.status == ERROR:
             why = "the submission could not be graded"
         return Check("correct", SKIPPED, f"not run: {why}", 0, full)

@@ -7,7 +7,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.feedback import bars, hint, points_text, rate_text, score_text
+from grader.feedback import (
+    bars,
+    check_label,
+    device_text,
+    hint,
+    points_text,
+    rate_text,
+    resources_text,
+    score_text,
+)
 from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, REVIEW, SKIPPED, Report
 from lab.sinks import for_terminal, for_text
@@ -20,8 +29,7 @@ MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…"
 def render(report: Report, console: Console) -> None:
     status = Text(f" {report.status.words.upper()} ", style=f"reverse {STYLE.get(report.status, '')}")
     console.print(Text.assemble(status, for_text(f"  {report.assignment}: {report.title}")))
-    console.print(Text(for_text(f"{report.backend} on {report.device.get('name')} "
-                                f"({report.device.get('kind')}) · {report.file}"), style="dim"))
+    console.print(Text(for_text(f"{device_text(report)} · {report.file}"), style="dim"))
 
     checks = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     checks.add_column("check")
@@ -29,7 +37,7 @@ def render(report: Report, console: Console) -> None:
     checks.add_column("details", overflow="fold")
     for c in report.checks:
         points = points_text(c)
-        checks.add_row(Text(f"{MARK.get(c.status, '?')} {c.name}", style=STYLE.get(c.status, "")),
+        checks.add_row(Text(f"{MARK.get(c.status, '?')} {check_label(c)}", style=STYLE.get(c.status, "")),
                        points, Text(for_text(c.message)))
     console.print(checks)
     if any(not case.ok for case in report.cases):
@@ -43,10 +51,13 @@ def render(report: Report, console: Console) -> None:
         console.print(cases)
     view = mismatch_view(report)
     if view is not None:
-        console.print(Text(for_text(f"what your kernel wrote: {view.legend()} ('.' right, 'x' wrong value, "
+        console.print(Text(for_text(f"what your kernel wrote: {view.legend(lines_drawn=False)} ('.' right, 'x' wrong value, "
                                     f"'_' never written)"), style="dim"))
         for line in view.text():
-            console.print(Text(line, style="red" if set(line) - {"."} else "green"), soft_wrap=True)
+            cells = line.split("  ×")[0]
+            console.print(Text(line, style="dim" if line.startswith("…") else "red" if set(cells) - {"."} else "green"),
+                          soft_wrap=True)
+        console.print(Text(view.counts_text(), style="dim"))
     console.print(f"[bold]{score_text(report)}[/bold]")
     where = hint(report)
     if where:
@@ -88,9 +99,8 @@ def render(report: Report, console: Console) -> None:
         render_counters(report.counters, console)
     if report.resources:
         for name, r in report.resources.items():
-            shown = {k: "?" if r.get(k) is None else r[k] for k in ("registers", "shared_bytes", "spill_bytes")}
-            console.print(Text(for_text(f"{name}: {shown['registers']} registers, {shown['shared_bytes']} B shared, "
-                                        f"{shown['spill_bytes']} B spilled"), style="dim"))
+            words = resources_text(r, str(report.device.get("kind", "")))
+            console.print(Text(for_text(f"{name}: {words}"), style="dim"))
     for tool, result in (report.sanitizer or {}).items():
         if isinstance(result, dict):
             for finding in result.get("findings", []):

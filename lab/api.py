@@ -140,8 +140,10 @@ def _grade_file(catalog, spec, path: Path, backend: str, *, shown_as: str, devic
         report = grade_file(catalog, spec, path, Target.to_choose(backend, device), seed=seed, timing=timing,
                             cpu_timing=cpu_timing, limits=Limits(run_s=time_limit), shown_as=shown_as)
     except NoDeviceError as error:
-        other = "the OpenCL skeleton (lab init STAGE --backend opencl)" if backend == "cuda" else "a CUDA kernel"
-        raise GradeError(f"{error}; for this machine, try {other}") from None
+        from lab.backends.discovery import other_language_here
+
+        step = None if device else other_language_here(backend, spec.id)  # --device: `lab devices` is said
+        raise GradeError(f"{error}; {step}" if step else str(error)) from None
     except (SubmissionError, SandboxUnavailable) as error:
         raise GradeError(str(error)) from None
     return NotebookReport.of(report)

@@ -65,6 +65,8 @@ class MoodleIdentifier(StrEnum):
 
 MOODLE_HEADERS = {MoodleIdentifier.EMAIL: "Email address", MoodleIdentifier.IDNUMBER: "ID number",
                   MoodleIdentifier.USERNAME: "Username"}
+MOODLE_ROSTER_COLUMN = {MoodleIdentifier.EMAIL: "an email", MoodleIdentifier.IDNUMBER: "an id_number",
+                        MoodleIdentifier.USERNAME: "a username"}  # the roster's column that gives it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,8 +171,16 @@ def _write(rows: list[list[str]]) -> str:
     return buffer.getvalue()
 
 
+def _where_to_add(roster: str | None, what: str) -> str:
+    """The next step for a student left out of an LMS gradebook for want of `what`."""
+    if roster is None:
+        return f"give --roster with {what}"
+    return f"{roster} gives none for them: add {what}"
+
+
 def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],
-                  outcomes: Sequence[Outcome]) -> tuple[str, list[RosterWarning]]:
+                  outcomes: Sequence[Outcome], roster: str | None = None) -> tuple[str, list[RosterWarning]]:
+    """`roster`: the name of the --roster file given, for the next step a warning names."""
     by_cell = {(o.student, o.stage): o for o in outcomes}
     rows = [[*CANVAS_COLUMNS, *(for_csv_cell(h) for h in headers)],
             [POINTS_POSSIBLE, "", "", "", "", *(str(spec.max_score) for spec in stages)]]
@@ -178,7 +188,8 @@ def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers:
     for person in people:
         if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
             left_out.append(RosterWarning(LEFT_OUT_CANVAS, person.student, f"{person.student}: no Canvas ID, SIS "
-                                          "User ID or SIS Login ID (give --roster)"))
+                                          "User ID or SIS Login ID (" +
+                                          _where_to_add(roster, "a canvas_id, sis_user_id or sis_login_id") + ")"))
             continue
         rows.append([for_csv_cell(person.name or person.student), for_csv_cell(person.canvas_id),
                      for_csv_cell(person.sis_user_id), for_csv_cell(person.sis_login_id), for_csv_cell(person.section),
@@ -187,7 +198,9 @@ def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers:
 
 
 def render_moodle(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes: Sequence[Outcome],
-                  identifier: MoodleIdentifier = MoodleIdentifier.EMAIL) -> tuple[str, list[RosterWarning]]:
+                  identifier: MoodleIdentifier = MoodleIdentifier.EMAIL,
+                  roster: str | None = None) -> tuple[str, list[RosterWarning]]:
+    """`roster`: the name of the --roster file given, for the next step a warning names."""
     by_cell = {(o.student, o.stage): o for o in outcomes}
     rows = [[MOODLE_HEADERS[identifier], MOODLE_NAME_COLUMN, *(spec.id for spec in stages)]]
     left_out = []
@@ -196,7 +209,8 @@ def render_moodle(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes
                MoodleIdentifier.USERNAME: person.username}[identifier]
         if not key:
             left_out.append(RosterWarning(LEFT_OUT_MOODLE, person.student, f"{person.student}: no "
-                                          f"{MOODLE_HEADERS[identifier]} (give --roster with that column)"))
+                                          f"{MOODLE_HEADERS[identifier]} ("
+                                          f"{_where_to_add(roster, MOODLE_ROSTER_COLUMN[identifier])})"))
             continue
         cells = [_cell(by_cell.get((person.student, spec.id))) for spec in stages]
         if any(cells):  # a row of empty cells would only tell Moodle to clear grades

@@ -6,10 +6,13 @@ with its `output_format`, `visibility`, `tests` (each with `name`, `score`, `max
 `status` "passed"/"failed", `output`, `visibility`) and `leaderboard` entries
 (`name`, `value`, `order` "asc"/"desc").
 
-One score model (grader.report.Status): every test has its full `max_score`. A check still to be
-graded elsewhere (speed, on a machine with no GPU) is a test with 0 of its points and status
-"failed", named and explained as pending, so Gradescope never shows it as passed. A submission
-that could not be graded has no `score` at all, only tests that say why.
+Each graded check is a test with its points and its full `max_score`. A check still to be graded
+elsewhere (speed, on a machine with no GPU) is a test with no `score`, no `max_score` and no
+`status`: Gradescope counts it in no total and shows it neither passed nor failed, only its name
+("pending", with its points) and the line saying where it is graded. The assignment's points on
+Gradescope are then the points graded there (docs/gradescope.md), so a correct upload reads full
+marks, not a speed test failed at 0. A submission that could not be graded has no `score` at all,
+only tests that say why.
 """
 
 from __future__ import annotations
@@ -27,18 +30,21 @@ def gradescope_results(report: Report) -> dict[str, Any]:
     ungraded = report.status == ERROR or report.score is None
     tests: list[dict[str, Any]] = []
     for number, check in enumerate(report.checks, start=1):
+        pending = check.status == PENDING
         test: dict[str, Any] = {
-            "name": f"{report.assignment}: {check.name}" + (" (still to be graded)" if check.status == PENDING else ""),
+            "name": f"{report.assignment}: {check.name}" + (
+                f" (pending: {check.max_points} points, graded on the course's GPU)" if pending else ""),
             "number": str(number),
-            "status": "passed" if check.status == PASSED else "failed",
             "output": for_text(PENDING_OUTPUT.format(message=check.message[:1].upper() + check.message[1:])
-                               if check.status == PENDING else check.message),
+                               if pending else check.message),
             "output_format": "text",
             "visibility": "visible",
         }
-        if not ungraded:
-            test["score"] = check.points
-            test["max_score"] = check.max_points
+        if not pending:
+            test["status"] = "passed" if check.status == PASSED else "failed"
+            if not ungraded:
+                test["score"] = check.points
+                test["max_score"] = check.max_points
         tests.append(test)
     results: dict[str, Any] = {
         "execution_time": max(0, round(report.duration_s)),
@@ -48,7 +54,8 @@ def gradescope_results(report: Report) -> dict[str, Any]:
         "tests": tests,
         "extra_data": {"stage": report.assignment, "status": str(report.status), "max_score": report.max_score,
                        "backend": report.backend, "device": report.device.get("name", ""),
-                       "grader_version": report.grader_version},
+                       "grader_version": report.grader_version,
+                       "pending_points": sum(c.max_points for c in report.checks if c.status == PENDING)},
     }
     if not ungraded:
         results["score"] = report.score

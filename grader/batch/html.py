@@ -11,7 +11,7 @@ from grader.batch.charts import speedup_histogram, speedup_text
 from grader.batch.concept_chart import concept_histogram
 from grader.batch.similarity import ClassSimilarity
 from grader.batch.summary import SANDBOX_ADVICE, ClassSummary
-from grader.feedback import TEMPLATES
+from grader.feedback import TEMPLATES, label_of
 from lab.sinks import html_finalize
 
 TEMPLATE = "batch_summary.html.j2"
@@ -44,6 +44,7 @@ def environment() -> Environment:
     env.filters["rate"] = lambda v: "-" if v is None else (f"{v:.1f}" if v < 100 else f"{v:.0f}")
     env.filters["duration"] = duration_text
     env.filters["median"] = _median
+    env.filters["check_label"] = lambda reason: label_of(reason.check, reason.kind)
     return env
 
 

@@ -65,16 +65,17 @@ def write_lms_outputs(store: ResultStore, catalog: Catalog, layout: Layout, outc
         match = match_roster(options.roster, layout.students, layout.identities)
         warnings.extend(match.warnings)
     people = lms_students(layout.students, layout.identities, match)
+    roster_name = options.roster.path.name if options.roster is not None else None
     written = []
     if GradebookFormat.CANVAS in options.formats:
         exported = options.roster.canvas_assignments if options.roster else ()
         headers, notes = canvas_headers(stages, options.canvas_columns, exported)
-        text, left_out = render_canvas(people, stages, headers, outcomes)
+        text, left_out = render_canvas(people, stages, headers, outcomes, roster_name)
         store.write_class_file(CANVAS_FILE, text)
         written.append(CANVAS_FILE)
         warnings.extend([*notes, *left_out])
     if GradebookFormat.MOODLE in options.formats:
-        text, left_out = render_moodle(people, stages, outcomes, options.moodle_identifier)
+        text, left_out = render_moodle(people, stages, outcomes, options.moodle_identifier, roster_name)
         store.write_class_file(MOODLE_FILE, text)
         written.append(MOODLE_FILE)
         warnings.extend(left_out)

@@ -5,17 +5,19 @@ Two forms are read:
 - the lab's own roster, a CSV with a header naming any of these columns (letter case, spaces
   and `_` do not matter): folder, name, canvas_id, sis_user_id, sis_login_id, section, email,
   id_number, username. Every column but name and section identifies a student, so no two rows
-  may share a value in it.
+  may share a value in it. Any other column (notes, a grade) is not read: Roster.ignored_columns
+  names them, for the command to say once.
 - a gradebook exported from Canvas (Grades > Export): its first columns are Student, ID, SIS
   User ID, SIS Login ID (Integration ID), Section; its "Points Possible" row, Canvas's test
   student ("Student, Test") and its muted/manual-posting row are skipped, and its assignment
   columns, "Name (id)", tell the Canvas format which assignment a stage goes to.
 
 A student of the class (a folder, or a student of an LMS export) is matched to a row by, in
-order: the folder column; the export's own ids (Canvas user ID to canvas_id; Gradescope email
-to email, SID to id_number or sis_user_id); and, for a folder layout, a folder named after any
-of the row's ids. What does not match is a warning, never an error: a student with no row, a
-row with no student, a student two rows fit.
+order, the first of these that any row fits: the folder column; the export's own ids (Canvas
+user ID to canvas_id; Gradescope email to email, SID to id_number or sis_user_id); and, for a
+folder layout, a folder named after any of the row's ids. A row's folder, where it names another
+folder, does not keep the export's ids from matching it. What does not match is a warning, never
+an error: a student with no row, a row with no student, a student two rows fit.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class Roster:
     kind: str  # LAB | CANVAS_EXPORT
     entries: tuple[RosterEntry, ...]
     canvas_assignments: tuple[tuple[str, str], ...] = ()  # (title, id) of a Canvas export's columns
+    ignored_columns: tuple[str, ...] = ()  # the lab roster's columns it does not read, as the header names them
 
 
 @dataclass(frozen=True)
@@ -155,19 +158,18 @@ def _check_unique(path: Path, entries: list[RosterEntry]) -> None:
 
 def _lab_roster(path: Path, rows: list[list[str]]) -> Roster:
     header = [_column_key(h) for h in rows[0]]
-    unknown = [rows[0][i].strip() for i, h in enumerate(header) if h not in COLUMNS and h]
-    if unknown:
-        raise RosterError(f"--roster {path}: unknown column {unknown[0]!r}; the columns are {', '.join(COLUMNS)} "
-                          "(or give a gradebook exported from Canvas)")
+    ignored = tuple(rows[0][i].strip() for i, h in enumerate(header) if h and h not in COLUMNS)
+    header = [h if h in COLUMNS else "" for h in header]  # a column it does not know is not read
     repeated = sorted({h for h in header if h and header.count(h) > 1})
     if repeated:
         raise RosterError(f"--roster {path}: column {repeated[0]!r} twice")
     if not any(h in ID_COLUMNS for h in header):
-        raise RosterError(f"--roster {path}: no column to match students by; give folder or one of "
+        not_read = f" ({', '.join(repr(c) for c in ignored)} not read)" if ignored else ""
+        raise RosterError(f"--roster {path}: no column to match students by{not_read}; give folder or one of "
                           f"{', '.join(c for c in ID_COLUMNS if c != 'folder')}")
     entries = []
     for number, row in enumerate(rows[1:], 2):
-        if len(row) > len(header):
+        if any(cell.strip() for cell in row[len(header):]):  # empty cells past the header are a spreadsheet's
             raise RosterError(f"--roster {path}: line {number} has {len(row)} cells, the header {len(header)}")
         values = {h: row[i].strip() for i, h in enumerate(header) if h and i < len(row)}
         entry = RosterEntry(line=number, **values)
@@ -175,7 +177,7 @@ def _lab_roster(path: Path, rows: list[list[str]]) -> Roster:
             raise RosterError(f"--roster {path}: line {number} names no student (every id column is empty)")
         entries.append(entry)
     _check_unique(path, entries)
-    return Roster(path, LAB, tuple(entries))
+    return Roster(path, LAB, tuple(entries), ignored_columns=ignored)
 
 
 def _canvas_export(path: Path, rows: list[list[str]]) -> Roster:
@@ -218,21 +220,40 @@ def load_roster(path: Path) -> Roster:
     return _lab_roster(path, rows)
 
 
-def _fits(entry: RosterEntry, student: str, identity: StudentIdentity | None, by_folder_name: bool) -> bool:
+def _fits_by_folder(entry: RosterEntry, student: str) -> bool:
+    return bool(entry.folder) and entry.folder == student
+
+
+def _fits_by_export_ids(entry: RosterEntry, identity: StudentIdentity | None) -> bool:
+    if identity is None:
+        return False
+    if identity.canvas_id and identity.canvas_id == entry.canvas_id:
+        return True
+    if identity.email and entry.email and identity.email.casefold() == entry.email.casefold():
+        return True
+    return bool(identity.sid) and identity.sid in (entry.id_number, entry.sis_user_id)
+
+
+def _fits_by_folder_name(entry: RosterEntry, student: str) -> bool:
+    """A folder named after one of the row's ids (a row with a folder of its own is matched by it)."""
     if entry.folder:
-        return entry.folder == student
-    if identity is not None:
-        if identity.canvas_id and identity.canvas_id == entry.canvas_id:
-            return True
-        if identity.email and entry.email and identity.email.casefold() == entry.email.casefold():
-            return True
-        if identity.sid and identity.sid in (entry.id_number, entry.sis_user_id):
-            return True
+        return False
+    folded = student.casefold()
+    return (student in (entry.canvas_id, entry.sis_user_id, entry.id_number)
+            or folded in (entry.sis_login_id.casefold(), entry.email.casefold(), entry.username.casefold()))
+
+
+def _fitting(roster: Roster, student: str, identity: StudentIdentity | None,
+             by_folder_name: bool) -> list[RosterEntry]:
+    """The rows that fit `student` by the first way of matching that any row fits (see above)."""
+    ways = [lambda e: _fits_by_folder(e, student), lambda e: _fits_by_export_ids(e, identity)]
     if by_folder_name:
-        folded = student.casefold()
-        return (student in (entry.canvas_id, entry.sis_user_id, entry.id_number)
-                or folded in (entry.sis_login_id.casefold(), entry.email.casefold(), entry.username.casefold()))
-    return False
+        ways.append(lambda e: _fits_by_folder_name(e, student))
+    for fits in ways:
+        found = [e for e in roster.entries if fits(e)]
+        if found:
+            return found
+    return []
 
 
 def match_roster(roster: Roster, students: Sequence[str], identities: Mapping[str, StudentIdentity]) -> RosterMatch:
@@ -243,7 +264,7 @@ def match_roster(roster: Roster, students: Sequence[str], identities: Mapping[st
     warnings: list[RosterWarning] = []
     claimed: dict[int, list[str]] = {}
     for student in students:
-        fitting = [e for e in roster.entries if _fits(e, student, identities.get(student), by_folder_name)]
+        fitting = _fitting(roster, student, identities.get(student), by_folder_name)
         if not fitting:
             warnings.append(RosterWarning(NOT_IN_ROSTER, student, f"{student}: no row of {roster.path.name} fits"))
         elif len(fitting) > 1:

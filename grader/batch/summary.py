@@ -78,6 +78,17 @@ class StageSummary:
     def pass_rate(self) -> float | None:
         return self.passed / self.submitted if self.submitted else None
 
+    @property
+    def mean_text(self) -> str:
+        """The mean score as shown: of the final grades, and saying so where some grades are
+        pending (a CPU batch: every correct kernel pending, so the final grades alone are the
+        failed ones, and their mean alone would read as the class's)."""
+        final = self.passed + self.failed
+        if self.mean_fraction is None:
+            return "- (all pending)" if self.pending else "-"
+        mean = f"{100 * self.mean_fraction:.0f}%"
+        return f"{mean} of {final} final" if self.pending else mean
+
 
 @dataclass(frozen=True)
 class BatchStats:

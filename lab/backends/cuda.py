@@ -340,7 +340,9 @@ def probe() -> tuple[list[Target], str | None]:
     try:
         import pycuda.driver as drv
     except ImportError:
-        return [], "PyCUDA is not installed (pip install -e '.[cuda]')"
+        from lab.backends.install_hint import cuda_missing
+
+        return [], cuda_missing()
     except OSError as error:  # libcuda.so missing: no NVIDIA driver
         return [], f"no NVIDIA driver ({error})"
     try:

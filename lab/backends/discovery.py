@@ -38,6 +38,17 @@ class NoDeviceError(LookupError):
     """No usable device matches what was asked for; the message says why."""
 
 
+def other_language_here(backend: str, stage: str) -> str | None:
+    """Where `backend` has no device: the next step, if this machine grades the other kernel
+    language ("this machine grades OpenCL C: `lab init STAGE --backend opencl` writes the .cl
+    skeleton"); None where it grades neither (never a backend it cannot run)."""
+    for kind in registry.backends():
+        if kind.name != backend and discover((kind.name,)).of(kind.name):
+            return (f"this machine grades {kind.language}: `lab init {stage} --backend {kind.name}` writes the "
+                    f"{kind.suffix} skeleton")
+    return None
+
+
 def choose(discovery: Discovery, backend: str = "auto", device: str | None = None) -> Target:
     """Pick a target. auto: a GPU, in the order of the backend table (CUDA before OpenCL),
     else any other device.

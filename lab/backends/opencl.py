@@ -306,16 +306,18 @@ def _describe(error: Exception) -> str:
 
 def probe() -> tuple[list[Target], str | None]:
     """OpenCL devices of every platform, or why there are none."""
+    from lab.backends import install_hint
+
     try:
         import pyopencl  # noqa: F401
     except ImportError:
-        return [], "PyOpenCL is not installed (pip install -e '.[opencl]', or '.[pocl]' with no GPU)"
+        return [], install_hint.opencl_missing()
     try:
         pairs = all_devices()
     except Exception as error:  # noqa: BLE001 - no ICD loader or no platform
-        return [], f"no OpenCL platform ({error}); pip install -e '.[pocl]' adds a CPU one"
+        return [], f"no OpenCL platform ({error}); {install_hint.no_opencl_device()}"
     if not pairs:
-        return [], "no OpenCL device found; pip install -e '.[pocl]' adds a CPU one"
+        return [], f"no OpenCL device found; {install_hint.no_opencl_device()}"
     return [Target("opencl", i, d.name.strip(), device_kind(d), p.name.strip())
             for i, (p, d) in enumerate(pairs)], None
 

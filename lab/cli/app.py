@@ -22,6 +22,7 @@ app = typer.Typer(
     name="lab",
     help="The GPU-programming teaching lab: stages, kernels, verdicts.",
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command's too (click inherits it)
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -62,7 +63,17 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def main() -> None:
+    """Run the app on sys.argv. Bare `lab` prints the help and exits 2, a usage error, whatever
+    typer's version makes of no_args_is_help (0 or 2)."""
+    import sys
+
     try:
+        if len(sys.argv) <= 1:
+            try:
+                app(["--help"])
+            except SystemExit:
+                pass
+            raise SystemExit(EXIT_USAGE)
         app()
     except KeyboardInterrupt:
         from lab import interrupt

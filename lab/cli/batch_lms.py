@@ -12,7 +12,7 @@ from grader.batch.gradebook_formats import parse_canvas_assignments, parse_forma
 from grader.batch.layout import Layout
 from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsResult, write_lms_outputs
 from grader.batch.outcome import Outcome
-from grader.batch.roster import RosterError, load_roster
+from grader.batch.roster import COLUMNS, RosterError, load_roster
 from grader.batch.store import ResultStore
 from lab.catalog import Catalog
 from lab.cli.app import console, errors, fail
@@ -38,6 +38,11 @@ def lms_options(input_kind: str | None, roster: Path | None, gradebooks: Sequenc
         loaded = load_roster(roster) if roster is not None else None
     except RosterError as error:
         fail(str(error))
+    if loaded is not None and loaded.ignored_columns:
+        names = ", ".join(repr(c) for c in loaded.ignored_columns)
+        console.print(f"[yellow]note:[/yellow] --roster {for_terminal(str(roster))}: column"
+                      f"{'s' if len(loaded.ignored_columns) > 1 else ''} {for_terminal(names)} not read (the "
+                      f"roster's columns: {', '.join(COLUMNS)})")
     return LmsOptions(tuple(formats), identifier, loaded, columns)
 
 

@@ -149,12 +149,6 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
     if jobs is not None and jobs < 1:
         fail("--jobs must be at least 1")
     catalog = load_catalog()
-    try:
-        sandbox.check()  # once, before the progress display: refused, or graded without one (said)
-        posture = sandbox.decide()
-    except sandbox.SandboxUnavailable as error:
-        fail(str(error))
-    unsandboxed = posture if isinstance(posture, str) else ""  # why there is no sandbox, if there is none
     check_folders(submissions, out)
     try:
         layout = read_submissions(submissions, catalog.ids(), work, input_kind)
@@ -166,6 +160,12 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs)
     except PoolError as error:
         fail(str(error))
+    try:  # once per batch, with the arguments found good and before the progress display
+        sandbox.check()  # refused (LAB_SANDBOX=require), or graded without one: said here, once
+        posture = sandbox.decide()
+    except sandbox.SandboxUnavailable as error:
+        fail(str(error))
+    unsandboxed = posture if isinstance(posture, str) else ""  # why there is no sandbox, if there is none
 
     options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing, counters=counters)
     from lab.cli.batch_slurm import refuse_if_running

@@ -13,7 +13,7 @@ from grader.pipeline import Limits, grade_file
 from grader.report import Status
 from grader.sandbox import SandboxUnavailable
 from grader.terminal import render
-from grader.worker_process import prestart_worker, take_worker
+from grader.worker_process import take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import (
@@ -31,6 +31,7 @@ from lab.cli.app import (
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, write_outputs
+from lab.launch import prestart_quietly, say_held_notes
 from lab.source_checks import SubmissionError
 
 EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
@@ -50,9 +51,13 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
     return Target.to_choose(own.name, device)
 
 
-def no_device(error: NoDeviceError, target: Target) -> None:
-    other = "the .cl skeleton (lab init STAGE --backend opencl)" if target.backend == "cuda" else "a .cu file"
-    fail(f"{error}; for this machine, try {other}")
+def no_device(error: NoDeviceError, target: Target, stage: str) -> None:
+    """The reason, and where this machine can grade the other language, that (never a backend
+    it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
+    from lab.backends.discovery import other_language_here
+
+    step = None if target.name else other_language_here(target.backend, stage)  # --device: `lab devices` is said
+    fail(f"{error}; {step}" if step else str(error))
 
 
 @app.command()
@@ -89,7 +94,7 @@ def grade(
     check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
     own = registry.by_suffix(file.suffix)
     if own is not None and not sanitize:
-        prestart_worker(own.name)  # its imports and driver start overlap ours
+        prestart_quietly(own.name)  # its imports and driver start overlap ours
     catalog = load_catalog()
     spec = load_stage(catalog, stage)
     if not file.exists():
@@ -111,9 +116,10 @@ def grade(
     except SubmissionError as error:
         fail(str(error))
     except NoDeviceError as error:
-        no_device(error, target)
+        no_device(error, target, spec.id)
     except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
         fail(str(error))
+    say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), before the report
     render(result, errors if json_to_stdout else console)
     if not counters and (result.device or {}).get("kind") == "gpu":  # the counters' modules load only here
         from grader.counters.grading import worth_asking

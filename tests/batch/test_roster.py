@@ -34,7 +34,8 @@ from grader.batch.roster import (
     match_roster,
 )
 from lab.cli import app
-from tests.conftest import catalog
+from tests.batch.classroom import solution, wrong_kernels
+from tests.conftest import catalog, targets
 
 A, B = "reduce_interleaved", "reduce_sequential"
 
@@ -84,8 +85,9 @@ def test_a_canvas_gradebook_export_is_a_roster_and_names_the_assignments(tmp_pat
 @pytest.mark.parametrize("text, words", [
     (None, "no such file"),
     ("", "empty"),
-    ("folder,emial\nann,a@x\n", "unknown column 'emial'"),
+    ("folder,emial\n,a@x\n", "line 2 names no student"),  # a column it does not know is not read
     ("name,section\nAnn,A\n", "no column to match students by"),
+    ("name,emial\nAnn,a@x\n", "no column to match students by ('emial' not read)"),
     ("folder,email\nann,a@x.edu\nbob,A@X.edu\n", "line 3 has email 'A@X.edu', as line 2 does"),
     ("folder,canvas_id\nann,1\nbob,1\n", "line 3 has canvas_id '1'"),
     ("folder,name\n,Ann\n", "line 2 names no student"),
@@ -101,6 +103,49 @@ def test_every_roster_problem_is_one_line(tmp_path, text, words):
         load_roster(path)
     message = str(caught.value)
     assert words in message and "\n" not in message, message
+
+
+def test_columns_the_roster_does_not_know_are_not_read_and_named(tmp_path):
+    roster = load_roster(write(tmp_path, "folder,Notes,email,Grade last year,,\nann,\"likes GPUs, a lot\",a@x.edu,B,,\n"
+                                         "bob,,b@x.edu,,\n"))
+    assert roster.ignored_columns == ("Notes", "Grade last year")
+    assert [(e.folder, e.email) for e in roster.entries] == [("ann", "a@x.edu"), ("bob", "b@x.edu")]
+    assert load_roster(write(tmp_path, "folder,email\nann,a@x.edu,,\n")).ignored_columns == ()  # empty cells past it
+
+
+def test_lab_batch_names_the_columns_it_does_not_read_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    write(tmp_path, "folder,notes,email\nann,hi,a@x.edu\n")
+    result = CliRunner().invoke(app, ["batch", "subs", "--out", "out", "--roster", "roster.csv", "--backend", "x"])
+    assert result.exit_code == 2  # the note comes while the options are read; a bad option still stops it
+    assert result.output.count("'notes' not read") == 1 and "unknown column" not in result.output
+
+
+def test_a_roster_with_folders_matches_an_export_by_the_ids_it_carries(tmp_path):
+    roster = load_roster(write(tmp_path, "folder,email,id_number,canvas_id\nann,ann@x.edu,,\nbob,,77,\ncy,,,303\n"))
+    identities = {"Smith, Ann": StudentIdentity(email="ANN@x.edu"), "Jones, Bob": StudentIdentity(sid="77"),
+                  "cy_303": StudentIdentity(canvas_id="303"), "Nobody": StudentIdentity(email="no@x.edu")}
+    match = match_roster(roster, list(identities), identities)
+    assert {s: e.folder for s, e in match.by_student.items()} == {"Smith, Ann": "ann", "Jones, Bob": "bob",
+                                                                   "cy_303": "cy"}
+    assert {(w.kind, w.who) for w in match.warnings} == {(NOT_IN_ROSTER, "Nobody")}
+    # the folder column first: a folder it names wins over another row's ids
+    roster = load_roster(write(tmp_path, "folder,email\nann,x@x.edu\nzed,ann@x.edu\n"))
+    match = match_roster(roster, ["ann"], {"ann": StudentIdentity(email="ann@x.edu")})
+    assert match.by_student["ann"].line == 2
+
+
+def test_a_student_left_out_of_an_lms_gradebook_is_told_the_next_step(tmp_path):
+    stages = [catalog().get(A)]
+    roster = load_roster(write(tmp_path, "folder,name\nann,Ann\n"))
+    people = lms_students(["ann"], {}, match_roster(roster, ["ann"], {}))
+    _, left_out = render_canvas(people, stages, [A], [outcome("ann", A, 100)], roster.path.name)
+    assert "roster.csv gives none for them: add a canvas_id, sis_user_id or sis_login_id" in left_out[0].detail
+    _, left_out = render_moodle(people, stages, [outcome("ann", A, 100)], MoodleIdentifier.USERNAME, "roster.csv")
+    assert "roster.csv gives none for them: add a username" in left_out[0].detail
+    _, left_out = render_canvas(people, stages, [A], [outcome("ann", A, 100)])
+    assert "give --roster with" in left_out[0].detail
 
 
 def test_a_roster_that_is_not_text_or_is_a_folder_is_one_line(tmp_path):
@@ -203,3 +248,24 @@ def test_lab_batch_says_what_is_wrong_with_an_lms_option_in_one_line(tmp_path, m
     assert result.exit_code == 2, result.output
     assert words in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not any(t.backend == "opencl" for t in targets()), reason="no OpenCL device")
+def test_lab_batch_matches_a_roster_with_folders_to_a_gradescope_export_by_email(tmp_path):
+    from tests.batch.test_lms_exports import FAST, gradescope_files, make_zip, table
+    from tests.batch.test_lms_exports import A as STAGE_A
+    from tests.batch.test_lms_exports import B as STAGE_B
+
+    c = catalog()
+    source = make_zip(tmp_path / "gs.zip", gradescope_files(solution(c, STAGE_A), wrong_kernels(c, STAGE_B)[0]))
+    roster = write(tmp_path, "folder,email,id_number,notes\nann,ANN@example.edu,1001,front row\n"
+                             "bob,bob@example.edu,1002,\ncy,cy@example.edu,1003,\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", str(source), "--out", str(out), *FAST, "--roster", str(roster),
+                                      "--gradebook", "moodle:idnumber"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("'notes' not read") == 1
+    moodle = table(out / "gradebook_moodle.csv")
+    assert moodle[0][0] == "ID number" and {r[0] for r in moodle[1:]} == {"1001", "1002", "1003"}
+    check = table(out / "roster_check.csv")
+    assert not [r for r in check[1:] if r[0] == NOT_IN_ROSTER and r[1] != "dee@example.edu"], check

@@ -134,7 +134,7 @@ def test_correct_uploads_pass_and_speed_is_left_to_the_course_gpu(tmp_path, auto
     assert results["score"] == 100 + 10 + 60, results
     assert all(tests[f"reduce_interleaved: {c}"]["status"] == "passed" for c in ("compiles", "correct"))
     fast = next(t for name, t in tests.items() if name.startswith("reduce_sequential: fast"))
-    assert fast["status"] == "failed" and fast["score"] == 0 and fast["max_score"] == 30
+    assert not {"status", "score", "max_score"} & set(fast) and "pending: 30 points" in fast["name"]
     assert "course's GPU" in fast["output"]
     assert "no GPU" in results["output"] and "notes.txt: not a kernel file" in results["output"]
     assert [s["status"] for s in results["extra_data"]["stages"]] == ["passed", "pending"]

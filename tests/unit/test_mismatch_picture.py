@@ -23,8 +23,10 @@ def test_every_fourth_row_written_shows_as_bands_aligned_to_the_tiles():
     found = MismatchPicture.from_dict(_rows_never_written(96, 64))
     assert found is not None and found.shape == (96, 64) and found.cell == (2, 1)
     view = MismatchView(found, "width=96, height=64", (32, 32))
-    lines = view.text()
-    assert lines[:8] == ["." * 64] * 2 + ["_" * 64] * 6 and len(lines) == 24
+    assert view.rows()[:8] == ["." * 64] * 2 + ["_" * 64] * 6 and len(view.rows()) == 24
+    # as text: a run of equal rows is one line with its count, the whole in a few lines
+    assert view.text() == [f"{'.' * 64}  ×2", f"{'_' * 64}  ×6"] * 3
+    assert view.counts_text() == f"0 of {48 * 64} cells wrong, {48 * 64 * 3 // 4} never written, {48 * 64 // 4} right"
     svg = view.svg()
     assert svg.startswith("<svg") and svg.count('class="tile"') == 4 + 3  # 3 tile rows, 2 tile columns
     assert "32 x 32 tiles" in view.legend() and dict((w, n) for _, w, n in view.key())["never written"] == 48 * 64 * 3 // 4
@@ -56,3 +58,11 @@ def test_the_stage_names_its_output_tile():
     assert output_tile({"TILE_DIM": 32, "BLOCK_ROWS": 8}) == (32, 32)
     assert output_tile({"TSM": 128, "TSN": 64, "TSK": 16}) == (128, 64)
     assert output_tile({"BLOCK_SIZE": 256}) is None
+
+
+def test_a_wrong_output_is_a_few_lines_and_a_count_not_a_wall():
+    every = MismatchView(MismatchPicture("out", (48, 64), (2, 1), ("x" * 64,) * 24, ("x", "y")), "w=64", (32, 32))
+    assert every.text() == [f"{'x' * 64}  ×24"] and every.counts_text().startswith("1536 of 1536 cells wrong")
+    rows = tuple(("x." if r % 2 else ".x") * 32 for r in range(24))  # no two rows alike in a row
+    lines = MismatchView(MismatchPicture("out", (24, 64), (1, 1), rows, ("x", "y")), "w=64", None).text()
+    assert len(lines) == 9 and lines[-1] == "… 16 more rows"
