@@ -4,7 +4,8 @@ and each timed launch of the submission checked against the reference kernel on 
 A kernel that remembers its inputs (by buffer, by value, per block or per grid), counts its
 launches, stashes a result in its own input, detects that it is being timed, or copies another
 kernel's output out of a neighbouring buffer has nothing to gain: no two timed launches see the
-same input values, no two kernels of a round see the same values either, and any timed launch
+same input values, no kernel that ran before the submission in its round saw its values (the
+reference sees them only after it, as its check), and any timed launch
 whose output is wrong, whose input it changed or whose guard bands it wrote is a failed check,
 with the launch named. The checks run between timed launches and are never timed.
 
@@ -46,13 +47,15 @@ class Queued:
 
 @dataclass
 class LaunchAudit:
-    """Fresh inputs for every timed launch, and the check of each of the submission's.
+    """Fresh inputs for every timed launch, and the check of each of the submission's: by the
+    reference's timed launch where it follows the submission's in the round (on the same
+    inputs), else by an untimed reference launch at the round's end.
 
     `roles`: grader.timing.TimedRole by role, "submission" and "reference" among them;
-    `rng`: where the seeds come from (the grading's own generator). Where the problem compares
-    outputs element by element, the comparisons are queued on the device and their counts read
-    back every `capacity` launches and at `settle()`; elsewhere each launch's outputs are read
-    back and compared on the host at once."""
+    `rng`: where the seeds come from (the grading's own generator). Inputs, and outputs where the
+    problem compares them element by element, are compared on the device, their counts read
+    back before the submission's next launch and at `settle()`; other outputs are read back and
+    compared on the host at once."""
 
     backend: Backend
     problem: Any
@@ -60,31 +63,55 @@ class LaunchAudit:
     roles: dict[str, Any]
     rng: np.random.Generator
     label: str  # the benchmark case, as the report names it
-    capacity: int = 64  # launches whose comparisons are queued before they are read
+    capacity: int = 4  # launches whose comparisons the device record holds
     checked: int = 0  # the submission's timed launches checked so far
     _seed: int = 0  # the submission's inputs' seed, for the check after its launch
+    _awaiting: int | None = None  # the placement whose submission launch awaits its check
     _tally: Any = None  # grader.device_ops.Tally, made on first use
     _queued: list[Queued] = field(default_factory=list)
 
-    def fresh_inputs(self, role: str, placement: int) -> None:
-        """New input values for `role`'s next timed launch, from a seed no other launch uses."""
-        seed = int(self.rng.integers(1 << 62))
+    def before(self, role: str, placement: int) -> None:
+        """Before `role`'s timed launch on `placement`: new input values from a seed no other
+        launch uses, except that the reference's launch right after the submission's in the
+        round takes the submission's seed (it is then the submission's check)."""
+        if role == "submission":
+            self._read()  # the counts are back before the submission runs again (it could overwrite them)
+        if role == "reference" and self._awaiting == placement:
+            seed = self._seed
+        else:
+            seed = int(self.rng.integers(1 << 62))
         self.roles[role].placements[placement].refill(self.ops, seed)
         if role == "submission":
             self._seed = seed
 
-    def check_submission(self, placement: int) -> None:
-        """After the submission's timed launch on `placement`: the reference runs on the same
-        input values (refilled into its own buffers), then the submission's inputs and outputs
-        are compared with the reference's. Raises TimedLaunchWrong on a finding (where the
-        comparisons are queued: when they are read)."""
-        self.checked += 1
-        own: CaseBuffers = self.roles["submission"].placements[placement]
+    def after(self, role: str, placement: int) -> None:
+        """After `role`'s timed launch: the submission's now awaits its check; the reference's,
+        where it ran on the submission's inputs, is that check."""
+        if role == "submission":
+            self.checked += 1
+            self._awaiting = placement
+        elif role == "reference" and self._awaiting == placement:
+            self._awaiting = None
+            self._compare(placement)
+
+    def end_round(self) -> None:
+        """After a round whose reference ran before the submission: the reference runs again,
+        untimed, on the submission's inputs (refilled into its own buffers), and is compared."""
+        if self._awaiting is None:
+            return
+        placement, self._awaiting = self._awaiting, None
         witness = self.roles["reference"]
         pristine: CaseBuffers = witness.placements[placement]
         pristine.refill(self.ops, self._seed)
         pristine.reset_outputs()
         witness.run(self.backend, placement=placement)
+        self._compare(placement)
+
+    def _compare(self, placement: int) -> None:
+        """The submission's inputs and outputs against the reference's on the same seed.
+        Raises TimedLaunchWrong on a finding (where the comparisons are queued: when read)."""
+        own: CaseBuffers = self.roles["submission"].placements[placement]
+        pristine: CaseBuffers = self.roles["reference"].placements[placement]
         elementwise = hasattr(self.problem, "reference_tolerance")
         self._queue(own, pristine, outputs=elementwise)
         if not elementwise and not agrees(self.problem, self.ops, own, pristine):

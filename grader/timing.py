@@ -201,7 +201,7 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
                phase: Callable[[str], None], audit: LaunchAudit | None = None) -> dict[str, RoleStats]:
     """Warm up, then time every role in rotating order, round r on placement r % K; return
     the summaries by role (summarize_placements). With `audit` (grader.timed_audit), every
-    timed launch gets fresh input values and each of the submission's is checked after it
+    timed launch gets fresh input values and each of the submission's is checked
     (TimedLaunchWrong propagates)."""
     count = min(len(entry.placements) for entry in timed.values())
     for role, entry in timed.items():
@@ -225,12 +225,14 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
             # a kernel that returns early when it finds its answer already in place (left
             # by the previous launch) would otherwise be timed doing nothing.
             if audit is not None:
-                audit.fresh_inputs(role, placement)
+                audit.before(role, placement)
             timed[role].placements[placement].reset_outputs()
             backend.flush_l2()
             samples[role][placement].append(float(timed[role].run(backend, timed=True, placement=placement) or 0.0))
-            if audit is not None and role == "submission":
-                audit.check_submission(placement)
+            if audit is not None:
+                audit.after(role, placement)
+        if audit is not None:
+            audit.end_round()
         order = order[1:] + order[:1]  # rotate: no kernel always goes first
         rounds += 1
         if rounds == 1:  # slow kernels: fewer rounds, so the budget holds (never under 3)
