@@ -82,6 +82,7 @@ def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int
     else:
         status = f"{EXIT_WORDS.get(code, 'exit ' + str(code))} (no json)"
     timed = phases.get("timed_kernels")
+    perf = data.get("performance") if isinstance(data.get("performance"), dict) else {}
     return {
         "tree": tree_name,
         "tree_path": str(tree),
@@ -97,6 +98,8 @@ def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int
         "timed_share": timed / wall if timed is not None and wall > 0 else None,
         "device": device.get("name"),
         "grader_version": data.get("grader_version"),
+        "speedup": perf.get("speedup"),  # the reference's own, graded as a submission
+        "reference_speedup": perf.get("reference_speedup"),
         "output_tail": tail(log) if code != 0 else "",
     }
 
