@@ -1,9 +1,9 @@
 """Whether a submission's benchmark-size output agrees with the reference kernel's on the same
 inputs, and the problem's own oracle for the message where it does not.
 
-Big outputs are compared on the device by a kernel that sends back only counts (the problem's
-`reference_tolerance`); small ones are read back and compared on the host (the problem's
-`agrees_with_reference`). Only a disagreement brings the inputs to the host, for the problem's
+Outputs compared element by element are compared on the device by a kernel that sends back only
+counts (the problem's `reference_tolerance`, where it gives one for the setup); others are read
+back and compared on the host (the problem's `agrees_with_reference`). Only a disagreement brings the inputs to the host, for the problem's
 float64 oracle, which decides and words the verdict.
 """
 
@@ -20,14 +20,20 @@ def compares_with_reference(problem: Any) -> bool:
     return hasattr(problem, "reference_tolerance") or hasattr(problem, "agrees_with_reference")
 
 
+def elementwise_tolerance(problem: Any, setup: Any) -> dict[str, tuple[float, float]] | None:
+    """(rtol, atol) by output where the problem compares this setup's outputs with the
+    reference's element by element; None where it compares them another way."""
+    return problem.reference_tolerance(setup) if hasattr(problem, "reference_tolerance") else None
+
+
 def agrees(problem: Any, ops: Any, own: CaseBuffers, reference: CaseBuffers) -> bool:
     """Whether every output of `own` is within the problem's tolerance of `reference`'s (both
     computed from the same input values)."""
-    if not hasattr(problem, "reference_tolerance"):
+    tolerance = elementwise_tolerance(problem, own.setup)
+    if tolerance is None:
         mine, _ = own.read_outputs()
         theirs, _ = reference.read_outputs()
         return problem.agrees_with_reference(own.setup, mine, theirs).ok
-    tolerance = problem.reference_tolerance(own.setup)
     for name, guarded in own.outputs.items():
         rtol, atol = tolerance[name]
         if not ops.compare(guarded.inner, reference.outputs[name].inner, guarded.count, rtol, atol).ok:

@@ -3,9 +3,8 @@ with poisoned outputs: a kernel that caches results between launches, skips work
 launched again, or special-cases the test sizes fails here.
 
 On the device path (inputs made on the device, a problem that says how close its output must be
-to the reference kernel's) the submission and the reference run on the same fresh inputs: big
-outputs are compared by a kernel that sends back only counts (`reference_tolerance`), small
-ones on the host (`agrees_with_reference`); only a disagreement brings the inputs to the host,
+to the reference kernel's) the submission and the reference run on the same fresh inputs, and
+their outputs are compared (grader.reference_agreement); only a disagreement brings the inputs to the host,
 for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host,
 on inputs (and, where the problem has `expect`, expected results) made ahead in a thread
 (grader.steps.host_inputs).

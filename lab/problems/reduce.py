@@ -60,10 +60,19 @@ def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def uniform_inputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], float, float]]:
-    """The inputs as (shape, low, high) of uniform floats: the grader may make them on the device.
-    (No reference_tolerance: which elements a block sums may be the kernel's choice, so
-    partials are not compared with the reference's one by one.)"""
+    """The inputs as (shape, low, high) of uniform floats: the grader may make them on the device."""
     return {"in": ((int(setup["n"]),), LOW, HIGH)}
+
+def reference_tolerance(setup: Setup) -> dict[str, tuple[float, float]] | None:
+    """In "contiguous" mode, each partial against the reference kernel's on the same inputs,
+    element by element (rtol, atol): twice the oracle's allowance for one partial's sum. Partials
+    within it add up to a total within agrees_with_reference's allowance, so nothing more is
+    needed. None in "total" mode (which elements a block sums is the kernel's choice)."""
+    if _mode(setup) != "contiguous":
+        return None
+    span = int(setup["n"]) // setup.num_blocks
+    return {"out": (0.0, 2 * _tolerance(max(abs(LOW), abs(HIGH)) * span, span))}
+
 
 def agrees_with_reference(setup: Setup, got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> Verdict:
     """At the benchmark size, on inputs made on the device: the partials (in "contiguous" mode,
