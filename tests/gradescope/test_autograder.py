@@ -214,6 +214,7 @@ def test_a_broken_autograder_still_writes_results_that_say_so(tmp_path, autograd
 
 
 @needs_opencl
+@pytest.mark.slow  # installs the lab from the zip's wheel, twice
 @pytest.mark.skipif(not shutil.which("bwrap"), reason="setup.sh would install bubblewrap with apt-get")
 def test_setup_sh_installs_the_lab_from_the_zip_and_runs_again_unchanged(tmp_path, autograder_zip):
     root = autograder_root(tmp_path, autograder_zip, {"reduce_interleaved.cl": solution("reduce_interleaved")},
