@@ -6,6 +6,7 @@ import json
 import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -227,20 +228,46 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+# `python -S -c CTRL_C_STARTER FD ARGS...`: `lab ARGS...`, after one byte written on FD once the
+# entry point is imported and about to run.
+CTRL_C_STARTER = """import os, sys
+from lab.launch import main
+os.write(int(sys.argv.pop(1)), b".")
+sys.argv[0] = "lab"
+main()
+"""
+
+
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 @pytest.mark.parametrize("delay", [0.05, 0.2, 1.0])
 def test_ctrl_c_at_any_moment_says_one_line_exits_130_and_leaves_no_worker(tmp_path, delay):
     """0.05 s: in the command line's imports; 0.2 s: about when typer starts; 1.0 s: grading (a
-    kernel that never ends). The interpreter runs with -S (its own site-packages on PYTHONPATH
-    instead), so that the delay counts from when lab's code runs: a Ctrl-C while Python itself
-    starts (site, .pth files; 30-90 ms here) comes before any of it."""
+    kernel that never ends). The delay counts from when lab's entry point is about to run: the
+    child writes a byte on a pipe just before it calls `lab.launch.main` (CTRL_C_STARTER), since a
+    Ctrl-C while Python itself starts comes before any of the lab's code, and Python's start-up
+    alone takes from 30 ms to far more than 50 ms on a loaded machine. The interpreter runs with -S
+    (its own site-packages on PYTHONPATH instead), as `python -m lab` would see them."""
     marker = f"LAB_TEST_MARKER={uuid.uuid4().hex}"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, sys.path)]),
                POCL_CACHE_DIR=str(tmp_path / "pocl"), LAB_TEST_MARKER=marker.split("=", 1)[1])
     hang = ROOT / "tests" / "adversarial" / "kernels" / "hang_spin.cl"
-    proc = subprocess.Popen([sys.executable, "-S", "-m", "lab", "grade", "transpose_coalesced", hang,
-                             "--json", tmp_path / "r.json", "--no-timing"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, started = os.pipe()
+    try:
+        proc = subprocess.Popen([sys.executable, "-S", "-c", CTRL_C_STARTER, str(started), "grade",
+                                 "transpose_coalesced", hang, "--json", tmp_path / "r.json", "--no-timing"],
+                                cwd=ROOT, env=env, pass_fds=(started,), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        os.close(started)
+        started = -1
+        readable, _, _ = select.select([ready], [], [], 60)
+        if not readable or os.read(ready, 1) != b".":
+            proc.kill()
+            proc.communicate()
+            pytest.fail("the lab's entry point did not start within 60 s")
+    finally:
+        os.close(ready)
+        if started >= 0:
+            os.close(started)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     try:

@@ -1,7 +1,11 @@
 """The Gradescope autograder end to end: `lab gradescope` builds the zip, and its run_autograder
 grades uploads in a temporary folder laid out as Gradescope's /autograder (LAB_AUTOGRADER_ROOT),
-on PoCL. setup.sh itself runs too, against a prepared virtual environment whose Python already
-has the lab's dependencies (no download), and so installs the lab from the zip's wheel.
+on PoCL. setup.sh itself runs too, against a prepared virtual environment that sees the lab's
+dependencies installed where these tests run (no download), and so installs the lab from the zip's wheel.
+
+The prepared environments never see the base Python's packages: `venv` builds them from the base
+interpreter, which may have none of the lab's dependencies (a stock Debian python3 under a
+virtual environment); they see this interpreter's own site-packages instead, where pyopencl is.
 """
 
 from __future__ import annotations
@@ -9,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -34,15 +40,31 @@ def autograder_zip(tmp_path_factory) -> Path:
     return out
 
 
+def these_site_packages() -> list[str]:
+    """The folders this interpreter installs packages into (a virtual environment's own
+    site-packages where the tests run in one), as they exist."""
+    paths = sysconfig.get_paths()
+    found = [*site.getsitepackages(), paths["purelib"], paths["platlib"]]
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return [p for p in dict.fromkeys(found) if Path(p).is_dir()]
+
+
+def prepared_venv(folder: Path, *first: Path) -> Path:
+    """A virtual environment at `folder` that sees `first` (if given), then this interpreter's
+    packages and nothing of the base Python's. Its own site-packages still comes before them all,
+    so what is installed into it wins."""
+    venv.create(folder, system_site_packages=False, with_pip=False, symlinks=True)
+    own = next(folder.glob("lib/python3*/site-packages"))
+    (own / "lab-tests.pth").write_text("".join(f"{p}\n" for p in (*map(str, first), *these_site_packages())))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def checkout_venv(tmp_path_factory) -> Path:
     """A virtual environment that imports the lab from this checkout (as an editable install would,
     whichever checkout this Python's own editable install points at)."""
-    folder = tmp_path_factory.mktemp("venv") / "lab-venv"
-    venv.create(folder, system_site_packages=True, with_pip=False, symlinks=True)
-    site = next(folder.glob("lib/python3*/site-packages"))
-    (site / "lab-checkout.pth").write_text(f"{PROJECT}\n")
-    return folder
+    return prepared_venv(tmp_path_factory.mktemp("venv") / "lab-venv", PROJECT)
 
 
 def unpack(archive: Path, into: Path) -> None:
@@ -217,12 +239,13 @@ def test_a_broken_autograder_still_writes_results_that_say_so(tmp_path, autograd
 
 
 @needs_opencl
+@pytest.mark.slow  # installs the lab from the zip's wheel, twice
 @pytest.mark.skipif(not shutil.which("bwrap"), reason="setup.sh would install bubblewrap with apt-get")
 def test_setup_sh_installs_the_lab_from_the_zip_and_runs_again_unchanged(tmp_path, autograder_zip):
     root = autograder_root(tmp_path, autograder_zip, {"reduce_interleaved.cl": solution("reduce_interleaved")},
                            None)
-    # This Python has the lab's dependencies: pip finds them there and downloads nothing.
-    venv.create(root / "lab-venv", system_site_packages=True, with_pip=False, symlinks=True)
+    # It sees this Python's packages, the lab's dependencies and pip: pip finds them there and downloads nothing.
+    prepared_venv(root / "lab-venv")
     env = {**os.environ, "LAB_AUTOGRADER_ROOT": str(root), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     for _ in range(2):  # idempotent: the second run finds everything in place
         done = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,

@@ -43,6 +43,7 @@ pytestmark = [
                        "sudo scripts/slurm_single_node.sh starts a single-node cluster"),
     pytest.mark.skipif(not OPENCL, reason="no OpenCL device (pip install -e '.[pocl]')"),
     pytest.mark.timeout(900),
+    pytest.mark.slow,  # a whole class on Slurm: CI runs it with -m slow
 ]
 
 GRADING = ("--no-timing", "--time-limit", "5", "--jobs", "1")
