@@ -134,16 +134,21 @@ def starts_from(setup: Setup) -> dict[str, str]:
 
 
 def outputs(setup: Setup) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Every buffer the kernels write, in the order the task graph first writes it (the weights,
+    updated in place, where they are final: after the steps, before the last forward pass), so
+    that a check going through them in order names the earliest wrong one."""
     batch, w, f32 = int(setup["batch"]), widths(setup), np.dtype(np.float32)
+    last = len(w) - 1
     out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
-    for n in range(1, len(w)):
-        out[f"W{n}"] = ((w[n - 1], w[n]), f32)
     for s in range(1, int(setup["steps"]) + 1):
-        for n in range(1, len(w)):
+        for n in range(1, last + 1):
             out[act(n, s)] = ((batch, w[n]), f32)
+        for n in range(last, 0, -1):
             out[delta(n, s)] = ((batch, w[n]), f32)
             out[grad(n, s)] = ((w[n - 1], w[n]), f32)
-    for n in range(1, len(w)):
+    for n in range(1, last + 1):
+        out[f"W{n}"] = ((w[n - 1], w[n]), f32)
+    for n in range(1, last + 1):
         out[act(n, None)] = ((batch, w[n]), f32)
     return out
 
