@@ -26,6 +26,11 @@ can say which kernel first went wrong in which step, and any write out of bounds
 The weights `W1`, `W2` start from `W1_init`, `W2_init` (inputs the kernels never see) on
 every run, through `starts_from()`.
 
+The test cases' targets come from a teacher network (`inputs`); at the benchmark size, where
+the grader times, every input is uniform floats made on the device afresh for each timed
+launch (`uniform_inputs`), and each timed launch's outputs are compared there with the
+reference kernel's on the same inputs (`reference_tolerance`).
+
 Tolerances come from a running error bound carried along the float64 run, element by
 element: every product of inner dimension k adds u (4 sqrt(k) + 8) |P| |Q| (u the float32
 unit roundoff, the bound the matmul stages use); the errors eP, eQ already in its operands
