@@ -618,7 +618,8 @@ def train(setup: Setup, inputs: dict[str, np.ndarray], fast: bool = False) -> Ru
 # moved by under 10% at the CPU benchmark size (tests/unit/test_mlp_oracle.py), under 1% at the
 # GPU one. On PoCL, at the CPU benchmark size, the naive kernels, and the reference with every
 # sum reversed, stay within 1/100 of the tolerance of the reference; the wrong kernels in
-# reference/mlp_train/wrong miss it by over 3000 times (tests/device/test_mlp_on_device.py).
+# reference/mlp_train/wrong miss it by over 3000 times (tests/device/test_mlp_on_device.py
+# checks that the naive kernels agree and the wrong ones do not).
 SAMPLE_MARGIN = 1.5
 SAMPLE_SEED = 20250101
 
@@ -634,6 +635,9 @@ def reference_tolerance(setup: Setup) -> dict[str, tuple[float, float]]:
     largest element times SAMPLE_MARGIN for another draw's. Made once per setup and process
     (the timed audit asks after every launch): 0.1 s at the CPU benchmark size, about 1 s at
     the GPU one on two cores."""
+    return dict(_sample_tolerance(tuple((name, setup[name]) for name in TRAINING)))
+
+
 TRAINING = ("batch", "n_in", "n_hidden", "n_out", "steps", "lr")  # the values a run depends on
 
 
