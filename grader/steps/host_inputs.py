@@ -1,7 +1,7 @@
 """Benchmark-size inputs made on the host, ahead of need, in threads of their own.
 
-Where a problem's inputs cannot be made on the device (mlp's teacher network, a CPU device's
-run without timing), the benchmark and both rounds of the size check need fresh host inputs,
+Where a problem's inputs are not made on the device (a run without timing, or a problem
+without `uniform_inputs`), the benchmark and both rounds of the size check need fresh host inputs,
 and the size check needs the problem's oracle on each round's inputs; at the benchmark size
 these take seconds (mlp: its training run, a float32 screen with error bounds). None of it
 depends on the submission, so `MakeHostInputs` starts it right after the device is open, and

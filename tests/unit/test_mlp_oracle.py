@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lab.problems import mlp
-from lab.problems.base import Setup
+from lab.problems.base import Setup, random_floats
 
 CASE = {"batch": 64, "n_in": 32, "n_hidden": 48, "n_out": 16, "steps": 3, "lr": 1.0, "TILE": 16}
 
@@ -168,3 +168,65 @@ def test_norms_are_the_float64_ones_up_to_float32_rounding() -> None:
     # A transposed view is the other axis of its base, and is taken once.
     norms = mlp._Norms()
     assert norms.of(x.T, 1) is norms.of(x, 0)
+
+
+def bench_setup() -> Setup:
+    """The stage's benchmark case on a CPU device, where the grader makes the inputs on the
+    device (`uniform_inputs`) and compares with the reference kernel (`reference_tolerance`)."""
+    from lab.catalog import default_catalog
+
+    case = dict(default_catalog().get("mlp_train").cpu_bench_cases[0])
+    return Setup(values={**case, "TILE": 16}, grid=(1, 1), block=(16, 16), options={})
+
+
+def uniform_sample(s: Setup, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {name: random_floats(rng, shape, low, high) for name, (shape, low, high) in mlp.uniform_inputs(s).items()}
+
+
+def test_uniform_inputs_are_the_inputs_as_uniform_floats() -> None:
+    s = bench_setup()
+    made = mlp.inputs(s, np.random.default_rng(0))
+    uniform = mlp.uniform_inputs(s)
+    assert list(uniform) == list(made)  # every input, in the same order
+    for name, (shape, low, high) in uniform.items():
+        assert shape == made[name].shape and low < high, name
+    assert uniform["X"][1:] == (-1.0, 1.0)
+    assert 0.0 <= uniform["Y"][1] and uniform["Y"][2] <= 1.0  # targets a sigmoid can reach
+    for n in (1, 2):
+        (rows, _), low, high = uniform[f"W{n}_init"]
+        # the standard deviation of `inputs`' normal initial weights, 1 / sqrt(fan-in)
+        assert high == -low and high / np.sqrt(3.0) == pytest.approx(1.0 / np.sqrt(rows))
+
+
+def test_reference_tolerance_is_twice_the_largest_bound_on_other_draws_too() -> None:
+    s = bench_setup()
+    tolerance = mlp.reference_tolerance(s)
+    assert set(tolerance) == set(mlp.outputs(s))
+    largest: dict[str, list[float]] = {name: [] for name in tolerance}
+    for seed in range(5):
+        run = mlp.train(s, uniform_sample(s, seed), fast=True)
+        for name in tolerance:
+            largest[name].append(float(np.max(run.tolerance(name))))
+    for name, (rtol, atol) in tolerance.items():
+        sample = atol / mlp.SAMPLE_MARGIN
+        assert rtol == 0.0
+        # The largest element of the bound moves by under 10% from draw to draw.
+        assert max(largest[name]) <= 1.1 * sample and min(largest[name]) >= sample / 1.1, name
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_reference_tolerance_holds_two_summation_orders_and_not_a_wrong_run(seed: int) -> None:
+    s = bench_setup()
+    tolerance = mlp.reference_tolerance(s)
+    inputs = uniform_sample(s, seed)
+    tiled, blocked = _kernel_like(s, inputs, chunk=16), _kernel_like(s, inputs, chunk=128)
+    for name, (rtol, atol) in tolerance.items():
+        diff = np.abs(tiled[name] - blocked[name])
+        assert np.all(diff <= atol + rtol * np.abs(blocked[name])), name
+        assert np.max(diff) <= 0.1 * atol, name  # far within it
+    wrong = dict(inputs)
+    wrong["Y"] = inputs["Y"].copy()
+    wrong["Y"][3, 5] += np.float32(0.01)  # one target read wrong: one error term off by 1e-3
+    off = _kernel_like(s, wrong)
+    assert np.max(np.abs(off[mlp.delta(2, 1)] - tiled[mlp.delta(2, 1)])) > tolerance[mlp.delta(2, 1)][1]
