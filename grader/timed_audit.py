@@ -37,7 +37,7 @@ class TimedLaunchWrong(Exception):
 
 @dataclass(frozen=True)
 class Queued:
-    """A comparison queued on the device after a timed launch (LaunchAudit.check_submission)."""
+    """A comparison queued on the device after a timed launch (LaunchAudit._compare)."""
 
     launch: int  # the submission's timed launch it checks, from 1
     name: str  # the buffer compared
@@ -63,7 +63,7 @@ class LaunchAudit:
     roles: dict[str, Any]
     rng: np.random.Generator
     label: str  # the benchmark case, as the report names it
-    capacity: int = 4  # launches whose comparisons the device record holds
+    capacity: int = 4  # launches whose comparisons the device record holds (one is queued at a time)
     checked: int = 0  # the submission's timed launches checked so far
     _seed: int = 0  # the submission's inputs' seed, for the check after its launch
     _awaiting: int | None = None  # the placement whose submission launch awaits its check
