@@ -16,7 +16,7 @@ class Outcome:
     student: str
     stage: str
     file: str  # inside SUBMISSIONS, e.g. "alice/transpose_naive.cl"
-    status: str  # grader.report.Status: passed | failed | error | pending
+    status: str  # grader.report.Status: passed | failed | error | pending | review
     score: int | None  # None: no grade exists (no device for it here, or the batch failed on it)
     max_score: int
     failure: Failure | None
