@@ -20,8 +20,13 @@ has_opencl = any(t.backend == "opencl" for t in targets())
 
 def run_lab(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`lab ARGS` as a user runs it (through lab.launch, which starts a worker early), with no
-    sandbox to be had (LAB_BWRAP names no binary), so that the note is there to be said."""
-    full = {**os.environ, "PYTHONPATH": str(ROOT), "LAB_SANDBOX": "on", "LAB_BWRAP": str(cwd / "no-bwrap"),
+    sandbox to be had (LAB_BWRAP names a bwrap that cannot run, as where the kernel forbids
+    namespaces), so that the note is there to be said."""
+    broken = cwd / "broken-bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+                      encoding="utf-8")
+    broken.chmod(0o755)
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "LAB_SANDBOX": "on", "LAB_BWRAP": str(broken),
             "COLUMNS": "120",
             **(env or {})}
     return subprocess.run([sys.executable, "-m", "lab", *args], cwd=cwd, env=full, capture_output=True,
