@@ -46,6 +46,8 @@ GENERIC_HINTS = {
                                    "barrier-separated phases, not the barrier inside the `if`.",
     FailureKind.SANITIZER: "compute-sanitizer names the line of its first finding: start there.",
     FailureKind.TOO_SLOW: "Compare your memory access pattern with the stage's idea in its README.",
+    FailureKind.IMPOSSIBLE_TIME: "Every launch must compute its whole output from its inputs: the grader "
+                                 "gives each timed launch new input values and checks what it wrote.",
     FailureKind.CONCEPT: "The counters beside the reference's show what differs: compare your memory access "
                          "pattern with the stage's idea in its README.",
     FailureKind.UNCHANGED_HANDOUT: "Start from this file, but make the change the stage's README describes: "

@@ -185,8 +185,8 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
                      f"bytes: its copy kernel takes {perf.floor_ms:.4f} ms for them, and no kernel takes under "
                      f"{IMPOSSIBLE_FRACTION:.0%} of that; the timed launches did not do the work", 0, full, failure=FailureKind.IMPOSSIBLE_TIME)
     if ok and implausible(perf):
-        return Check("fast", REVIEW, f"held for review: {words}, more than {IMPLAUSIBLE_FACTOR:g} times the "
-                     f"reference's; a person checks such a kernel before its speed counts", 0, full)
+        return Check("fast", REVIEW, f"{words}: more than {IMPLAUSIBLE_FACTOR:g} times the reference's, so a "
+                     f"person looks at the kernel before its speed counts", 0, full)
     if ok:
         return Check("fast", PASSED, words, full, full)
     return Check("fast", FAILED, f"too slow: {words}", 0, full, failure=FailureKind.TOO_SLOW)
