@@ -53,18 +53,19 @@ def print_summary(summary: ClassSummary, out: Path) -> None:
     table = Table(header_style="bold", box=None, title="class summary", title_justify="left")
     stages = summary.stages
     # A column that would be "0" or "-" on every row (no speedup on a CPU, nothing pending on a
-    # GPU) is left out: the table fits a narrow terminal, each cell whole.
+    # GPU, nothing held for review) is left out: the table fits a narrow terminal, each cell whole.
     cells: dict[str, list[str]] = {
         "submitted": [str(st.submitted) for st in stages],
         "passed": [f"{st.passed} ({100 * st.pass_rate:.0f}%)" if st.pass_rate is not None else "-" for st in stages],
         "pending": [str(st.pending) for st in stages],
+        "review": [str(st.review) for st in stages],
         "failed": [str(st.failed) for st in stages],
         "no grade": [str(st.not_graded) for st in stages],
         "mean": [st.mean_text for st in stages],
         "speedup": [f"{statistics.median(st.speedups):.2f}x" if st.speedups else "-" for st in stages],
     }
     shown = [name for name, column in cells.items()
-             if name not in ("pending", "no grade", "speedup") or any(c not in ("0", "-") for c in column)]
+             if name not in ("pending", "review", "no grade", "speedup") or any(c not in ("0", "-") for c in column)]
     table.add_column("stage", no_wrap=True)
     for name in shown:  # in a narrow terminal a cell wraps between words, never cut to "…"
         table.add_column(name, justify="right", min_width=max(len(word) for word in name.split()))
