@@ -12,8 +12,18 @@ reference's source (lab.release): it tells the reference apart without holding i
 from __future__ import annotations
 
 import hashlib
+import re
 
-from lab.handouts import tokens
+from lab.source_checks import strip_comments
+
+# Names, numbers (with suffixes and exponents), and any other single non-space character.
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+)?[fFuUlL]*|\.\d[\w.]*|\S")
+
+
+def tokens(source: str) -> tuple[str, ...]:
+    """The source as the compiler reads it, without its comments and layout."""
+    return tuple(_TOKEN.findall(strip_comments(source)))
+
 
 DIGEST_SCHEME = "sha256-normalised-tokens-v1"
 

@@ -48,9 +48,9 @@ class Release:
 
 
 def tracked_files(checkout: Path) -> list[str]:
-    """The checkout's files under version control (paths relative to it, links included)."""
+    """The checkout's files git tracks or would (not those it ignores): paths relative to it, links included."""
     try:
-        proc = subprocess.run(["git", "-C", str(checkout), "ls-files", "-z"], capture_output=True, timeout=60)
+        proc = subprocess.run(["git", "-C", str(checkout), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as error:
         raise ReleaseError(f"cannot list the checkout's files with git: {error}") from None
     if proc.returncode != 0:
