@@ -183,6 +183,8 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     opencl = opencl if opencl is not None else OpenCLPtx()
     if opencl.why_not:
         missing[".cl"] = opencl.why_not
+    if not config.ptx:
+        missing[".cu"] = "the course's release file lists no ptx target for the CUDA kernels"
     for role_spec, stage_id, kernel in trusted_needed(catalog, config):
         for suffix in SUFFIXES:
             path = catalog.reference_file(stage_id, suffix, kernel)
@@ -211,7 +213,9 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     (folder / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
     count = write_zip(folder, archive, name)
-    notes = tuple(f"no OpenCL PTX: {why}; OpenCL speed is pending on a student's GPU" for why in missing.values())
+    language = {".cu": "CUDA", ".cl": "OpenCL"}
+    notes = tuple(f"no {language[suffix]} PTX: {why}; {language[suffix]} speed is pending on a student's GPU"
+                  for suffix, why in missing.items())
     return Release(folder, archive, manifest, count, notes)
 
 

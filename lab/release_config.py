@@ -5,7 +5,7 @@ and which GPU architectures the trusted CUDA kernels are compiled for.
     [release]
     open = ["transpose_naive", "transpose_coalesced"]
     solutions = ["transpose_naive"]        # released after its deadline: reference/<stage>/ ships
-    ptx = ["compute_75", "compute_90"]     # optional; the CUDA trusted kernels' PTX targets
+    ptx = ["compute_75", "compute_90"]     # optional; the CUDA trusted kernels' PTX targets ([]: none)
 
 An open stage's skeleton is the previous stage's solution with the task written in as comments,
 so opening a stage releases its baseline stage's solution too: that stage's reference/ folder

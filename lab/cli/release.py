@@ -35,6 +35,9 @@ def release(
         fail(str(error))
     if not name or "/" in name or name.startswith("."):
         fail(f"--name {name!r} is not a plain folder name")
+    for existing in (out / name, out / f"{name}.zip"):
+        if existing.exists() and not replace:
+            fail(f"{existing} exists: remove it, or pass --replace")
     try:
         made = make_release(catalog, settings, out, name=name, replace=replace,
                             progress=lambda line: console.print(f"  {for_terminal(line)}", style="dim"))
