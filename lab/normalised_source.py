@@ -4,7 +4,7 @@ renaming of identifiers normalise to the same tokens (and the same digest).
 
 What is kept as written: the languages' keywords and types, the names CUDA and OpenCL define
 (threadIdx, get_local_id, __syncthreads, barrier, ...), every name starting with an underscore
-pair, and numbers and punctuation. Every other identifier becomes `id<N>`, numbered in order of
+pair, a member's name (after `.` or `->`: threadIdx.x, a float4's .w), and numbers and punctuation. Every other identifier becomes `id<N>`, numbered in order of
 first appearance. The digest is what a students' copy of the course ships in place of a
 reference's source (lab.release): it tells the reference apart without holding it.
 """
@@ -55,9 +55,10 @@ def _is_name(token: str) -> bool:
 def normalised_tokens(source: str) -> tuple[str, ...]:
     """The source's tokens with comments and layout dropped and its own names numbered."""
     numbered: dict[str, str] = {}
-    out = []
+    out: list[str] = []
     for token in tokens(source):
-        if _is_name(token) and token not in KEPT and not token.startswith("__"):
+        member = bool(out) and (out[-1] == "." or (out[-1] == ">" and len(out) > 1 and out[-2] == "-"))
+        if _is_name(token) and token not in KEPT and not token.startswith("__") and not member:
             token = numbered.setdefault(token, f"id{len(numbered)}")
         out.append(token)
     return tuple(out)
