@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lab.normalised_source import normalised_digest, tokens
 
+
 @dataclass(frozen=True)
 class Handout:
     """What the submission is a copy of."""
