@@ -58,23 +58,24 @@ def find_handout(source: str, suffix: str, stage: str, skeleton: Path,
 
 
 @lru_cache(maxsize=256)
-def _file_digest(path: str, mtime_ns: int) -> str:
-    return normalised_digest(Path(path).read_text(encoding="utf-8"))
+def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...]) -> str:
+    return normalised_digest(Path(path).read_text(encoding="utf-8"), fixed)
 
 
 def reference_digest(reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
-                     suffix: str) -> str | None:
-    """The normalised digest of `stage`'s reference with `suffix`: of its source where present,
-    else the one a students' copy ships (`shipped`: stage -> suffix -> digest); None where neither."""
+                     suffix: str, fixed: tuple[str, ...] = ()) -> str | None:
+    """The normalised digest of `stage`'s reference with `suffix` (`fixed`: the names the stage
+    gives, lab.normalised_source): of its source where present, else the one a students' copy
+    ships (`shipped`: stage -> suffix -> digest); None where neither."""
     try:
-        return _file_digest(str(reference), reference.stat().st_mtime_ns)
+        return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed)
     except (OSError, UnicodeDecodeError):
         pass
     return (shipped or {}).get(stage, {}).get(suffix)
 
 
 def is_own_reference(source: str, reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
-                     suffix: str) -> bool:
-    """Whether `source` is `stage`'s reference, apart from whitespace, comments and names."""
-    expected = reference_digest(reference, shipped, stage, suffix)
-    return bool(expected) and normalised_digest(source) == expected
+                     suffix: str, fixed: tuple[str, ...] = ()) -> bool:
+    """Whether `source` is `stage`'s reference, apart from whitespace, comments and its own names."""
+    expected = reference_digest(reference, shipped, stage, suffix, fixed)
+    return bool(expected) and normalised_digest(source, fixed) == expected

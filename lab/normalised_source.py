@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 from lab.source_checks import strip_comments
+from lab.spec import Spec
 
 # Names, numbers (with suffixes and exponents), and any other single non-space character.
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+)?[fFuUlL]*|\.\d[\w.]*|\S")
@@ -25,7 +27,7 @@ def tokens(source: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(strip_comments(source)))
 
 
-DIGEST_SCHEME = "sha256-normalised-tokens-v1"
+DIGEST_SCHEME = "sha256-normalised-tokens-v2"  # v2: the stage's defines and kernel names kept
 
 _C_WORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline int
@@ -52,21 +54,29 @@ def _is_name(token: str) -> bool:
     return token[0].isalpha() or token[0] == "_"
 
 
-def normalised_tokens(source: str) -> tuple[str, ...]:
-    """The source's tokens with comments and layout dropped and its own names numbered."""
+def normalised_tokens(source: str, fixed: Iterable[str] = ()) -> tuple[str, ...]:
+    """The source's tokens with comments and layout dropped and its own names numbered.
+    `fixed`: names the stage gives (its defines, its kernels' names), kept as written: a file
+    that renames one of them is another program, not a renamed copy."""
+    kept = KEPT | frozenset(fixed)
     numbered: dict[str, str] = {}
     out: list[str] = []
     for token in tokens(source):
         member = bool(out) and (out[-1] == "." or (out[-1] == ">" and len(out) > 1 and out[-2] == "-"))
-        if _is_name(token) and token not in KEPT and not token.startswith("__") and not member:
+        if _is_name(token) and token not in kept and not token.startswith("__") and not member:
             token = numbered.setdefault(token, f"id{len(numbered)}")
         out.append(token)
     return tuple(out)
 
 
-def normalised_digest(source: str) -> str:
+def normalised_digest(source: str, fixed: Iterable[str] = ()) -> str:
     """The hex SHA-256 of the normalised tokens ("" for a source with no tokens)."""
-    found = normalised_tokens(source)
+    found = normalised_tokens(source, fixed)
     if not found:
         return ""
     return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest()
+
+
+def given_names(spec: Spec) -> tuple[str, ...]:
+    """The names a stage gives its kernel files (its defines, its kernels' names): kept as written."""
+    return tuple(sorted({*spec.defines, *(kernel.name for kernel in spec.kernels)}))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog
-from lab.normalised_source import DIGEST_SCHEME, normalised_digest
+from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest
 from lab.release_config import ReleaseConfig
 from lab.release_manifest import MANIFEST, ReleaseManifest, TrustedBinary
 from lab.spec import Spec
@@ -176,7 +176,8 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
         for suffix in SUFFIXES:
             path = catalog.reference_file(stage, suffix)
             if path.is_file():
-                digests.setdefault(stage, {})[suffix] = normalised_digest(path.read_text(encoding="utf-8"))
+                digests.setdefault(stage, {})[suffix] = normalised_digest(path.read_text(encoding="utf-8"),
+                                                                          given_names(catalog.get(stage)))
 
     binaries: list[TrustedBinary] = []
     missing: dict[str, str] = {}

@@ -14,6 +14,7 @@ from lab.catalog import Catalog
 from lab.divergent_barriers import find_divergent_barriers
 from lab.handouts import Handout, find_handout, is_own_reference
 from lab.missing_barriers import find_unsynced_reads
+from lab.normalised_source import given_names
 from lab.source_checks import SubmissionError, check_source
 from lab.spec import Spec
 
@@ -36,7 +37,7 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
         suffix = registry.by_name(backend).suffix
         shipped = catalog.release.digests if catalog.release is not None else None
         if not accept_reference and is_own_reference(source, catalog.reference_file(spec.id, suffix), shipped,
-                                                     spec.id, suffix):
+                                                     spec.id, suffix, given_names(spec)):
             return SourceResult(refused=reference_message(spec), failure=FailureKind.REFERENCE_COPY)
     barrier = registry.by_name(backend).syntax.barrier
     return SourceResult(divergent_barriers=tuple(found.message() for found in find_divergent_barriers(source)),
@@ -69,3 +70,4 @@ def reference_message(spec: Spec) -> str:
     """What the student sees for a copy of the stage's own reference."""
     return (f"this file is the reference solution of {spec.id}, unchanged apart from whitespace, comments "
             f"and names: a submission must be your own kernel ({spec.id} asks for {spec.concept})")
+

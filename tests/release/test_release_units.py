@@ -104,3 +104,11 @@ def test_speed_with_no_trusted_kernel_for_this_gpu_is_pending_with_the_reason() 
     fast = report.check("fast")
     assert fast.status == PENDING and "compiled for compute_90" in fast.message
     assert report.status == PENDING
+
+
+def test_a_renamed_define_or_kernel_is_another_program() -> None:
+    """The names the stage gives (its defines, its kernel's name) are not the file's own to rename."""
+    fixed = ("TILE_DIM", "transpose")
+    assert normalised_digest(KERNEL.replace("TILE_DIM", "TILE_SIZE"), fixed) != normalised_digest(KERNEL, fixed)
+    assert normalised_digest(KERNEL.replace("transpose", "mine"), fixed) != normalised_digest(KERNEL, fixed)
+    assert normalised_digest(KERNEL.replace("tile", "t"), fixed) == normalised_digest(KERNEL, fixed)
