@@ -140,7 +140,7 @@ class OpenCLPtx:
             program._build(options=options.encode(), devices=[self.device])
         except cl.Error as error:
             raise ReleaseError(f"{filename} does not build with NVIDIA's OpenCL: {error}") from None
-        ptx = bytes(program.get_info(cl.program_info.BINARIES)[0]).rstrip(b"\0")
+        ptx = bytes(program.get_info(cl.program_info.BINARIES)[0])  # as NVIDIA's OpenCL loads it back
         target = _TARGET.search(ptx)
         if target is None:
             raise ReleaseError(f"NVIDIA's OpenCL gave {filename} a binary that is not PTX")
