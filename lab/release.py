@@ -45,6 +45,7 @@ class Release:
     manifest: ReleaseManifest
     files: int  # files in the folder (links included)
     notes: tuple[str, ...] = field(default_factory=tuple)  # what the instructor should know (no OpenCL PTX, ...)
+    wheel: Path | None = None  # the copy as a package (`pip install` it), where one was asked for
 
 
 def tracked_files(checkout: Path) -> list[str]:
@@ -148,10 +149,11 @@ class OpenCLPtx:
 
 
 def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str = "course",
-                 replace: bool = False, opencl: OpenCLPtx | None = None,
+                 replace: bool = False, opencl: OpenCLPtx | None = None, wheel: bool = False,
                  progress: Callable[[str], None] = lambda line: None) -> Release:
-    """Write `out/<name>/` and `out/<name>.zip` from the checkout `catalog.root`. `replace`: an
-    existing folder and zip of that name are removed first (else they are refused)."""
+    """Write `out/<name>/` and `out/<name>.zip` from the checkout `catalog.root`, and with
+    `wheel` the copy as a wheel in `out/` (pip builds it). `replace`: an existing folder and zip
+    of that name are removed first (else they are refused)."""
     checkout = catalog.root
     folder, archive = out / name, out / f"{name}.zip"
     for path in (folder, archive):
@@ -213,11 +215,39 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
                                binaries=tuple(binaries), missing=missing, digest_scheme=DIGEST_SCHEME)
     (folder / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+    packaged = folder / "lab" / "course" / "release"  # an installed copy's course is lab/course
+    if packaged.parent.is_dir() and not packaged.exists():
+        os.symlink(os.path.join("..", "..", "release"), packaged)
     count = write_zip(folder, archive, name)
     language = {".cu": "CUDA", ".cl": "OpenCL"}
     notes = tuple(f"no {language[suffix]} PTX: {why}; {language[suffix]} speed is pending on a student's GPU"
                   for suffix, why in missing.items())
-    return Release(folder, archive, manifest, count, notes)
+    built = build_wheel(folder, out, progress) if wheel else None
+    return Release(folder, archive, manifest, count, notes, built)
+
+
+def build_wheel(folder: Path, out: Path, progress: Callable[[str], None] = lambda line: None) -> Path:
+    """The copy at `folder` as a wheel in `out` (pip, with its build isolation: it fetches
+    setuptools from the index it is configured with)."""
+    import sys
+
+    progress("pip wheel (the copy as a package)")
+    with tempfile.TemporaryDirectory(prefix="lab-wheel-") as tmp:
+        source = Path(tmp) / "source"  # the build writes build/ and *.egg-info beside the sources
+        shutil.copytree(folder, source, symlinks=True)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp, str(source)],
+                                  capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise ReleaseError(f"pip could not build the wheel: {error}") from None
+        made = sorted(Path(tmp).glob("*.whl"))
+        if proc.returncode != 0 or not made:
+            last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            raise ReleaseError(f"pip could not build the wheel (the folder and zip are written): {last}")
+        target = out / made[0].name
+        target.unlink(missing_ok=True)
+        shutil.move(str(made[0]), target)
+    return target
 
 
 def write_zip(folder: Path, archive: Path, top: str) -> int:

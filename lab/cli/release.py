@@ -20,6 +20,7 @@ def release(
                                 "at the course checkout's root)"),
     name: str = typer.Option("course", "--name", help="the copy's folder name (and NAME.zip)"),
     replace: bool = typer.Option(False, "--replace", help="replace a copy of that name already in --out"),
+    wheel: bool = typer.Option(False, "--wheel", help="also build the copy as a wheel in --out (with pip)"),
 ) -> None:
     """Instructor: write the students' copy of the course (a folder and a zip): the open stages,
     the released solutions, and in place of every other reference its PTX and digest."""
@@ -39,14 +40,15 @@ def release(
         if existing.exists() and not replace:
             fail(f"{existing} exists: remove it, or pass --replace")
     try:
-        made = make_release(catalog, settings, out, name=name, replace=replace,
+        made = make_release(catalog, settings, out, name=name, replace=replace, wheel=wheel,
                             progress=lambda line: console.print(f"  {for_terminal(line)}", style="dim"))
     except ReleaseError as error:
         fail(str(error), EXIT_GRADER_ERROR)
     except OSError as error:
         fail(f"cannot write the copy under {out}: {error}", EXIT_GRADER_ERROR)
     manifest = made.manifest
-    console.print(f"wrote {for_terminal(str(made.folder))}/ ({made.files} files) and {for_terminal(str(made.zip))}")
+    console.print(f"wrote {for_terminal(str(made.folder))}/ ({made.files} files) and {for_terminal(str(made.zip))}"
+                  + (f" and {for_terminal(str(made.wheel))}" if made.wheel else ""))
     console.print(f"open stages: {', '.join(manifest.open)}")
     console.print(f"solutions released as source: {', '.join(manifest.solutions) or 'none'}"
                   + (f" ({', '.join(settings.implied)}: the skeleton of the stage after it is its solution)"

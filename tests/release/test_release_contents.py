@@ -8,11 +8,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from lab.catalog import Catalog
 from lab.release import Release
 from lab.release_manifest import load_manifest
 from tests.conftest import catalog
-from tests.release.conftest import HELD, OPEN, write_config
+from tests.release.conftest import HELD, OPEN, WHEEL_MISSING, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,14 +46,17 @@ def distinctive_lines(stage_folder: Path, handed: str) -> dict[str, set[str]]:
 
 
 def every_text(release: Release) -> dict[str, str]:
-    """Every file of the folder and every member of the zip, decompressed, as text."""
+    """Every file of the folder and every member of the zip and the wheel, decompressed, as text."""
     texts = {}
     for path in release.folder.rglob("*"):
         if path.is_file() and not path.is_symlink():
             texts[str(path)] = path.read_bytes().decode("utf-8", errors="replace")
-    with zipfile.ZipFile(release.zip) as zf:
-        for info in zf.infolist():
-            texts[f"{release.zip}:{info.filename}"] = zf.read(info).decode("utf-8", errors="replace")
+    for archive in (release.zip, release.wheel):
+        if archive is None:
+            continue
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                texts[f"{archive}:{info.filename}"] = zf.read(info).decode("utf-8", errors="replace")
     return texts
 
 
@@ -81,6 +86,7 @@ def test_no_line_of_an_unreleased_reference_or_wrong_kernel_is_in_the_copy(relea
     assert len(wanted[str(catalog().reference_file(HELD, ".cl"))]) >= 3  # the search is not empty
     assert sum(len(v) for v in wanted.values()) > 200
     texts = every_text(release)
+    assert any(".whl:" in where for where in texts) or WHEEL_MISSING, "no wheel and no reason"
     leaks = [(source, line, where) for source, lines in wanted.items() for line in lines
              for where, text in texts.items() if line in text]
     assert not leaks, leaks[:5]
@@ -107,3 +113,14 @@ def test_lab_release_on_the_command_line(tmp_path: Path) -> None:
     again = subprocess.run([sys.executable, "-m", "lab", "release", "--config", str(config), "--out",
                             str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "exists" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_the_wheel_holds_the_copy_s_course_and_its_ptx(release: Release) -> None:
+    if release.wheel is None:
+        pytest.skip(f"no wheel: {WHEEL_MISSING[0] if WHEEL_MISSING else 'not built'}")
+    with zipfile.ZipFile(release.wheel) as zf:
+        names = set(zf.namelist())
+    assert "lab/course/release/manifest.json" in names
+    assert "lab/course/assignments/transpose_coalesced/skeleton.cl" in names
+    assert "lab/course/reference/transpose_naive/solution.cl" in names
+    assert not any(n.startswith(f"lab/course/reference/{HELD}/") for n in names)
