@@ -12,15 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.backends.base import (
-    Backend,
-    Buffer,
-    CompiledKernel,
-    CompileError,
-    DeviceInfo,
-    KernelLaunch,
-    KernelResources,
-)
+from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, DeviceInfo, KernelLaunch, KernelResources
 
 FakeFunction = Callable[..., None]  # (grid, block, *args) -> None
 
