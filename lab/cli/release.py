@@ -22,8 +22,11 @@ def release(
     replace: bool = typer.Option(False, "--replace", help="replace a copy of that name already in --out"),
     wheel: bool = typer.Option(False, "--wheel", help="also build the copy as a wheel in --out (with pip)"),
 ) -> None:
-    """Instructor: write the students' copy of the course (a folder and a zip): the open stages,
-    the released solutions, and in place of every other reference its PTX and digest."""
+    """Instructor: write the students' copy of the course, without the unreleased solutions.
+
+    From course.toml: the open stages, the released solutions, and in place of every other
+    reference its PTX (a GPU times against it) and digest (a copy of it is refused); as a
+    folder, a zip and, with --wheel, a wheel. docs/release.md says more."""
     from lab.release import ReleaseError, make_release
 
     catalog: Catalog = load_catalog()
