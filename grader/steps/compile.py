@@ -111,7 +111,8 @@ class Compile(Step):
                 first = result.log.splitlines()[0] if result.log else ""
                 ctx.trusted = {}
                 if unit.image is not None:  # the copy's PTX: a driver older than it, or not NVIDIA's
-                    ctx.send(SpeedPending(f"{unit.filename} (the compiled {role}) does not load here: {first}"))
+                    ctx.send(SpeedPending(f"{unit.filename} (the compiled {role}) does not load here: {first}; "
+                                          f"it is graded where it loads (a newer NVIDIA driver, the course's GPU)"))
                     break
                 ctx.send(GraderError(f"cannot time this stage: {unit.filename} does not compile here: {first}"))
                 break
