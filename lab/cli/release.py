@@ -54,7 +54,8 @@ def release(
                   + (f" and {for_terminal(str(made.wheel))}" if made.wheel else ""))
     console.print(f"open stages: {', '.join(manifest.open)}")
     console.print(f"solutions released as source: {', '.join(manifest.solutions) or 'none'}"
-                  + (f" ({', '.join(settings.implied)}: the skeleton of the stage after it is its solution)"
+                  + (f" ({', '.join(settings.implied)}: released because the stage after each is open, "
+                     "whose skeleton is that solution)"
                      if settings.implied else ""))
     held = sorted(manifest.digests)
     console.print(f"references held back (PTX and digest only): {', '.join(held) or 'none'}")

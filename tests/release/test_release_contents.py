@@ -124,3 +124,24 @@ def test_the_wheel_holds_the_copy_s_course_and_its_ptx(release: Release) -> None
     assert "lab/course/assignments/transpose_coalesced/skeleton.cl" in names
     assert "lab/course/reference/transpose_naive/solution.cl" in names
     assert not any(n.startswith(f"lab/course/reference/{HELD}/") for n in names)
+
+
+def test_with_every_stage_open_only_the_last_of_each_track_is_held_back(tmp_path: Path) -> None:
+    """The whole course open (no PTX: nothing needs compiling for this): the stages no other
+    stage follows keep their solutions, and no line of them is anywhere in the copy."""
+    from lab.release import make_release
+    from lab.release_config import load_release_config
+
+    config = load_release_config(write_config(tmp_path / "course.toml", tuple(catalog().ids()), ptx=()),
+                                 catalog())
+    made = make_release(catalog(), config, tmp_path, name="all")
+    held = sorted(made.manifest.digests)
+    assert held == sorted(s for s in catalog().ids() if s not in config.solutions) and len(held) >= 4
+    handed = handed_out_text(made.folder)
+    wanted = {}
+    for stage in held:
+        wanted.update(distinctive_lines(catalog().references / stage, handed))
+    texts = every_text(made)
+    leaks = [(source, line, where) for source, lines in wanted.items() for line in lines
+             for where, text in texts.items() if line in text]
+    assert sum(len(v) for v in wanted.values()) > 100 and not leaks, leaks[:5]
