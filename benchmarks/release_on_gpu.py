@@ -1,10 +1,9 @@
 """The students' copy grades as the instructor's checkout does, on a GPU, both backends: a table
 of verdicts and speedups side by side.
 
-For each stage, a release (lab.release) that holds that stage's solution back (its open stages:
-the stage and the chain of stages it is timed against, whose solutions are then released), so
-the copy times every grading against the stage's reference (and ceiling, and a same-stage
-baseline) loaded from the PTX it ships. Then every known-wrong kernel of the stage and the
+For each stage, a release (lab.release) that opens the stage and the chain of stages it is timed
+against and releases none of their solutions, so the copy times every grading against the
+baseline, the reference and the ceiling loaded from the PTX it ships. Then every known-wrong kernel of the stage and the
 reference itself (with a line of its own added: a plain copy is refused as the reference) is
 graded with `lab grade --json` twice: once from the instructor's checkout, once from the copy,
 each with its own code (PYTHONPATH), on the same device.
@@ -123,7 +122,7 @@ def main() -> int:
     started = time.monotonic()
     for stage in stages:
         opened = tuple(chain(catalog, stage))
-        config = ReleaseConfig(open=opened, solutions=opened[:-1], ptx=DEFAULT_PTX, implied=opened[:-1])
+        config = ReleaseConfig(open=opened, solutions=(), ptx=DEFAULT_PTX)
         made = make_release(catalog, config, work / stage, name="course", replace=True)
         for note in made.notes:
             print(f"  {stage}: {note}", flush=True)

@@ -221,7 +221,7 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     count = write_zip(folder, archive, name)
     language = {".cu": "CUDA", ".cl": "OpenCL"}
     notes = tuple(f"no {language[suffix]} PTX: {why}; {language[suffix]} speed is pending on a student's GPU"
-                  for suffix, why in missing.items())
+                  for suffix, why in missing.items()) + handed_out_solutions(catalog, config)
     built = build_wheel(folder, out, progress) if wheel else None
     return Release(folder, archive, manifest, count, notes, built)
 
@@ -248,6 +248,27 @@ def build_wheel(folder: Path, out: Path, progress: Callable[[str], None] = lambd
         target.unlink(missing_ok=True)
         shutil.move(str(made[0]), target)
     return target
+
+
+def handed_out_solutions(catalog: Catalog, config: ReleaseConfig) -> tuple[str, ...]:
+    """A line for each held-back solution that an open stage's skeleton hands out anyway (the
+    skeleton is that solution, apart from whitespace, comments and names): the instructor may as
+    well release it."""
+    lines = []
+    for stage in config.open:
+        baseline = (catalog.get(stage).baseline or "").partition(":")[0]
+        if not baseline or baseline == stage or baseline in config.solutions:
+            continue
+        names = given_names(catalog.get(baseline))
+        for suffix in SUFFIXES:
+            skeleton, reference = catalog.get(stage).skeleton(suffix), catalog.reference_file(baseline, suffix)
+            if skeleton.is_file() and reference.is_file() and normalised_digest(
+                    skeleton.read_text(encoding="utf-8"), names) == normalised_digest(
+                    reference.read_text(encoding="utf-8"), names):
+                lines.append(f"the skeleton of {stage} is {baseline}'s solution (comments apart): it is handed "
+                             f"out with {stage}; list {baseline} in solutions to release its folder too")
+                break
+    return tuple(lines)
 
 
 def write_zip(folder: Path, archive: Path, top: str) -> int:

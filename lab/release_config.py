@@ -7,9 +7,8 @@ and which GPU architectures the trusted CUDA kernels are compiled for.
     solutions = ["transpose_naive"]        # released after its deadline: reference/<stage>/ ships
     ptx = ["compute_75", "compute_90"]     # optional; the CUDA trusted kernels' PTX targets ([]: none)
 
-An open stage's skeleton is the previous stage's solution with the task written in as comments,
-so opening a stage releases its baseline stage's solution too: that stage's reference/ folder
-ships as source (ReleaseConfig.implied names such stages).
+A stage's solution ships only where `solutions` lists it: an open stage whose solution is held
+back is timed against PTX (lab.release), its baseline stage's included.
 """
 
 from __future__ import annotations
@@ -33,9 +32,8 @@ class ReleaseConfigError(ValueError):
 @dataclass(frozen=True)
 class ReleaseConfig:
     open: tuple[str, ...]  # stage ids, as given
-    solutions: tuple[str, ...]  # stage ids whose reference/<stage>/ ships as source (implied ones too)
+    solutions: tuple[str, ...]  # stage ids whose reference/<stage>/ ships as source
     ptx: tuple[str, ...] = DEFAULT_PTX  # compute_XY targets of the CUDA PTX
-    implied: tuple[str, ...] = ()  # of `solutions`, those released by opening the stage after them
 
 
 def load_release_config(path: Path, catalog: Catalog) -> ReleaseConfig:
@@ -66,16 +64,11 @@ def load_release_config(path: Path, catalog: Catalog) -> ReleaseConfig:
             catalog.get(stage)
         except UnknownStageError as error:
             raise ReleaseConfigError(f"{path}: {error}") from None
-    implied: list[str] = []
     for stage in open_:
         baseline = catalog.get(stage).baseline.partition(":")[0] if catalog.get(stage).baseline else ""
-        if not baseline or baseline == stage:
-            continue
-        if baseline not in open_:
+        if baseline and baseline not in open_:
             raise ReleaseConfigError(f"{path}: {stage} is timed against {baseline}, which is not open: open it too")
-        if baseline not in solutions and baseline not in implied:
-            implied.append(baseline)
-    return ReleaseConfig(open_, solutions + tuple(implied), ptx, tuple(implied))
+    return ReleaseConfig(open_, solutions, ptx)
 
 
 def arch_number(arch: str) -> int:

@@ -53,10 +53,7 @@ def release(
     console.print(f"wrote {for_terminal(str(made.folder))}/ ({made.files} files) and {for_terminal(str(made.zip))}"
                   + (f" and {for_terminal(str(made.wheel))}" if made.wheel else ""))
     console.print(f"open stages: {', '.join(manifest.open)}")
-    console.print(f"solutions released as source: {', '.join(manifest.solutions) or 'none'}"
-                  + (f" ({', '.join(settings.implied)}: released because the stage after each is open, "
-                     "whose skeleton is that solution)"
-                     if settings.implied else ""))
+    console.print(f"solutions released as source: {', '.join(manifest.solutions) or 'none'}")
     held = sorted(manifest.digests)
     console.print(f"references held back (PTX and digest only): {', '.join(held) or 'none'}")
     console.print(f"trusted kernels compiled: {len(manifest.binaries)} PTX files")

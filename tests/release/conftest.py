@@ -1,7 +1,7 @@
 """A students' copy of the course, made once for the tests of this folder: two stages open
-(transpose_naive, transpose_coalesced), so transpose_naive's solution is released with the
-second stage's skeleton and transpose_coalesced's is held back; as a folder, a zip and (where
-pip can build one) a wheel."""
+(transpose_naive, transpose_coalesced), transpose_naive's solution released (after its
+deadline), transpose_coalesced's held back; as a folder, a zip and (where pip can build one) a
+wheel."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tests.conftest import catalog
 
 OPEN = ("transpose_naive", "transpose_coalesced")
 HELD = "transpose_coalesced"  # its solution is not released
+RELEASED = "transpose_naive"
 
 
 def write_config(path: Path, open_: tuple[str, ...] = OPEN, solutions: tuple[str, ...] = (),
@@ -31,7 +32,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
     """The copy, with the CUDA trusted kernels as PTX where nvcc is here (none where it is not)."""
     out = tmp_path_factory.mktemp("release")
     ptx = ("compute_90",) if nvcc_path() else ()
-    config = load_release_config(write_config(out / "course.toml", ptx=ptx), catalog())
+    config = load_release_config(write_config(out / "course.toml", solutions=(RELEASED,), ptx=ptx), catalog())
     try:
         return make_release(catalog(), config, out, name="students", wheel=True)
     except ReleaseError as error:  # pip cannot build here (no setuptools to fetch): the rest is written

@@ -41,10 +41,11 @@ def test_a_change_of_code_changes_the_digest() -> None:
     assert normalised_digest("// nothing\n") == ""
 
 
-def test_opening_a_stage_releases_its_baseline_s_solution(tmp_path: Path) -> None:
-    config = load_release_config(write_config(tmp_path / "c.toml", ("transpose_naive", "transpose_coalesced")),
-                                 catalog())
-    assert config.solutions == ("transpose_naive",) and config.implied == ("transpose_naive",)
+def test_a_solution_is_released_only_where_the_file_lists_it(tmp_path: Path) -> None:
+    opened = ("transpose_naive", "transpose_coalesced")
+    assert load_release_config(write_config(tmp_path / "c.toml", opened), catalog()).solutions == ()
+    config = load_release_config(write_config(tmp_path / "c.toml", opened, ("transpose_naive",)), catalog())
+    assert config.solutions == ("transpose_naive",) and config.open == opened
 
 
 @pytest.mark.parametrize(("text", "words"), [

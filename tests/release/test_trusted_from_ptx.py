@@ -84,3 +84,21 @@ def test_a_driver_that_cannot_load_the_ptx_has_the_speed_pending(copy: Catalog) 
     pending = [m.reason for m in sent if isinstance(m, SpeedPending)]
     assert ctx.trusted == {} and pending and "unsupported PTX version" in pending[0]
     assert "does not load here" in pending[0]
+
+
+def test_a_held_back_baseline_is_loaded_from_ptx_too(tmp_path) -> None:
+    from lab.backends.nvcc import nvcc_path
+    from lab.release import make_release
+    from lab.release_config import ReleaseConfig
+
+    if nvcc_path() is None:
+        pytest.skip("no nvcc here: no CUDA PTX can be made")
+    config = ReleaseConfig(open=("transpose_naive", HELD), solutions=(), ptx=("compute_80", "compute_90"))
+    copy = Catalog(make_release(catalog(), config, tmp_path, name="held").folder)
+    backend = NvidiaStandIn((9, 0))
+    ctx, sent = compile_step(copy, backend)
+    assert set(ctx.trusted) == {"baseline", "reference"} and backend.compiled == ["mine.cu"]
+    assert len(backend.loaded) == 2 and all(b".target sm_90" in ptx for ptx in backend.loaded)
+    older = NvidiaStandIn((8, 6))
+    compile_step(copy, older)
+    assert all(b".target sm_80" in ptx for ptx in older.loaded) and len(older.loaded) == 2
