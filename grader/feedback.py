@@ -50,6 +50,8 @@ GENERIC_HINTS = {
                                  "gives each timed launch new input values and checks what it wrote.",
     FailureKind.CONCEPT: "The counters beside the reference's show what differs: compare your memory access "
                          "pattern with the stage's idea in its README.",
+    FailureKind.REFERENCE_COPY: "Write the stage's kernel yourself, from the skeleton and the stage's README: "
+                                "`lab show <stage>` prints it.",
     FailureKind.UNCHANGED_HANDOUT: "Start from this file, but make the change the stage's README describes: "
                                    "`lab show <stage>` prints it.",
 }
@@ -154,7 +156,7 @@ def _environment(markdown: bool) -> Environment:
     return env
 
 
-REFUSED = (FailureKind.REFUSED_SOURCE, FailureKind.UNCHANGED_HANDOUT)
+REFUSED = (FailureKind.REFUSED_SOURCE, FailureKind.UNCHANGED_HANDOUT, FailureKind.REFERENCE_COPY)
 
 
 def device_text(report: Report) -> str:

@@ -339,16 +339,18 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
           sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
           on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None,
-          counters: bool = False) -> Report:
+          counters: bool = False, accept_reference: bool = False) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
     memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
-    each grader.queue_status event while the grading waits for its turn on the device."""
+    each grader.queue_status event while the grading waits for its turn on the device.
+    `accept_reference`: the source is the course's own reference file of the stage, graded in
+    place (grade_file says so); any other copy of it is refused."""
     seed = secrets.randbits(31) if seed is None else seed
     started_at = time.monotonic()
     grading = Grading(timed=timing)
     profile = _not_profiled(counters)
-    grading.source = check_submission_source(spec, source, target.backend, filename, catalog)
+    grading.source = check_submission_source(spec, source, target.backend, filename, catalog, accept_reference)
     if grading.source.ok:
         request = Request(
             course_root=str(catalog.root), stage=spec.id, source=source, filename=filename,
@@ -497,4 +499,6 @@ def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **optio
         if error.usage:
             raise
         return refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
-    return grade(catalog, spec, submission.source, shown, target, seed=seed, **options)
+    own = catalog.reference_file(spec.id, path.suffix)
+    in_place = own.is_file() and path.resolve() == own.resolve()  # the instructor grading the reference itself
+    return grade(catalog, spec, submission.source, shown, target, seed=seed, accept_reference=in_place, **options)

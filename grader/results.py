@@ -31,6 +31,7 @@ class FailureKind(StrEnum):
     MEMORY = "memory"  # ran out of the worker's memory
     BENCHMARK_WRONG = "benchmark_wrong"  # right at the test sizes, wrong at the benchmark size
     UNCHANGED_HANDOUT = "unchanged_handout"  # the skeleton or another stage's reference, as handed out
+    REFERENCE_COPY = "reference_copy"  # this stage's own reference, at most trivially edited
     TOO_SLOW = "too_slow"
     IMPOSSIBLE_TIME = "impossible_time"  # timed under the device's floor for the stage's bytes
     CONCEPT = "concept"  # the GPU's counters do not show the stage's idea (a graded [counters.check])
@@ -131,6 +132,14 @@ class GraderError:
 
 
 @dataclass(frozen=True)
+class SpeedPending:
+    """Speed cannot be graded here, for a reason that is no fault of the submission's nor the
+    grader's: the trusted kernels of a students' copy are compiled for another kind of device."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Done:
     pass
 
@@ -194,10 +203,10 @@ class DeviceGranted:
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in
                    (PhaseStarted, DeviceOpened, CompileResult, CompiledProgram, CaseResult, TimingResult,
-                    GraderError, Done, CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort,
+                    GraderError, SpeedPending, Done, CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort,
                     DeviceReleased)}
 WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CompiledProgram | CaseResult | TimingResult
-                 | GraderError | Done | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort
+                 | GraderError | SpeedPending | Done | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort
                  | DeviceReleased)
 
 
@@ -290,6 +299,7 @@ class Grading:
     cases: list[CaseResult] = field(default_factory=list)
     timing: TimingResult | None = None
     errors: list[GraderError] = field(default_factory=list)
+    speed_pending: str | None = None  # why speed cannot be graded on this device (SpeedPending)
     abort: Abort | None = None
     sanitizer: SanitizerResult | None = None
     phases: dict[str, float] = field(default_factory=dict)  # wall seconds by kind of phase
@@ -314,6 +324,8 @@ class Grading:
             self.timing = message
         elif isinstance(message, GraderError):
             self.errors.append(message)
+        elif isinstance(message, SpeedPending):
+            self.speed_pending = message.reason
         elif isinstance(message, Done):
             self.finished = True
         elif isinstance(message, ProbeResult):

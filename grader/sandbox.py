@@ -195,7 +195,7 @@ def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
 
 
 CODE = ("lab", "grader")  # of the project: all the worker runs
-COURSE = ("assignments", "reference")  # of a course folder: all the worker reads
+COURSE = ("assignments", "reference", "release")  # of a course folder: all the worker reads (release: a students' copy's PTX)
 
 
 def _project_paths(courses: list[str]) -> list[str]:

@@ -173,6 +173,8 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
                      f"and the reference (this is a CPU device)", 0, full)
     if not g.timed:
         return Check("fast", PENDING, "not graded: not timed (--no-timing); speed is still to be graded", 0, full)
+    if g.speed_pending and (perf is None or perf.speedup is None):
+        return Check("fast", PENDING, f"not graded here: {g.speed_pending}", 0, full)
     if perf is None or perf.speedup is None or perf.required_speedup is None:
         message = g.errors[0].message if g.errors else (g.abort.message if g.abort else "not timed")
         return Check("fast", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)

@@ -8,8 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lab.spec import Spec, SpecError, load_spec
+
+if TYPE_CHECKING:
+    from lab.release_manifest import ReleaseManifest
 
 
 class UnknownStageError(LookupError):
@@ -75,6 +79,14 @@ class Catalog:
         close = close_names(stage_id, self.ids(), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UnknownStageError(f"unknown stage {stage_id!r}{hint}; `lab list` shows them all")
+
+    @cached_property
+    def release(self) -> ReleaseManifest | None:
+        """What a students' copy holds in place of reference source (lab.release_manifest);
+        None in an instructor's checkout."""
+        from lab.release_manifest import load_manifest
+
+        return load_manifest(self.root)
 
     def reference_file(self, stage_id: str, suffix: str, name: str = "solution") -> Path:
         return self.references / stage_id / f"{name}{suffix}"

@@ -3,25 +3,18 @@
 A submission that is one of them, unchanged apart from whitespace and comments, has not done
 the stage's work. On a CPU device, where speed is not graded, such a file (the skeleton is the
 previous stage's correct kernel) would otherwise pass; on a GPU it would fail only as "too slow",
-which hides that nothing was changed. This stage's own reference is not counted as a handout.
+which hides that nothing was changed. This stage's own reference is not counted as a handout:
+`is_own_reference` finds it, through lab.normalised_source, also where its names were changed
+(a students' copy of the course holds the reference's normalised digest in place of its source).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from lab.source_checks import strip_comments
-
-# Names, numbers (with suffixes and exponents), and any other single non-space character.
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+)?[fFuUlL]*|\.\d[\w.]*|\S")
-
-
-def tokens(source: str) -> tuple[str, ...]:
-    """The source as the compiler reads it, without its comments and layout."""
-    return tuple(_TOKEN.findall(strip_comments(source)))
+from lab.normalised_source import normalised_digest, tokens
 
 
 @dataclass(frozen=True)
@@ -62,3 +55,27 @@ def find_handout(source: str, suffix: str, stage: str, skeleton: Path,
         if other != stage and _tokens_of(path) == mine:
             return Handout(other, "reference")
     return None
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...]) -> str:
+    return normalised_digest(Path(path).read_text(encoding="utf-8"), fixed)
+
+
+def reference_digest(reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
+                     suffix: str, fixed: tuple[str, ...] = ()) -> str | None:
+    """The normalised digest of `stage`'s reference with `suffix` (`fixed`: the names the stage
+    gives, lab.normalised_source): of its source where present, else the one a students' copy
+    ships (`shipped`: stage -> suffix -> digest); None where neither."""
+    try:
+        return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return (shipped or {}).get(stage, {}).get(suffix)
+
+
+def is_own_reference(source: str, reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
+                     suffix: str, fixed: tuple[str, ...] = ()) -> bool:
+    """Whether `source` is `stage`'s reference, apart from whitespace, comments and its own names."""
+    expected = reference_digest(reference, shipped, stage, suffix, fixed)
+    return bool(expected) and normalised_digest(source, fixed) == expected

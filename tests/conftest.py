@@ -48,6 +48,17 @@ def target_params() -> list:
 
 SUFFIX = {kind.name: kind.suffix for kind in registry.backends()}
 
+# A line that makes a copy of a reference kernel a submission of its own for the grader (a copy
+# of the stage's own reference, at most trivially edited, is refused: lab.normalised_source)
+# and changes nothing for the compiler. Tests that stand a reference in for a student's correct
+# kernel add it; grading the course's reference file itself, in place, needs none.
+STUDENT_EDIT = "\ntypedef int lab_student_edit;\n"
+
+
+def as_submission(source: str) -> str:
+    """A reference's source as a student's own correct kernel (STUDENT_EDIT added)."""
+    return source + STUDENT_EDIT
+
 
 @pytest.fixture(scope="session")
 def course() -> Catalog:

@@ -26,13 +26,17 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from grader.batch.beneath import open_beneath, read_bounded
 from grader.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from grader.batch.layout import Submission
+from lab.backends import registry
 from lab.catalog import Catalog
+from lab.handouts import is_own_reference
+from lab.normalised_source import given_names
+from lab.spec import Spec
 
 REPORT_AT = 0.5  # pairs scoring at least this are reported
 MAX_PAIRS = 50  # per stage, at most
@@ -130,6 +134,9 @@ class StageSimilarity:
     above: int  # pairs scoring REPORT_AT or more, also those past MAX_PAIRS
     skipped: tuple[tuple[str, Skip], ...]  # (file, why) of each submission not compared
     seconds: float
+    # Files that are the stage's own reference, at most trivially edited (lab.normalised_source):
+    # grading refuses them; their code is the lecture's, so they pair with no one here.
+    reference_copies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -259,6 +266,19 @@ def compare_stage(stage: str, sources: Sequence[Source], boilerplate: set[int],
                            time.perf_counter() - began)
 
 
+def reference_copies(catalog: Catalog, spec: Spec, sources: Sequence[Source]) -> tuple[str, ...]:
+    """The files of `sources` that are the stage's own reference, unchanged apart from
+    whitespace, comments and names (as grading refuses them), in order."""
+    shipped = catalog.release.digests if catalog.release is not None else None
+    found = []
+    for source in sources:
+        suffix = registry.by_name(source.backend).suffix
+        if is_own_reference(source.text, catalog.reference_file(spec.id, suffix), shipped, spec.id, suffix,
+                            given_names(spec)):
+            found.append(source.file)
+    return tuple(found)
+
+
 def compare_class(catalog: Catalog, submissions: Sequence[Submission], report_at: float = REPORT_AT,
                   max_pairs: int = MAX_PAIRS) -> ClassSimilarity:
     """The similarity check over a class, stage by stage in course order."""
@@ -277,6 +297,7 @@ def compare_class(catalog: Catalog, submissions: Sequence[Submission], report_at
                 skipped.append((submission.relative, read))
             else:
                 sources.append(read)
-        stages.append(compare_stage(spec.id, sources, stage_boilerplate(catalog, spec.id), skipped,
-                                    report_at, max_pairs))
+        compared = compare_stage(spec.id, sources, stage_boilerplate(catalog, spec.id), skipped,
+                                 report_at, max_pairs)
+        stages.append(replace(compared, reference_copies=reference_copies(catalog, spec, sources)))
     return ClassSimilarity(tuple(stages), report_at, K, W)

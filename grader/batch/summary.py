@@ -17,6 +17,7 @@ from grader.batch.keys import GradingOptions
 from grader.batch.layout import NotGraded
 from grader.batch.outcome import Outcome
 from grader.report import PASSED, PENDING, REVIEW
+from grader.results import FailureKind
 from grader.sandbox import INSTALL_HINT
 from lab.sinks import for_regex
 from lab.spec import Spec
@@ -73,6 +74,7 @@ class StageSummary:
     reasons: tuple[ReasonCount, ...]
     other_reasons: int  # failures in groups past the TOP_REASONS shown
     concept: StageConcept | None = None  # the concept counter's distribution, or why there is none
+    reference_copies: int = 0  # refused as the stage's own reference, at most trivially edited
 
     @property
     def pass_rate(self) -> float | None:
@@ -192,6 +194,8 @@ def _stage(spec: Spec, outcomes: list[Outcome], redact: Redactor, counters_asked
         reasons=reasons,
         other_reasons=sum(n for _, n in ranked[TOP_REASONS:]),
         concept=stage_concept(spec, outcomes, counters_asked),
+        reference_copies=sum(o.failure is not None and o.failure.kind == FailureKind.REFERENCE_COPY
+                             for o in outcomes),
     )
 
 

@@ -6,20 +6,28 @@ from __future__ import annotations
 import base64
 from dataclasses import asdict
 
-from grader.results import CompiledProgram, CompileResult, FailureKind, GraderError, StudentCode
+from grader.results import (
+    CompiledProgram,
+    CompileResult,
+    FailureKind,
+    GraderError,
+    SpeedPending,
+    StudentCode,
+)
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_fault
 from lab.backends import registry
-from lab.backends.base import CompileError, CompileUnit
+from lab.backends.base import CompileError, CompileUnit, ProgramImage
+from lab.catalog import Catalog
+from lab.release_manifest import TrustedUnavailable
 from lab.spec import Spec
 
 PROGRAM_BYTES = 32 << 20  # a larger program is compiled again by the profiling entry, not sent
 
 
-def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
-    """The kernels timed beside the submission, by role, each as its own stage launches it."""
-    catalog, spec = ctx.catalog, ctx.spec
-    suffix = registry.by_name(ctx.request.backend).suffix
+def trusted_kernels(catalog: Catalog, spec: Spec) -> dict[str, tuple[Spec, str, str]]:
+    """The kernels timed beside a submission of `spec`, by role (baseline, reference, ceiling):
+    each as (the spec it is launched by, its stage, its name in reference/<stage>/)."""
     wanted: dict[str, tuple[Spec, str, str]] = {}
     if spec.baseline:
         # "stage" is that stage's reference; "stage:name" is reference/<stage>/<name>.cu|.cl
@@ -28,14 +36,31 @@ def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
     wanted["reference"] = (spec, spec.id, "solution")
     if spec.ceiling:
         wanted["ceiling"] = (spec, spec.id, spec.ceiling)
+    return wanted
+
+
+def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
+    """The kernels timed beside the submission, by role, each as its own stage launches it:
+    from source, or in a students' copy of the course (lab.release_manifest) from the PTX it
+    holds in place of an unreleased reference's source. Raises TrustedUnavailable where that
+    PTX cannot serve this device, FileNotFoundError where neither exists."""
+    catalog = ctx.catalog
+    suffix = registry.by_name(ctx.request.backend).suffix
     units = {}
-    for role, (role_spec, stage_id, name) in wanted.items():
+    for role, (role_spec, stage_id, name) in trusted_kernels(catalog, ctx.spec).items():
+        entries = tuple(k.name for k in role_spec.kernels)
         path = catalog.reference_file(stage_id, suffix, name)
-        if not path.exists():
+        if path.exists():
+            units[role] = (role_spec, CompileUnit(path.read_text(encoding="utf-8"), entries, role_spec.defines,
+                                                  str(path.relative_to(catalog.root)), trusted=True))
+            continue
+        if catalog.release is None:
             raise FileNotFoundError(f"the course has no {path.relative_to(catalog.root)}")
-        units[role] = (role_spec, CompileUnit(path.read_text(encoding="utf-8"),
-                                              tuple(k.name for k in role_spec.kernels), role_spec.defines,
-                                              str(path.relative_to(catalog.root)), trusted=True))
+        assert ctx.backend is not None
+        binary = catalog.release.pick(stage_id, name, suffix, ctx.backend.info)
+        image = ProgramImage("ptx", (catalog.root / binary.path).read_bytes())
+        units[role] = (role_spec, CompileUnit("", entries, role_spec.defines, binary.path, trusted=True,
+                                              image=image))
     return units
 
 
@@ -48,6 +73,9 @@ class Compile(Step):
                                  ctx.request.filename)
         try:
             trusted = trusted_units(ctx) if ctx.timed and not ctx.request.compile_only else {}
+        except TrustedUnavailable as error:
+            ctx.send(SpeedPending(str(error)))
+            trusted = {}
         except FileNotFoundError as error:
             ctx.send(GraderError(f"cannot time this stage: {error}"))
             trusted = {}
@@ -81,8 +109,12 @@ class Compile(Step):
         for (role, (role_spec, unit)), result in zip(trusted.items(), results[1:]):
             if isinstance(result, CompileError):
                 first = result.log.splitlines()[0] if result.log else ""
-                ctx.send(GraderError(f"cannot time this stage: {unit.filename} does not compile here: {first}"))
                 ctx.trusted = {}
+                if unit.image is not None:  # the copy's PTX: a driver older than it, or not NVIDIA's
+                    ctx.send(SpeedPending(f"{unit.filename} (the compiled {role}) does not load here: {first}; "
+                                          f"it is graded where it loads (a newer NVIDIA driver, the course's GPU)"))
+                    break
+                ctx.send(GraderError(f"cannot time this stage: {unit.filename} does not compile here: {first}"))
                 break
             ctx.trusted[role] = (role_spec, result)
         return True

@@ -12,15 +12,19 @@ from grader.results import FailureKind, SourceResult
 from lab.backends import registry
 from lab.catalog import Catalog
 from lab.divergent_barriers import find_divergent_barriers
-from lab.handouts import Handout, find_handout
+from lab.handouts import Handout, find_handout, is_own_reference
 from lab.missing_barriers import find_unsynced_reads
+from lab.normalised_source import given_names
 from lab.source_checks import SubmissionError, check_source
 from lab.spec import Spec
 
 
 def check_submission_source(spec: Spec, source: str, backend: str, filename: str,
-                            catalog: Catalog | None = None) -> SourceResult:
-    """`catalog`: the course whose handed-out kernels an unchanged copy is refused as (none: not looked for)."""
+                            catalog: Catalog | None = None, accept_reference: bool = False) -> SourceResult:
+    """`catalog`: the course whose handed-out kernels an unchanged copy is refused as, and whose
+    reference for this stage is refused even with its names changed (none: not looked for).
+    `accept_reference`: the file graded is the course's own reference file (the instructor's
+    checkout grading it in place), not a submission."""
     try:
         check_source(source, backend, spec.kernels, spec.allowed_headers, filename,
                      dynamic_shared=spec.dynamic_shared is not None)
@@ -30,6 +34,11 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
         handout = _handout(catalog, spec, source, backend)
         if handout is not None:
             return SourceResult(refused=unchanged_message(spec, handout), failure=FailureKind.UNCHANGED_HANDOUT)
+        suffix = registry.by_name(backend).suffix
+        shipped = catalog.release.digests if catalog.release is not None else None
+        if not accept_reference and is_own_reference(source, catalog.reference_file(spec.id, suffix), shipped,
+                                                     spec.id, suffix, given_names(spec)):
+            return SourceResult(refused=reference_message(spec), failure=FailureKind.REFERENCE_COPY)
     barrier = registry.by_name(backend).syntax.barrier
     return SourceResult(divergent_barriers=tuple(found.message() for found in find_divergent_barriers(source)),
                         unsynced_reads=tuple(found.message(barrier) for found in find_unsynced_reads(source)))
@@ -55,3 +64,10 @@ def unchanged_message(spec: Spec, handout: Handout) -> str:
             need = f"a speedup of at least {spec.min_speedup:g}x over {spec.baseline}"
         words += f"; on a GPU your kernel must be correct and reach {need}"
     return words
+
+
+def reference_message(spec: Spec) -> str:
+    """What the student sees for a copy of the stage's own reference."""
+    return (f"this file is the reference solution of {spec.id}, unchanged apart from whitespace, comments "
+            f"and names: a submission must be your own kernel ({spec.id} asks for {spec.concept})")
+

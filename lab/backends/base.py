@@ -54,17 +54,6 @@ class KernelResources:
     source: str = ""  # where the numbers come from
 
 
-@dataclass(frozen=True)
-class CompileUnit:
-    """One source to compile: the submission, or a trusted kernel (cached between gradings)."""
-
-    source: str
-    entries: tuple[str, ...]
-    defines: dict[str, int | float]
-    filename: str
-    trusted: bool = False
-
-
 class CompiledKernel(ABC):
     """An entry point ready to launch."""
 
@@ -94,6 +83,20 @@ class ProgramImage:
     format: str  # "cubin" | "ptx"
     data: bytes
     log: str = ""
+
+
+@dataclass(frozen=True)
+class CompileUnit:
+    """One source to compile: the submission, or a trusted kernel (cached between gradings)."""
+
+    source: str
+    entries: tuple[str, ...]
+    defines: dict[str, int | float]
+    filename: str
+    trusted: bool = False
+    # A trusted kernel shipped compiled (a students' copy of the course: lab.release_manifest):
+    # loaded, not compiled; `source` is then empty.
+    image: ProgramImage | None = None
 
 
 class Buffer(ABC):
@@ -128,9 +131,12 @@ class Backend(ABC):
         CompileError. The trusted units come first: `before_untrusted` is called once they are
         all compiled and loaded, before this process handles any other unit's code (the end of
         a sandboxed worker's trusted-cache entries)."""
-        return compile_in_order(
-            units, lambda unit: self.compile(unit.source, list(unit.entries), unit.defines, unit.filename),
-            before_untrusted)
+        return compile_in_order(units, self._compile_or_load, before_untrusted)
+
+    def _compile_or_load(self, unit: CompileUnit) -> dict[str, CompiledKernel]:
+        if unit.image is not None:
+            return self.load_program(unit.image, list(unit.entries))
+        return self.compile(unit.source, list(unit.entries), unit.defines, unit.filename)
 
     @abstractmethod
     def alloc(self, nbytes: int) -> Buffer: ...

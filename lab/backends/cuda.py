@@ -120,7 +120,10 @@ class CudaBackend(Backend):
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
         """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
-        from the kernel cache when it can."""
+        from the kernel cache when it can; a shipped PTX (unit.image) is handed to the driver,
+        which compiles it for this GPU as it loads it."""
+        if unit.image is not None:
+            return _shipped(unit.image)
         if not unit.trusted:
             return compile_cubin(unit.source, unit.defines, unit.filename, arch=self.arch, entries=unit.entries)
         key = kernel_cache.cache_key("cuda", self.arch, nvcc_version(), compiler_name(), unit.source,
@@ -164,8 +167,10 @@ class CudaBackend(Backend):
         return ProgramImage("cubin", cubin.image, cubin.log) if cubin is not None else None
 
     def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CudaKernel]:
+        if image.format == "ptx":
+            return self._load(_shipped(image), entries)
         if image.format != "cubin":
-            raise CompileError(f"the CUDA backend loads a cubin, not {image.format}")
+            raise CompileError(f"the CUDA backend loads a cubin or PTX, not {image.format}")
         return self._load(Cubin(image.data, parse_ptxas_report(image.log), image.log), entries)
 
     def _load(self, cubin: Cubin, entries: list[str]) -> dict[str, CudaKernel]:
@@ -311,6 +316,14 @@ class CudaBackend(Backend):
             self.context.detach()
         except self._drv.Error:
             pass
+
+
+def _shipped(image: ProgramImage) -> Cubin:
+    """A PTX image as the driver takes it (a NUL-terminated text), or a cubin as it is."""
+    data = image.data
+    if image.format == "ptx" and not data.endswith(b"\0"):
+        data += b"\0"
+    return Cubin(data, {}, image.log)
 
 
 def _prepare_code(value: Any) -> str:

@@ -72,6 +72,10 @@ def print_summary(summary: ClassSummary, out: Path) -> None:
     for row, st in enumerate(stages):
         table.add_row(st.stage, *(cells[name][row] for name in shown))
     console.print(table)
+    copies = [f"{st.stage} {st.reference_copies}" for st in stages if st.reference_copies]
+    if copies:
+        console.print(f"refused as a copy of the stage's reference: {', '.join(copies)} "
+                      f"(their results in {GRADEBOOK} say so)")
     stats = summary.stats
     pace = f" ({stats.per_minute:.1f} per minute)" if stats.per_minute else ""
     console.print(f"graded {stats.graded_now} in {duration_text(stats.elapsed_s)}{pace}; "

@@ -23,6 +23,10 @@ def load_catalog() -> Catalog:
         catalog.stages  # noqa: B018 - load now, so a broken spec is reported here
     except SpecError as error:
         fail(f"a stage spec is broken: {error}", 3)
+    try:
+        catalog.release  # noqa: B018 - a students' copy's manifest (lab.release_manifest), read now
+    except ValueError as error:
+        fail(f"this copy of the course is broken: {error}", 3)
     return catalog
 
 

@@ -34,7 +34,7 @@ from lab.backends.base import CompileError
 from lab.backends.discovery import Target
 from lab.backends.nvcc import compile_cubin, nvcc_path
 from lab.source_checks import MAX_BYTES, SubmissionError, check_source
-from tests.conftest import SUFFIX, catalog, target_id, targets
+from tests.conftest import SUFFIX, as_submission, catalog, target_id, targets
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 DEFAULT_STAGE = "transpose_coalesced"
@@ -270,7 +270,7 @@ def _good_variants() -> list:
 @pytest.mark.parametrize(("variant", "target"), _good_variants())
 def test_editor_variants_of_the_reference_pass(tmp_path: Path, variant: str, target: Target) -> None:
     suffix = SUFFIX[target.backend]
-    source = catalog().reference_file(DEFAULT_STAGE, suffix).read_bytes()
+    source = as_submission(catalog().reference_file(DEFAULT_STAGE, suffix).read_text(encoding="utf-8")).encode()
     data = {"bom": b"\xef\xbb\xbf" + source, "crlf": source.replace(b"\n", b"\r\n"),
             "cr": source.replace(b"\n", b"\r")}[variant]
     path = tmp_path / f"{variant}{suffix}"

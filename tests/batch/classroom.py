@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.catalog import Catalog
+from tests.conftest import as_submission
 
 STAGES = ("reduce_interleaved", "reduce_sequential", "reduce_first_add")
 PASSED, FAILED, ERROR, PENDING = "passed", "failed", "error", "pending"
@@ -39,7 +40,7 @@ class Classroom:
 
 
 def solution(catalog: Catalog, stage: str, suffix: str = ".cl") -> str:
-    return catalog.reference_file(stage, suffix).read_text(encoding="utf-8")
+    return as_submission(catalog.reference_file(stage, suffix).read_text(encoding="utf-8"))
 
 
 def wrong_kernels(catalog: Catalog, stage: str) -> list[str]:

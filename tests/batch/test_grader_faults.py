@@ -16,7 +16,7 @@ from grader.report import ERROR, FAILED
 from grader.results import FailureKind
 from grader.worker_process import WorkerProcess
 from lab.backends.discovery import Target
-from tests.conftest import catalog, target_id, targets
+from tests.conftest import as_submission, catalog, target_id, targets
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "tests" / "adversarial" / "kernels"
@@ -138,7 +138,7 @@ def test_full_disk_under_pocls_cache_is_a_grader_error_graded_again(tmp_path: Pa
     stage = "reduce_interleaved"  # PoCL compiles it in seconds
     submissions, results = tmp_path / "subs", tmp_path / "results"
     (submissions / "ann").mkdir(parents=True)
-    (submissions / "ann" / f"{stage}.cl").write_text(catalog().reference_file(stage, ".cl").read_text())
+    (submissions / "ann" / f"{stage}.cl").write_text(as_submission(catalog().reference_file(stage, ".cl").read_text()))
     first = _lab_batch(submissions, results, full_disk)
     assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-3000:]
     assert "1 submission(s) hit a grader error" in first.stderr

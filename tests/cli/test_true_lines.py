@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import targets
+from tests.conftest import as_submission, targets
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "reduce_interleaved" / "solution.cl"
@@ -45,7 +45,7 @@ def test_a_usage_error_says_only_the_error(tmp_path, args):
 
 @pytest.mark.skipif(not has_opencl, reason="no OpenCL device")
 def test_grade_says_the_sandbox_note_once_before_the_report(tmp_path):
-    (tmp_path / "reduce_interleaved.cl").write_text(REFERENCE.read_text())
+    (tmp_path / "reduce_interleaved.cl").write_text(as_submission(REFERENCE.read_text()))
     done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cl", cwd=tmp_path)
     assert done.returncode in (0, 5), done.stderr
     assert done.stderr.count(NO_SANDBOX) == 1 and NO_SANDBOX not in done.stdout
@@ -55,7 +55,7 @@ def test_grade_says_the_sandbox_note_once_before_the_report(tmp_path):
 def test_batch_says_the_sandbox_note_once(tmp_path):
     for student in ("alice", "bob", "carol"):
         (tmp_path / "class" / student).mkdir(parents=True)
-        (tmp_path / "class" / student / "reduce_interleaved.cl").write_text(REFERENCE.read_text())
+        (tmp_path / "class" / student / "reduce_interleaved.cl").write_text(as_submission(REFERENCE.read_text()))
     done = run_lab("batch", "class", "--out", "results", "--jobs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (done.stderr + done.stdout).count(NO_SANDBOX) == 1
@@ -84,7 +84,7 @@ def test_what_to_install_fits_the_machine_and_the_installation(monkeypatch):
 
 @pytest.mark.skipif(not has_opencl, reason="no OpenCL device")
 def test_a_device_that_matches_nothing_suggests_no_other_language(tmp_path):
-    (tmp_path / "reduce_interleaved.cl").write_text(REFERENCE.read_text())
+    (tmp_path / "reduce_interleaved.cl").write_text(as_submission(REFERENCE.read_text()))
     done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cl", "--device", "77", cwd=tmp_path)
     assert done.returncode == 2 and NO_SANDBOX not in done.stderr
     assert "--device '77'" in done.stderr and "lab devices" in done.stderr and ".cu" not in done.stderr

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from lab.autograder.build import build_zip
 from lab.cli import app
-from tests.conftest import catalog, targets
+from tests.conftest import as_submission, catalog, targets
 
 PROJECT = Path(__file__).resolve().parents[2]
 STAGES = ("reduce_interleaved", "reduce_sequential")  # fast on PoCL; the second has a speed check
@@ -102,7 +102,7 @@ def run_autograder(root: Path, **settings: str) -> tuple[dict, str]:
 
 
 def solution(stage: str) -> str:
-    return (PROJECT / "reference" / stage / "solution.cl").read_text()
+    return as_submission((PROJECT / "reference" / stage / "solution.cl").read_text())
 
 
 def test_the_zip_holds_the_scripts_the_wheel_and_the_course(autograder_zip):
@@ -214,7 +214,7 @@ def test_a_misnamed_upload_says_what_was_expected(tmp_path, autograder_zip, chec
 @needs_opencl
 def test_a_cuda_upload_is_left_to_the_course_gpu_and_a_hostile_name_is_shown_escaped(tmp_path, autograder_zip,
                                                                                       checkout_venv):
-    cuda = (PROJECT / "reference/reduce_interleaved/solution.cu").read_text()
+    cuda = as_submission((PROJECT / "reference/reduce_interleaved/solution.cu").read_text())
     upload = {"reduce_interleaved.cu": cuda, "a\x1b[31mred\u202e.cl": "x"}
     results, _ = run_autograder(autograder_root(tmp_path, autograder_zip, upload, checkout_venv))
     first = results["tests"][0]

@@ -15,7 +15,7 @@ import pytest
 
 from grader import device_queue
 from grader.device_queue import turns
-from tests.conftest import catalog, targets
+from tests.conftest import as_submission, catalog, targets
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGE = "reduce_interleaved"
@@ -115,7 +115,7 @@ def test_a_grading_holds_the_device_no_longer_than_the_limit(monkeypatch: pytest
     monkeypatch.setattr(device_queue, "HOLD_LIMIT_S", 0.0)
     course = catalog()
     target = next(t for t in targets() if t.backend == "opencl")
-    report = grade(course, course.get(STAGE), SOLUTION.read_text(), "solution.cl", target, seed=7, cpu_timing=True)
+    report = grade(course, course.get(STAGE), as_submission(SOLUTION.read_text()), "solution.cl", target, seed=7, cpu_timing=True)
     failed = report.failure
     assert failed is not None and "held the device" in failed.message, failed
     folder = tmp_path / "queue" / os.listdir(tmp_path / "queue")[0]

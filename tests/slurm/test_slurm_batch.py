@@ -33,7 +33,7 @@ from grader.batch.processes import child_workers
 from grader.batch.store import ResultStore
 from lab.cli import app
 from tests.batch.classroom import Classroom, build
-from tests.conftest import catalog, targets
+from tests.conftest import as_submission, catalog, targets
 
 OPENCL = [t for t in targets() if t.backend == "opencl"]
 HAS_CUDA = any(t.backend == "cuda" for t in targets())
@@ -280,7 +280,7 @@ def test_a_rerun_with_nothing_new_grades_nothing(room, killed, resumed):
 def test_student_names_never_reach_a_shell(tmp_path):
     hostile = "o'brien; $(touch pwned) `touch pwned2` \"x\" *"
     root = tmp_path / "subs"
-    source = catalog().reference_file("reduce_sequential", ".cl").read_text(encoding="utf-8")
+    source = as_submission(catalog().reference_file("reduce_sequential", ".cl").read_text(encoding="utf-8"))
     for name in (hostile, "ann"):
         (root / name).mkdir(parents=True)
         (root / name / "reduce_sequential.cl").write_text(source, encoding="utf-8")
