@@ -71,7 +71,11 @@ def chain(catalog: Catalog, stage: str) -> list[str]:
 
 def grade(copy: Path, stage: str, file: Path, backend: str, out: Path) -> Verdict:
     """`lab grade` run from `copy` with the copy's own code; its verdict."""
-    env = {**os.environ, "PYTHONPATH": str(copy)}
+    # The copy's code first; the rest of PYTHONPATH (where PyCUDA and PyOpenCL may live) after it,
+    # without the instructor's checkout.
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() != CHECKOUT and Path(p).resolve() != Path(copy).resolve()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), *rest])}
     env.pop("LAB_COURSE_ROOT", None)
     out.unlink(missing_ok=True)
     proc = subprocess.run([sys.executable, "-m", "lab", "grade", stage, str(file), "--backend", backend,
