@@ -45,11 +45,23 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
 
 
 def _handout(catalog: Catalog, spec: Spec, source: str, backend: str) -> Handout | None:
+    """The handed-out kernel `source` is: by its source where the course holds it, else (a
+    students' copy, which holds another stage's held-back reference only as a digest) by that
+    stage's normalised digest."""
     suffix = registry.by_name(backend).suffix
     references: dict[str, Path] = {}
     for stage in catalog.ids():
         references[stage] = catalog.reference_file(stage, suffix)
-    return find_handout(source, suffix, spec.id, spec.skeleton(suffix), references)
+    found = find_handout(source, suffix, spec.id, spec.skeleton(suffix), references)
+    if found is not None or catalog.release is None:
+        return found
+    for stage in catalog.release.digests:
+        if stage == spec.id or references.get(stage, Path()).is_file() or stage not in catalog.ids():
+            continue
+        if is_own_reference(source, references[stage], catalog.release.digests, stage, suffix,
+                            given_names(catalog.get(stage))):
+            return Handout(stage, "reference")
+    return None
 
 
 def unchanged_message(spec: Spec, handout: Handout) -> str:

@@ -15,9 +15,10 @@ import pytest
 from grader.results import FailureKind
 from grader.steps.source import check_submission_source
 from lab.catalog import Catalog
-from lab.release import Release
+from lab.release import Release, make_release
+from lab.release_config import load_release_config
 from tests.conftest import catalog, targets
-from tests.release.conftest import HELD
+from tests.release.conftest import HELD, OPEN, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "examples/transpose_coalesced.cl"
@@ -93,3 +94,20 @@ def test_the_instructor_grades_the_reference_file_in_place() -> None:
     path = catalog().reference_file(HELD, ".cl")
     assert check_submission_source(spec, path.read_text(encoding="utf-8"), "opencl", str(path), catalog(),
                                    accept_reference=True).ok
+
+
+@pytest.mark.parametrize("suffix", [".cu", ".cl"])
+def test_a_held_back_reference_of_another_stage_is_a_handout_in_the_copy(tmp_path: Path, suffix: str) -> None:
+    """transpose_naive's reference handed in for transpose_coalesced (its known-wrong
+    naive_not_coalesced), with transpose_naive's solution held back: the instructor's checkout
+    knows it by its source, the copy (which has only its digest) by the digest."""
+    backend = {".cu": "cuda", ".cl": "opencl"}[suffix]
+    config = load_release_config(write_config(tmp_path / "course.toml", open_=OPEN, ptx=()), catalog())
+    copy = make_release(catalog(), config, tmp_path, name="students", replace=True)
+    source = (catalog().root / "reference" / "transpose_coalesced" / "wrong" /
+              f"naive_not_coalesced{suffix}").read_text(encoding="utf-8")
+    assert not Catalog(copy.folder).reference_file("transpose_naive", suffix).is_file()
+    for course in (catalog(), Catalog(copy.folder)):
+        checked = check_submission_source(course.get("transpose_coalesced"), source, backend, f"mine{suffix}",
+                                          course)
+        assert checked.failure == FailureKind.UNCHANGED_HANDOUT, checked.refused
