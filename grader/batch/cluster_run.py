@@ -83,6 +83,14 @@ class RunManifest:
     jobs: int | None  # --jobs: workers per task on a CPU device (None: from the task's CPUs)
     items: tuple[RunItem, ...]
     gpus: int | None = None  # GPUs each array task asked for (None: none, the tasks grade on CPU devices)
+    # Where the tasks read the submissions: the copies `lab batch --slurm` took of them when it
+    # planned the run (grader.batch.intake, laid out as SUBMISSIONS is); "" for SUBMISSIONS itself.
+    intake: str = ""
+
+    @property
+    def graded_from(self) -> str:
+        """The folder the tasks grade the submissions from."""
+        return self.intake or self.submissions
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -117,7 +117,7 @@ class ClusterTask:
         self.store = store
         self.pool = pool
         self.runner = runner
-        self.root = Path(manifest.submissions)
+        self.root = Path(manifest.graded_from)
         self._fingerprint = Fingerprints(catalog)
         # Re-entrant: `_work` advances the claims' generator while it holds the lock, and the
         # generator takes it again to count a skipped submission.

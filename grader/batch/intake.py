@@ -72,16 +72,18 @@ def copy_in(submission: Submission, root: Path, target: Path) -> Submission | No
     return dataclasses.replace(submission, path=target)
 
 
-def take_in(layout: Layout, work: Path) -> Layout:
+def take_in(layout: Layout, work: Path, as_submissions: bool = False) -> Layout:
     """`layout` (a folder layout read by grader.batch.layout.scan) with every submission copied
     into WORK (an empty folder only the batch writes, that outlives the grading); a submission
-    that could not be opened safely moves to the not-graded list. Raises LayoutError when WORK
-    cannot be written."""
+    that could not be opened safely moves to the not-graded list. With `as_submissions` the
+    copies are laid out as SUBMISSIONS is (WORK/<student>/<file>: a Slurm run's tasks find them
+    there), else one folder per submission. Raises LayoutError when WORK cannot be written."""
     taken: list[Submission] = []
     refused: list[NotGraded] = []
     for n, submission in enumerate(layout.submissions):
+        folder = work / submission.student if as_submissions else work / str(n)
         try:
-            copied = copy_in(submission, layout.root, work / str(n) / submission.path.name)
+            copied = copy_in(submission, layout.root, folder / submission.path.name)
         except OSError as error:
             raise LayoutError(f"{work}: the batch's work folder cannot be written "
                               f"({error.strerror or error})") from error
@@ -90,3 +92,13 @@ def take_in(layout: Layout, work: Path) -> Layout:
         return dataclasses.replace(layout, submissions=tuple(taken))
     skipped = sorted([*layout.not_graded, *refused], key=lambda item: student_sort_key(item.path))
     return dataclasses.replace(layout, submissions=tuple(taken), not_graded=tuple(skipped))
+
+
+def from_copies(layout: Layout, copies: Layout) -> Layout:
+    """The class as a Slurm run graded it: `layout`'s students (SUBMISSIONS scanned again by
+    the final job), with the submissions `copies` holds (the folder take_in(...,
+    as_submissions=True) wrote when the run was planned, scanned) in place of what SUBMISSIONS
+    holds now; what SUBMISSIONS has since gained or changed into is not graded by this run."""
+    taken = {s.relative for s in copies.submissions}
+    not_graded = tuple(item for item in layout.not_graded if item.path not in taken)
+    return dataclasses.replace(layout, submissions=copies.submissions, not_graded=not_graded)

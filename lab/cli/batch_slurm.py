@@ -30,6 +30,7 @@ from grader.batch.cluster_run import (
     this_host,
 )
 from grader.batch.cluster_status import ItemState, RunStatus, run_status
+from grader.batch.intake import take_in
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Layout, LayoutError, scan
 from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
@@ -158,6 +159,12 @@ def submit_slurm(request: SlurmRequest) -> None:
     if not layout.students and not layout.not_graded:
         fail(f"{submissions}: empty; it should hold one folder per student")
     refuse_if_running(out)
+    run_id = new_run_id()
+    intake = RunFolder.base(out.resolve()) / "intake" / run_id
+    try:  # each submission opened once, now, without following links; the tasks grade the copies
+        layout = take_in(layout, intake, as_submissions=True)
+    except LayoutError as error:
+        fail(str(error), EXIT_GRADER_ERROR)
     store = ResultStore(out)
     try:
         with store.locked():
@@ -175,14 +182,14 @@ def submit_slurm(request: SlurmRequest) -> None:
                 return
             items = _items(plan.to_grade)
             tasks = min(len(items), job.tasks or slurm.default_tasks(len(items)))
-            folder = RunFolder.create(out.resolve(), new_run_id())
+            folder = RunFolder.create(out.resolve(), run_id)
             write_atomic(folder.script, slurm.JOB_SCRIPT)
             folder.script.chmod(0o755)
             folder.write_manifest(RunManifest(
                 run_id=folder.run_id, created_at=now(), submitted_from=this_host(),
                 submissions=str(submissions.resolve()), results=str(out.resolve()), options=request.options,
                 force=request.force, backend=request.backend, tasks=tasks, jobs=request.jobs, items=items,
-                gpus=job.gpus))
+                gpus=job.gpus, intake=str(intake)))
             try:
                 jobs = _submit(folder, job, tasks)
             except slurm.SlurmError:

@@ -27,6 +27,7 @@ from grader.batch.cluster_gather import Gathered, gather
 from grader.batch.cluster_run import FinalRecord, RunError, RunFolder, TaskRecord, now, parse_time, this_host
 from grader.batch.cluster_task import ClusterRunner, ClusterTask, shared_lock
 from grader.batch.devices import PoolError, build_pool, default_jobs
+from grader.batch.intake import from_copies
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Layout, LayoutError, scan
 from grader.batch.outputs import write_class_outputs
@@ -179,6 +180,8 @@ def run_final(folder: RunFolder) -> int:
         _lock_store(store, stack)
         store.sweep_temp_files()  # every task has ended: nobody is writing one now
         layout = scan(Path(manifest.submissions), catalog.ids())
+        if manifest.intake:  # the files the tasks graded, not what SUBMISSIONS holds now
+            layout = from_copies(layout, scan(Path(manifest.intake), catalog.ids()))
         in_run = {f"{item.student}/{item.name}" for item in manifest.items}
         found, stats, summary = write_outputs(store, catalog, layout, manifest.options, manifest.run_id, in_run,
                                               f"Slurm run {manifest.run_id}, {manifest.tasks} array task"
