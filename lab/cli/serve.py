@@ -1,0 +1,158 @@
+"""`lab serve` (the course GPU server) and `lab tokens` (its users' access tokens)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import typer
+
+from lab.cli.app import EXIT_USAGE, app, console, errors, fail
+from lab.sinks import for_csv_cell, for_terminal
+
+DEFAULT_DATABASE = "lab-server.db"
+
+
+def _require_extra() -> None:
+    from lab.server import ServerExtraMissing, require
+
+    try:
+        require()
+    except ServerExtraMissing as error:
+        fail(str(error))
+
+
+def database_url(given: str) -> str:
+    """A database URL (sqlite:///..., postgresql://...) as it is; anything else is a SQLite file's path."""
+    from lab.server.database import sqlite_url
+
+    return given if "://" in given else sqlite_url(Path(given))
+
+
+def _open_store(database: str):
+    from lab.server.database import Store, StoreError
+
+    try:
+        return Store(database_url(database))
+    except StoreError as error:
+        fail(str(error))
+
+
+@app.command()
+def serve(
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="a SQLite file, or a database URL "
+                                 "(postgresql://USER@HOST/NAME)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="the address to listen on (behind a TLS proxy: "
+                             "keep 127.0.0.1; docs/server.md)"),
+    port: int = typer.Option(8000, "--port", help="the port to listen on"),
+    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+                                     "name), one grading lane each; repeat for several GPUs (default: the best one)"),
+    secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
+                                        "HTTPS only (set it behind a TLS proxy)"),
+) -> None:
+    """Run the course GPU server: students submit with `lab submit` or a browser, each
+    submission is stored, then graded as `lab grade` grades it, one at a time per device."""
+    _require_extra()
+    if not 0 < port < 65536:
+        fail(f"--port {port}: a port is 1 to 65535")
+    import logging
+
+    import uvicorn
+
+    from lab.cli.course import load_catalog
+    from lab.server.database import StoreError
+    from lab.server.service import create_app
+    from lab.server.settings import ServerSettings
+
+    catalog = load_catalog()
+    settings = ServerSettings(database_url(database), tuple(device) if device else (None,),
+                              secure_cookies=secure_cookies)
+    try:
+        application = create_app(settings, catalog)
+    except StoreError as error:
+        fail(str(error))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    console.print(f"grading on {len(settings.devices)} lane(s); database "
+                  f"{for_terminal(application.state.server.store.engine.url.render_as_string(hide_password=True))}")
+    uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
+
+
+def roster_login(entry) -> str:
+    """The id a roster row's student signs in as: its folder, else its first id column filled."""
+    for name in ("folder", "username", "sis_login_id", "email", "id_number", "sis_user_id", "canvas_id"):
+        value = getattr(entry, name, "")
+        if value:
+            return value
+    return ""
+
+
+@app.command()
+def tokens(
+    roster: Path = typer.Argument(None, help="the class roster (a lab roster CSV or a Canvas gradebook export): "
+                                  "every student in it without a token gets one"),
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
+    out: Path = typer.Option(None, "--out", help="write the new tokens to this CSV file (login,name,token), "
+                             "readable by you alone; default: standard output"),
+    reissue: bool = typer.Option(False, "--reissue", help="give every roster student a new token (old ones stop)"),
+    instructor: str = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
+    revoke: str = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
+) -> None:
+    """Issue the course server's access tokens from a roster (stored hashed: shown once), an
+    instructor's token, or revoke one."""
+    _require_extra()
+    if roster is None and instructor is None and revoke is None:
+        fail("give a ROSTER, --instructor LOGIN or --revoke LOGIN")
+    store = _open_store(database)
+    try:
+        if revoke is not None:
+            if not store.revoke(revoke):
+                fail(f"--revoke {revoke}: no such user")
+            errors.print(f"revoked: {for_terminal(revoke)}")
+        issued: list[tuple[str, str, str]] = []
+        if instructor is not None:
+            if not instructor.strip():
+                fail("--instructor: give the instructor's login")
+            from lab.server.states import Role
+
+            issued.append((instructor, "", store.issue_token(instructor.strip(), role=Role.INSTRUCTOR)))
+        if roster is not None:
+            from grader.batch.roster import RosterError, load_roster
+
+            try:
+                rows = load_roster(roster).entries
+            except RosterError as error:
+                fail(str(error))
+            for entry in rows:
+                login = roster_login(entry)
+                if not login:
+                    errors.print(f"roster line {entry.line}: no folder or id column filled: no token")
+                    continue
+                if reissue or not store.has_token(login):
+                    issued.append((login, entry.name, store.issue_token(login, entry.name)))
+        _write_tokens(issued, out)
+    finally:
+        store.close()
+
+
+def _write_tokens(issued: list[tuple[str, str, str]], out: Path | None) -> None:
+    if not issued:
+        errors.print("no new tokens (every roster student has one; --reissue replaces them)")
+        return
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(("login", "name", "token"))
+    for login, name, token in issued:
+        writer.writerow((for_csv_cell(login), for_csv_cell(name), token))
+    if out is None:
+        typer.echo(text.getvalue(), nl=False)
+        return
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text.getvalue())
+    except OSError as error:
+        fail(f"--out {out}: cannot be written ({error.strerror or error}); the tokens issued are lost: "
+             "run again with --reissue", EXIT_USAGE)
+    errors.print(f"{len(issued)} token(s) written to {for_terminal(str(out))}")

@@ -1,0 +1,91 @@
+"""The server's state and what both its JSON API and its web pages do with it: accept an
+upload (checked, stored, a lane woken), show a submission to whom may see it, regrade."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lab.catalog import Catalog
+from lab.server.database import Store, Submission, User
+from lab.server.grading_lane import Lane, Progress
+from lab.server.intake import Upload, check_upload
+from lab.server.settings import ServerSettings
+from lab.server.states import State
+
+log = logging.getLogger("lab.server")
+
+
+class NotYours(LookupError):
+    """No such submission among those the user may see (another student's is not told apart
+    from one that does not exist)."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    submission: Submission
+    reused: bool  # an identical earlier submission, answered from its stored result
+
+
+class Server:
+    def __init__(self, settings: ServerSettings, catalog: Catalog):
+        self.settings, self.catalog = settings, catalog
+        self.store = Store(settings.database_url)
+        self.progress = Progress()
+        self.lanes = [Lane(self.store, catalog, self.progress, device) for device in settings.devices]
+
+    def start(self) -> None:
+        """Queue again what a stopped server was grading, then start the lanes."""
+        again = self.store.requeue_interrupted()
+        if again:
+            log.info("%d submission(s) interrupted mid-grading are queued again", again)
+        for lane in self.lanes:
+            lane.start()
+
+    def stop(self) -> None:
+        for lane in self.lanes:
+            lane.stop()
+        self.store.close()
+
+    def wake(self) -> None:
+        for lane in self.lanes:
+            lane.wake()
+
+    def accept(self, user: User, stage: str, filename: str | None, data: bytes) -> Accepted:
+        """Check and store an upload (committed), then wake the lanes. Raises UploadRefused."""
+        upload: Upload = check_upload(self.catalog, stage, filename, data, self.settings.upload_limit)
+        submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source)
+        if not reused:
+            self.wake()
+        return Accepted(submission, reused)
+
+    def visible(self, user: User, submission_id: int) -> Submission:
+        """The submission, where `user` may see it (their own; an instructor: any). Raises NotYours."""
+        found = self.store.get(submission_id)
+        if found is None or (found.user_id != user.id and not user.instructor):
+            raise NotYours(f"no submission {submission_id} of yours")
+        return found
+
+    def position(self, submission: Submission) -> int | None:
+        """Its place in the grading order (1: next), while queued."""
+        if submission.state != State.QUEUED:
+            return None
+        order = self.store.queue_order()
+        return order.index(submission.id) + 1 if submission.id in order else None
+
+    def summary(self, submission: Submission, position: int | None = None) -> dict[str, Any]:
+        """A submission as the API shows it (no source, no report)."""
+        data = asdict(submission)
+        for key in ("submitted_at", "started_at", "finished_at"):
+            data[key] = data[key].isoformat() if data[key] is not None else None
+        data["state"] = str(submission.state)
+        data["position"] = position
+        data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
+        return data
+
+    def regrade(self, submission_id: int) -> bool:
+        if not self.store.regrade(submission_id):
+            return False
+        self.wake()
+        return True

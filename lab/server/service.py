@@ -1,0 +1,152 @@
+"""The FastAPI app: the JSON API under /api (a bearer token per user) and the web pages
+(lab.server.web). `create_app` opens the store, queues again what a stopped server was
+grading, and starts one grading lane per device.
+
+API (every answer JSON; an error is {"detail": one line}):
+  GET  /api/whoami                      who the token is
+  POST /api/submissions                 multipart: stage, file -> 202 queued (200: an identical
+                                        earlier submission, `reused`)
+  GET  /api/submissions[?stage=&student=]  one's own submissions, newest first (an instructor:
+                                        everyone's, or one student's)
+  GET  /api/submissions/{id}            its state, queue position, grading phase, and once
+                                        graded its report (Report.to_json)
+  GET  /api/submissions/{id}/feedback   the HTML feedback page
+  POST /api/submissions/{id}/regrade    instructors only
+  GET  /api/queue                       instructors only: the grading order
+A submission that is not the token's user's is answered 404, as one that does not exist.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from lab.catalog import Catalog
+from lab.server.body_limit import BodyLimit
+from lab.server.database import User
+from lab.server.intake import UploadRefused
+from lab.server.server import NotYours, Server
+from lab.server.settings import ServerSettings
+from lab.server.states import State
+
+# The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
+FEEDBACK_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
+
+
+def server_of(request: Request) -> Server:
+    return request.app.state.server
+
+
+def token_user(request: Request) -> User:
+    """The user of the request's bearer token; 401 without a valid one."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(401, "sign in: send your token as 'Authorization: Bearer TOKEN' (lab login)",
+                            headers={"WWW-Authenticate": "Bearer"})
+    user = server_of(request).store.user_by_token(token.strip())
+    if user is None:
+        raise HTTPException(401, "this token is not valid (revoked, or mistyped): ask your instructor for one",
+                            headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+def instructor(user: User = Depends(token_user)) -> User:
+    if not user.instructor:
+        raise HTTPException(403, "only an instructor may do this")
+    return user
+
+
+def _visible(server: Server, user: User, submission_id: int):
+    try:
+        return server.visible(user, submission_id)
+    except NotYours as error:
+        raise HTTPException(404, str(error)) from None
+
+
+def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
+    server = Server(settings, catalog)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        server.start()
+        yield
+        server.stop()
+
+    app = FastAPI(title="GPU lab course server", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.server = server
+    app.add_middleware(BodyLimit, limit=settings.body_limit)
+
+    @app.get("/api/whoami")
+    def whoami(user: User = Depends(token_user)) -> dict:
+        return {"login": user.login, "name": user.name, "role": str(user.role)}
+
+    @app.post("/api/submissions")
+    async def submit(request: Request, user: User = Depends(token_user)) -> JSONResponse:
+        form = await request.form(max_files=1, max_fields=4)
+        stage, upload = form.get("stage"), form.get("file")
+        if not isinstance(stage, str) or upload is None or isinstance(upload, str):
+            raise HTTPException(422, "send the stage as the field 'stage' and the kernel as the file 'file'")
+        data = await upload.read()
+        try:
+            accepted = await run_in_threadpool(server.accept, user, stage, upload.filename, data)
+        except UploadRefused as error:
+            raise HTTPException(error.status, str(error)) from None
+        body = server.summary(accepted.submission, server.position(accepted.submission))
+        body["reused"] = accepted.reused
+        return JSONResponse(body, status_code=200 if accepted.reused else 202)
+
+    @app.get("/api/submissions")
+    def history(stage: str | None = None, student: str | None = None, user: User = Depends(token_user)) -> list:
+        if student is not None and not user.instructor and student != user.login:
+            raise HTTPException(403, "a student sees only their own submissions")
+        if user.instructor:
+            found = server.store.submissions(None, stage)
+            found = [s for s in found if student is None or s.login == student]
+        else:
+            found = server.store.submissions(user, stage)
+        return [server.summary(s) for s in found]
+
+    @app.get("/api/submissions/{submission_id}")
+    def one(submission_id: int, user: User = Depends(token_user)) -> dict:
+        submission = _visible(server, user, submission_id)
+        body = server.summary(submission, server.position(submission))
+        report = server.store.report_json(submission_id) if submission.state == State.DONE else None
+        body["report"] = json.loads(report) if report else None
+        return body
+
+    @app.get("/api/submissions/{submission_id}/feedback")
+    def feedback(submission_id: int, user: User = Depends(token_user)) -> HTMLResponse:
+        _visible(server, user, submission_id)
+        page = server.store.feedback_html(submission_id)
+        if page is None:
+            raise HTTPException(409, f"submission {submission_id} is not graded yet")
+        return HTMLResponse(page, headers={"Content-Security-Policy": FEEDBACK_POLICY})
+
+    @app.post("/api/submissions/{submission_id}/regrade")
+    def regrade(submission_id: int, user: User = Depends(instructor)) -> JSONResponse:
+        _visible(server, user, submission_id)
+        if not server.regrade(submission_id):
+            raise HTTPException(409, f"submission {submission_id} is still queued or being graded")
+        return JSONResponse(server.summary(server.store.get(submission_id)), status_code=202)
+
+    @app.get("/api/queue")
+    def queue(user: User = Depends(instructor)) -> list:
+        order = server.store.queue_order()
+        grading = [s for s in server.store.submissions() if s.state == State.GRADING]
+        shown = [server.summary(s) for s in grading]
+        for place, submission_id in enumerate(order, 1):
+            found = server.store.get(submission_id)
+            if found is not None:
+                shown.append(server.summary(found, place))
+        return shown
+
+    from lab.server import web
+
+    web.install(app, server)
+    return app

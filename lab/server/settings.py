@@ -1,0 +1,20 @@
+"""How one `lab serve` runs: its database, its devices, its limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lab.source_checks import MAX_BYTES
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    database_url: str  # sqlite:///PATH or postgresql://...
+    devices: tuple[str | None, ...] = (None,)  # one grading lane each: an index or part of a name; None: the best
+    upload_limit: int = MAX_BYTES  # bytes of one kernel file, as `lab grade` allows
+    secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
+
+    @property
+    def body_limit(self) -> int:
+        """Bytes of one request body: the file and its form's fields and framing."""
+        return self.upload_limit + 64 * 1024

@@ -1,0 +1,142 @@
+"""The browser pages: sign in with the token, upload, watch the queue, read the feedback.
+
+A browser session is a random cookie (HttpOnly, SameSite=Lax; Secure behind TLS) whose hash the
+store keeps with the session's form token; every form that changes something carries that
+token and is refused without it (cross-site requests). Every value a template shows goes
+through lab.sinks.for_html (jinja2's finalize, with autoescape on); a student's text never runs
+as a template."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader
+from starlette.concurrency import run_in_threadpool
+
+from lab.server.database import User
+from lab.server.intake import UploadRefused
+from lab.server.server import NotYours, Server
+from lab.server.service import FEEDBACK_POLICY
+from lab.server.states import State
+from lab.server.tokens import same_secret
+from lab.sinks import html_finalize
+
+COOKIE = "lab_session"
+REFRESH_S = 2  # a page of a submission not yet graded reloads itself this often
+PAGE_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'"
+
+_templates = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "templates")), autoescape=True,
+                         finalize=html_finalize, trim_blocks=True, lstrip_blocks=True)
+
+
+def _page(name: str, status: int = 200, **values) -> HTMLResponse:
+    return HTMLResponse(_templates.get_template(name).render(**values), status_code=status,
+                        headers={"Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff",
+                                 "Referrer-Policy": "same-origin", "Cache-Control": "no-store"})
+
+
+def _to(path: str) -> RedirectResponse:
+    return RedirectResponse(path, status_code=303)
+
+
+def install(app: FastAPI, server: Server) -> None:
+    """Add the web pages to `app`."""
+
+    def signed_in(request: Request) -> tuple[User, str] | None:
+        cookie = request.cookies.get(COOKIE)
+        return server.store.session_user(cookie) if cookie else None
+
+    async def checked_form(request: Request) -> tuple[User, object] | Response:
+        """The signed-in user and the form, where the form carries the session's token."""
+        session = signed_in(request)
+        if session is None:
+            return _to("/")
+        form = await request.form(max_files=1, max_fields=4)
+        given = form.get("csrf")
+        if not isinstance(given, str) or not same_secret(given, session[1]):
+            return _page("message.html.j2", 403, title="Refused",
+                         message="this form did not come from this site's page (its token is missing or old): "
+                                 "reload the page and send it again")
+        return session[0], form
+
+    def home(user: User, csrf: str, status: int = 200, error: str | None = None, stage: str = "") -> HTMLResponse:
+        mine = server.store.submissions(None if user.instructor else user)
+        return _page("home.html.j2", status, user=user, csrf=csrf, stages=server.catalog.ids(), chosen=stage,
+                     submissions=mine, error=error, DONE=State.DONE)
+
+    @app.get("/", response_class=HTMLResponse)
+    def index(request: Request) -> HTMLResponse:
+        session = signed_in(request)
+        if session is None:
+            return _page("signin.html.j2")
+        return home(*session)
+
+    @app.post("/signin")
+    async def signin(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=2)
+        token = form.get("token")
+        user = server.store.user_by_token(token.strip()) if isinstance(token, str) and token.strip() else None
+        if user is None:
+            return _page("signin.html.j2", 401, error="that token is not valid: copy it again, or ask your "
+                                                      "instructor for a new one")
+        cookie, _ = server.store.open_session(user)
+        response = _to("/")
+        response.set_cookie(COOKIE, cookie, httponly=True, samesite="lax", secure=server.settings.secure_cookies,
+                            path="/")
+        return response
+
+    @app.post("/signout")
+    async def signout(request: Request) -> Response:
+        checked = await checked_form(request)
+        if isinstance(checked, Response):
+            return checked
+        server.store.close_session(request.cookies.get(COOKIE, ""))
+        response = _to("/")
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    @app.post("/upload")
+    async def upload(request: Request) -> Response:
+        checked = await checked_form(request)
+        if isinstance(checked, Response):
+            return checked
+        user, form = checked
+        stage, sent = form.get("stage"), form.get("file")
+        csrf = signed_in(request)[1]
+        if not isinstance(stage, str) or sent is None or isinstance(sent, str):
+            return home(user, csrf, 422, "choose a stage and a kernel file")
+        data = await sent.read()
+        try:
+            accepted = await run_in_threadpool(server.accept, user, stage, sent.filename, data)
+        except UploadRefused as error:
+            return home(user, csrf, error.status, str(error), stage)
+        return _to(f"/submissions/{accepted.submission.id}")
+
+    @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
+    def submission_page(submission_id: int, request: Request) -> Response:
+        session = signed_in(request)
+        if session is None:
+            return _to("/")
+        try:
+            shown = server.visible(session[0], submission_id)
+        except NotYours as error:
+            return _page("message.html.j2", 404, title="Not found", message=str(error))
+        return _page("submission.html.j2", s=shown, position=server.position(shown),
+                     phase=server.progress.phase(shown.id) if shown.state == State.GRADING else None,
+                     refresh=None if shown.state.finished else REFRESH_S, DONE=State.DONE, FAILED=State.FAILED)
+
+    @app.get("/submissions/{submission_id}/feedback", response_class=HTMLResponse)
+    def feedback_page(submission_id: int, request: Request) -> Response:
+        session = signed_in(request)
+        if session is None:
+            return _to("/")
+        try:
+            server.visible(session[0], submission_id)
+        except NotYours as error:
+            return _page("message.html.j2", 404, title="Not found", message=str(error))
+        page = server.store.feedback_html(submission_id)
+        if page is None:
+            return _to(f"/submissions/{submission_id}")
+        return HTMLResponse(page, headers={"Content-Security-Policy": FEEDBACK_POLICY, "Cache-Control": "no-store"})
