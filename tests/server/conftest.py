@@ -1,0 +1,43 @@
+"""Fixtures: a running server with a student roster's tokens and an instructor's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from tests.server.running import RunningServer, needs_server_extra
+
+
+@dataclass(frozen=True)
+class Class:
+    server: RunningServer
+    alice: str  # tokens
+    bob: str
+    teacher: str
+
+
+def issue(database) -> tuple[str, str, str]:
+    from lab.server.database import Store, sqlite_url
+    from lab.server.states import Role
+
+    store = Store(sqlite_url(database))
+    try:
+        return (store.issue_token("alice", "Alice <b>A</b>"), store.issue_token("bob", "Bob"),
+                store.issue_token("teacher", "Teacher", Role.INSTRUCTOR))
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def course_server(tmp_path_factory):
+    if needs_server_extra.args[0]:
+        pytest.skip(needs_server_extra.kwargs["reason"])
+    folder = tmp_path_factory.mktemp("server")
+    database = folder / "lab.db"
+    alice, bob, teacher = issue(database)
+    server = RunningServer(database, folder / "server.log").start()
+    try:
+        yield Class(server, alice, bob, teacher)
+    finally:
+        server.stop()
