@@ -78,12 +78,20 @@ class RunningServer:
             self.process.wait(30)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """End the server, then whatever of its process group is left (a grading worker a
+        killed server left behind)."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # its own session: start_new_session
+        except ProcessLookupError:
+            pass
 
 
 def client(server: RunningServer, token: str | None):
