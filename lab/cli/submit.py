@@ -121,6 +121,7 @@ def submit(
 @app.command()
 def history(stage: str = typer.Argument(None, help="only this stage's submissions")) -> None:
     """List your submissions to the course server, newest first, with scores and speedups."""
+    from grader.report import Status
     from lab.server.client import ClientError
 
     client = _client()
@@ -134,12 +135,19 @@ def history(stage: str = typer.Argument(None, help="only this stage's submission
         console.print("no submissions" + (f" for {for_terminal(stage)}" if stage else ""))
         return
     table = Table(box=None, header_style="bold")
-    for column in ("#", "stage", "file", "submitted (UTC)", "result", "score", "speedup"):
-        table.add_column(column, justify="right" if column in ("#", "score", "speedup") else "left")
+    columns = ["#", "file", "submitted (UTC)", "result", "score", "speedup"]
+    if stage is None:
+        columns.insert(1, "stage")
+    for column in columns:
+        table.add_column(column, justify="right" if column in ("#", "score", "speedup") else "left",
+                         no_wrap=column in ("#", "submitted (UTC)", "score", "speedup"), overflow="fold")
     for s in found:
-        result = s["status"] if s["state"] == "done" else s["state"]
+        result = Status(s["status"]).words if s["state"] == "done" else s["state"]
         score = f"{s['score']} / {s['max_score']}" if s.get("score") is not None else ""
         speedup = f"{s['speedup']:.2f}x" if s.get("speedup") else ""
-        table.add_row(str(s["id"]), for_terminal(s["stage"]), for_terminal(s["filename"]),
-                      s["submitted_at"][:19].replace("T", " "), for_terminal(str(result)), score, speedup)
+        cells = [str(s["id"]), for_terminal(s["filename"]), s["submitted_at"][:16].replace("T", " "),
+                 for_terminal(str(result)), score, speedup]
+        if stage is None:
+            cells.insert(1, for_terminal(s["stage"]))
+        table.add_row(*cells)
     console.print(table)

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
+from grader.report import Status
 from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
@@ -31,8 +32,13 @@ _templates = Environment(loader=FileSystemLoader(str(Path(__file__).parent / "te
                          finalize=html_finalize, trim_blocks=True, lstrip_blocks=True)
 
 
+def status_words(status: str | None) -> str:
+    """A graded submission's status as a person is told it ("correct, speed not graded here")."""
+    return Status(status).words if status else ""
+
+
 def _page(name: str, status: int = 200, **values) -> HTMLResponse:
-    return HTMLResponse(_templates.get_template(name).render(**values), status_code=status,
+    return HTMLResponse(_templates.get_template(name).render(words=status_words, **values), status_code=status,
                         headers={"Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff",
                                  "Referrer-Policy": "same-origin", "Cache-Control": "no-store"})
 
