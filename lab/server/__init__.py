@@ -24,7 +24,14 @@ class ServerExtraMissing(RuntimeError):
 
 def missing_libraries() -> list[str]:
     """The `server` extra's libraries that cannot be imported here."""
-    return [name for name in NEEDED if importlib.util.find_spec(name) is None]
+    return [name for name in NEEDED if not _importable(name)]
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules: import would fail
+        return False
 
 
 def require() -> None:

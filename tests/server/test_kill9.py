@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 
-from lab.server.database import Store, sqlite_url
 from lab.server.states import State
 from tests.server.conftest import issue
 from tests.server.running import EXAMPLE, GRADE_S, RunningServer, client, needs_server_extra, submit, wait_graded
@@ -17,6 +16,8 @@ pytestmark = needs_server_extra
 
 
 def states(database) -> dict[int, object]:
+    from lab.server.database import Store, sqlite_url
+
     store = Store(sqlite_url(database))
     try:
         return {s.id: s for s in store.submissions()}
