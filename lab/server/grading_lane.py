@@ -58,8 +58,8 @@ def grade_submission(catalog: Catalog, submission: Submission, source: bytes, de
     """Grade stored bytes as `lab grade` grades a file. Raises what grade_file raises for a
     grading that could not start (no device, no sandbox where one is required)."""
     from grader.pipeline import Limits, grade_file
-    from lab.backends.registry import Target
     from lab.backends import registry
+    from lab.backends.registry import Target
 
     spec = catalog.get(submission.stage)
     suffix = registry.by_name(submission.backend).suffix

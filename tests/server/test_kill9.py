@@ -10,7 +10,15 @@ import time
 
 from lab.server.states import State
 from tests.server.conftest import issue
-from tests.server.running import EXAMPLE, GRADE_S, RunningServer, client, needs_server_extra, submit, wait_graded
+from tests.server.running import (
+    EXAMPLE,
+    GRADE_S,
+    RunningServer,
+    client,
+    needs_server_extra,
+    submit,
+    wait_graded,
+)
 
 pytestmark = needs_server_extra
 
