@@ -49,6 +49,8 @@ def serve(
     port: int = typer.Option(8000, "--port", help="the port to listen on"),
     device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name), one grading lane each; repeat for several GPUs (default: the best one)"),
+    per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
+                                 "an identical resubmission does not count)"),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
 ) -> None:
@@ -57,6 +59,8 @@ def serve(
     _require_extra()
     if not 0 < port < 65536:
         fail(f"--port {port}: a port is 1 to 65535")
+    if per_hour < 0:
+        fail(f"--per-hour {per_hour}: give 0 (no limit) or more")
     import logging
 
     import uvicorn
@@ -67,7 +71,7 @@ def serve(
     from lab.server.settings import ServerSettings
 
     catalog = load_catalog()
-    settings = ServerSettings(database_url(database), tuple(device) if device else (None,),
+    settings = ServerSettings(database_url(database), tuple(device) if device else (None,), per_hour=per_hour,
                               secure_cookies=secure_cookies)
     try:
         application = create_app(settings, catalog)

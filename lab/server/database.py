@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, func, select, update
@@ -27,6 +27,11 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 
 class StoreError(ValueError):
     """The database cannot be opened or used as asked; the message says why in one line."""
+
+
+class RateLimited(ValueError):
+    """The student sent as many submissions as the limit allows in its window; the message
+    says when the next one is accepted."""
 
 
 @dataclass(frozen=True)
@@ -220,10 +225,14 @@ class Store:
 
     # Submissions
 
-    def submit(self, user: User, stage: str, filename: str, backend: str, source: bytes) -> tuple[Submission, bool]:
+    def submit(self, user: User, stage: str, filename: str, backend: str, source: bytes,
+               per_hour: int = 0) -> tuple[Submission, bool]:
         """Store a submission, queued; committed before this returns. Where the same student sent
         the same bytes for the same stage before (and its grading did not fail), that earlier
-        submission is returned instead, with True: nothing new is stored or graded."""
+        submission is returned instead, with True: nothing new is stored or graded.
+
+        `per_hour` (0: no limit): a student (not an instructor) with that many submissions
+        stored in the last hour is refused with RateLimited (an identical resubmission is not)."""
         digest = hashlib.sha256(source).hexdigest()
         with self._session() as db, db.begin():
             earlier = db.scalar(select(SubmissionRow).where(
@@ -231,11 +240,26 @@ class Store:
                 SubmissionRow.state != str(State.FAILED)).order_by(SubmissionRow.id.desc()).limit(1))
             if earlier is not None:
                 return _submission(earlier, user.login), True
+            if per_hour > 0 and not user.instructor:
+                self._check_rate(db, user, per_hour)
             row = SubmissionRow(user_id=user.id, stage=stage, filename=filename, backend=backend, source=source,
                                 digest=digest, submitted_at=now(), state=str(State.QUEUED), attempts=0)
             db.add(row)
             db.flush()
             return _submission(row, user.login), False
+
+    @staticmethod
+    def _check_rate(db: Session, user: User, per_hour: int) -> None:
+        since = now() - timedelta(hours=1)
+        recent = [_utc(at) for at in db.scalars(
+            select(SubmissionRow.submitted_at).where(SubmissionRow.user_id == user.id,
+                                                     SubmissionRow.submitted_at > since)
+            .order_by(SubmissionRow.submitted_at.desc()).limit(per_hour))]
+        if len(recent) >= per_hour:
+            wait = max(0, int((recent[-1] + timedelta(hours=1) - now()).total_seconds()) + 1)
+            noun = "submission" if per_hour == 1 else "submissions"
+            raise RateLimited(f"at most {per_hour} {noun} an hour: the next one is accepted in "
+                              f"{wait // 60} min {wait % 60} s")
 
     def requeue_interrupted(self) -> int:
         """Put back in the queue what was being graded when the server stopped; how many."""

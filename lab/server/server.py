@@ -8,9 +8,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lab.catalog import Catalog
-from lab.server.database import Store, Submission, User
+from lab.server.database import RateLimited, Store, Submission, User
 from lab.server.grading_lane import Lane, Progress
-from lab.server.intake import Upload, check_upload
+from lab.server.intake import Upload, UploadRefused, check_upload
 from lab.server.settings import ServerSettings
 from lab.server.states import State
 
@@ -53,9 +53,14 @@ class Server:
             lane.wake()
 
     def accept(self, user: User, stage: str, filename: str | None, data: bytes) -> Accepted:
-        """Check and store an upload (committed), then wake the lanes. Raises UploadRefused."""
+        """Check and store an upload (committed), then wake the lanes. Raises UploadRefused (429:
+        over the student's rate limit)."""
         upload: Upload = check_upload(self.catalog, stage, filename, data, self.settings.upload_limit)
-        submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source)
+        try:
+            submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source,
+                                                   self.settings.per_hour)
+        except RateLimited as error:
+            raise UploadRefused(str(error), 429) from None
         if not reused:
             self.wake()
         return Accepted(submission, reused)

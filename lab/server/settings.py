@@ -12,6 +12,7 @@ class ServerSettings:
     database_url: str  # sqlite:///PATH or postgresql://...
     devices: tuple[str | None, ...] = (None,)  # one grading lane each: an index or part of a name; None: the best
     upload_limit: int = MAX_BYTES  # bytes of one kernel file, as `lab grade` allows
+    per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
     secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
 
     @property

@@ -42,8 +42,8 @@ def lab_env(**extra: str) -> dict[str, str]:
 class RunningServer:
     """`lab serve` on a database file; start() waits until it answers, kill() is kill -9."""
 
-    def __init__(self, database: Path, log: Path):
-        self.database, self.log, self.port = database, log, free_port()
+    def __init__(self, database: Path, log: Path, *options: str):
+        self.database, self.log, self.port, self.options = database, log, free_port(), options
         self.process: subprocess.Popen | None = None
 
     @property
@@ -55,7 +55,8 @@ class RunningServer:
 
         log = open(self.log, "ab")  # noqa: SIM115 - the child writes to it until it ends
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "lab", "serve", "--database", str(self.database), "--port", str(self.port)],
+            [sys.executable, "-m", "lab", "serve", "--database", str(self.database), "--port", str(self.port),
+             *self.options],
             cwd=ROOT, env=lab_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         deadline = time.monotonic() + START_S

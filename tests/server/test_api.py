@@ -125,3 +125,22 @@ def test_a_grading_that_fails_never_stops_the_queue(course_server):
     assert failed["state"] == "failed" and failed["score"] is None
     assert "cuda" in failed["error"].lower()
     assert done["state"] == "done" and done["score"] == 70
+
+
+def test_a_student_over_the_hourly_limit_is_told_when_to_send_again(tmp_path):
+    from tests.server.conftest import issue
+    from tests.server.running import RunningServer
+
+    alice, _, teacher = issue(tmp_path / "lab.db")
+    server = RunningServer(tmp_path / "lab.db", tmp_path / "server.log", "--per-hour", "1").start()
+    try:
+        with client(server, alice) as http:
+            assert submit(http, EXAMPLE.read_bytes()).status_code == 202
+            assert submit(http, EXAMPLE.read_bytes()).status_code == 200  # identical: answered, not counted
+            over = submit(http, EXAMPLE.read_bytes() + b"// another\n")
+            assert over.status_code == 429
+            assert over.json()["detail"].startswith("at most 1 submission an hour: the next one is accepted in")
+        with client(server, teacher) as http:
+            assert submit(http, EXAMPLE.read_bytes() + b"// mine\n").status_code == 202
+    finally:
+        server.stop()

@@ -1,0 +1,94 @@
+"""The store on a real SQLite file: claims in round-robin order, restart, reuse, rate limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.server.states import Role, State
+from tests.server.running import needs_server_extra
+
+pytestmark = needs_server_extra
+
+
+@pytest.fixture
+def store(tmp_path):
+    from lab.server.database import Store, sqlite_url
+
+    opened = Store(sqlite_url(tmp_path / "lab.db"))
+    yield opened
+    opened.close()
+
+
+def users(store):
+    store.issue_token("ana"), store.issue_token("ben"), store.issue_token("prof", role=Role.INSTRUCTOR)
+    return {u.login: u for u in store.users()}
+
+
+def put(store, user, n: int, **options):
+    return store.submit(user, "transpose_coalesced", "k.cl", "opencl", f"// {n}\n".encode(), **options)
+
+
+def outcome():
+    from lab.server.database import Outcome
+
+    return Outcome("pending", 70, 100, None, "{}", "<p></p>")
+
+
+def test_claims_take_students_in_turn(store):
+    who = users(store)
+    a = [put(store, who["ana"], n)[0].id for n in range(3)]
+    b = put(store, who["ben"], 9)[0].id
+    claimed = []
+    while (next_one := store.claim_next()) is not None:
+        claimed.append(next_one[0].id)
+        store.finish(claimed[-1], outcome())
+    assert claimed == [a[0], b, a[1], a[2]]
+
+
+def test_a_restart_queues_again_what_was_being_graded_and_nothing_graded(store):
+    who = users(store)
+    first, _ = put(store, who["ana"], 1)
+    second, _ = put(store, who["ben"], 2)
+    done, _ = store.claim_next()
+    assert store.finish(done.id, outcome())
+    cut, _ = store.claim_next()  # the server stops here, mid-grading
+    assert store.requeue_interrupted() == 1
+    assert store.get(cut.id).state == State.QUEUED and store.get(done.id).state == State.DONE
+    again, _ = store.claim_next()
+    assert again.id == cut.id and again.attempts == 2
+    assert store.claim_next() is None
+    assert not store.finish(done.id, outcome())  # a result is stored once: only while being graded
+
+
+def test_an_identical_resubmission_is_the_earlier_one_unless_it_failed(store):
+    who = users(store)
+    first, reused = put(store, who["ana"], 1)
+    assert not reused
+    same, reused = put(store, who["ana"], 1)
+    assert reused and same.id == first.id
+    claimed, _ = store.claim_next()
+    store.fail(claimed.id, "the grader could not grade it: no device")
+    anew, reused = put(store, who["ana"], 1)
+    assert not reused and anew.id != first.id
+
+
+def test_a_student_over_the_hourly_limit_is_refused_and_an_instructor_is_not(store):
+    from lab.server.database import RateLimited
+
+    who = users(store)
+    put(store, who["ana"], 1, per_hour=2)
+    put(store, who["ana"], 2, per_hour=2)
+    with pytest.raises(RateLimited, match="at most 2 submissions an hour: the next one is accepted in"):
+        put(store, who["ana"], 3, per_hour=2)
+    assert put(store, who["ana"], 2, per_hour=2)[1]  # identical: answered, not counted
+    put(store, who["ben"], 3, per_hour=2)  # another student's own limit
+    for n in range(4):
+        put(store, who["prof"], n, per_hour=2)
+
+
+def test_a_revoked_token_stops_working(store):
+    token = store.issue_token("ana")
+    assert store.user_by_token(token).login == "ana"
+    assert store.revoke("ana")
+    assert store.user_by_token(token) is None
+    assert not store.revoke("nobody")
