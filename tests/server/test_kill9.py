@@ -26,15 +26,14 @@ pytestmark = needs_server_extra
 def states(database) -> dict[int, object]:
     from lab.server.database import Store, sqlite_url
 
-    store = Store(sqlite_url(database))
+    store = Store(str(database) if "://" in str(database) else sqlite_url(database))
     try:
         return {s.id: s for s in store.submissions()}
     finally:
         store.close()
 
 
-def test_kill_9_mid_queue_loses_nothing_and_grades_nothing_twice(tmp_path):
-    database = tmp_path / "lab.db"
+def test_kill_9_mid_queue_loses_nothing_and_grades_nothing_twice(tmp_path, database):
     alice, bob, teacher = issue(database)
     first = RunningServer(database, tmp_path / "first.log").start()
     try:

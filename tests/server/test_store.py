@@ -11,10 +11,10 @@ pytestmark = needs_server_extra
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(database):
     from lab.server.database import Store, sqlite_url
 
-    opened = Store(sqlite_url(tmp_path / "lab.db"))
+    opened = Store(str(database) if "://" in str(database) else sqlite_url(database))
     yield opened
     opened.close()
 
