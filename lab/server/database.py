@@ -23,6 +23,7 @@ from lab.server.tables import SessionRow, SubmissionRow, UserRow
 from lab.server.tokens import new_token, token_hash
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+SESSION_LIFETIME = timedelta(days=14)  # a browser session ends this long after sign-in
 
 
 class StoreError(ValueError):
@@ -209,10 +210,11 @@ class Store:
         return cookie, csrf
 
     def session_user(self, cookie: str) -> tuple[User, str] | None:
-        """The user and form token of the session whose cookie is `cookie`, or None."""
+        """The user and form token of the session whose cookie is `cookie`, or None (no such
+        session, one older than SESSION_LIFETIME, or its user's token revoked)."""
         with self._session() as db:
             row = db.get(SessionRow, token_hash(cookie))
-            if row is None:
+            if row is None or _utc(row.created_at) < now() - SESSION_LIFETIME:
                 return None
             user = db.get(UserRow, row.user_id)
             return None if user is None or user.token_hash is None else (_user(user), row.csrf)

@@ -129,9 +129,24 @@ def install(app: FastAPI, server: Server) -> None:
             shown = server.visible(session[0], submission_id)
         except NotYours as error:
             return _page("message.html.j2", 404, title="Not found", message=str(error))
-        return _page("submission.html.j2", s=shown, position=server.position(shown),
-                     phase=server.progress.phase(shown.id) if shown.state == State.GRADING else None,
+        return _page("submission.html.j2", s=shown, user=session[0], csrf=session[1],
+                     position=server.position(shown), phase=server.progress.phase(shown.id) if shown.state == State.GRADING else None,
                      refresh=None if shown.state.finished else REFRESH_S, DONE=State.DONE, FAILED=State.FAILED)
+
+    @app.post("/submissions/{submission_id}/regrade")
+    async def regrade(submission_id: int, request: Request) -> Response:
+        checked = await checked_form(request)
+        if isinstance(checked, Response):
+            return checked
+        user, _ = checked
+        if not user.instructor:
+            return _page("message.html.j2", 403, title="Refused", message="only an instructor may regrade")
+        try:
+            server.visible(user, submission_id)
+        except NotYours as error:
+            return _page("message.html.j2", 404, title="Not found", message=str(error))
+        server.regrade(submission_id)  # one still queued or being graded is left as it is
+        return _to(f"/submissions/{submission_id}")
 
     @app.get("/submissions/{submission_id}/feedback", response_class=HTMLResponse)
     def feedback_page(submission_id: int, request: Request) -> Response:

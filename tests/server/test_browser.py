@@ -89,7 +89,25 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
         assert "token" in answer.text()
     answer = context.request.post(f"{url}/signout", form={"csrf": "forged"})
     assert answer.status == 403
+    # A student's own form token does not make them an instructor.
+    page.goto(f"{url}/submissions/{mine}")
+    assert page.locator("#regrade").count() == 0
+    page.goto(url)
+    csrf = page.locator("input[name=csrf]").first.get_attribute("value")
+    answer = context.request.post(f"{url}/submissions/{mine}/regrade", form={"csrf": csrf})
+    assert answer.status == 403
     context.close()
+
+    # The instructor sees every submission, whose it is, and grades one again.
+    teacher, theirs = sign_in(browser, url, course_server.teacher)
+    assert theirs.locator(f"a[href='/submissions/{mine}']").count() == 1
+    theirs.goto(f"{url}/submissions/{mine}")
+    assert "Student: alice" in theirs.inner_text("body")
+    theirs.click("#regrade")
+    expect(theirs.locator("#state")).to_contain_text("Graded", timeout=GRADE_S * 1000)
+    assert "gradings started: 2" in theirs.inner_text("body")
+    theirs.screenshot(path=str(folder / "instructor.png"), full_page=True)
+    teacher.close()
 
 
 def test_a_wrong_token_is_refused_on_the_sign_in_page(browser, course_server):

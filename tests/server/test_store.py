@@ -92,3 +92,21 @@ def test_a_revoked_token_stops_working(store):
     assert store.revoke("ana")
     assert store.user_by_token(token) is None
     assert not store.revoke("nobody")
+
+
+def test_a_browser_session_ends_after_its_lifetime_or_with_its_token(store):
+    from sqlalchemy import update
+
+    from lab.server.database import SESSION_LIFETIME, now
+    from lab.server.tables import SessionRow
+
+    store.issue_token("ana")
+    ana = users(store)["ana"]
+    cookie, csrf = store.open_session(ana)
+    assert store.session_user(cookie) == (ana, csrf)
+    with store.engine.begin() as connection:
+        connection.execute(update(SessionRow).values(created_at=now() - SESSION_LIFETIME - SESSION_LIFETIME / 100))
+    assert store.session_user(cookie) is None
+    fresh, _ = store.open_session(ana)
+    store.revoke("ana")
+    assert store.session_user(fresh) is None
