@@ -54,8 +54,7 @@ def serve(
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
 ) -> None:
-    """Run the course GPU server: students submit with `lab submit` or a browser, each
-    submission is stored, then graded as `lab grade` grades it, one at a time per device."""
+    """Run the course GPU server: it stores, queues and grades students' submissions (docs/server.md)."""
     _require_extra()
     if not 0 < port < 65536:
         fail(f"--port {port}: a port is 1 to 65535")
@@ -103,8 +102,7 @@ def tokens(
     instructor: str = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
     revoke: str = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
 ) -> None:
-    """Issue the course server's access tokens from a roster (stored hashed: shown once), an
-    instructor's token, or revoke one."""
+    """Issue the course server's tokens from a roster, or an instructor's (shown once); or revoke one."""
     _require_extra()
     if roster is None and instructor is None and revoke is None:
         fail("give a ROSTER, --instructor LOGIN or --revoke LOGIN")

@@ -69,8 +69,7 @@ def submit(
     wait: float = typer.Option(3600.0, "--wait", help="seconds to wait for the grading (it goes on after; "
                                "lab history shows it)"),
 ) -> None:
-    """Send FILE to the course GPU server as a submission for STAGE, follow it through the queue,
-    and print its report as `lab grade` does, with the same exit code."""
+    """Submit FILE for STAGE to the course GPU server; print its report and exit as `lab grade` does."""
     from grader.terminal import render
     from lab.cli.grade import EXIT_CODE
     from lab.server.client import ClientError
