@@ -158,3 +158,49 @@ def _write_tokens(issued: list[tuple[str, str, str]], out: Path | None) -> None:
         fail(f"--out {out}: cannot be written ({error.strerror or error}); the tokens issued are lost: "
              "run again with --reissue", EXIT_USAGE)
     errors.print(f"{len(issued)} token(s) written to {for_terminal(str(out))}")
+
+
+@app.command("export-grades")
+def export_grades(
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
+    deadline: str = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
+                                 "2026-12-01T23:59:00+01:00 (default: all)"),
+    pick: list[str] = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
+                                   "for every stage; STAGE=best|last for one (repeatable)"),
+    out: Path = typer.Option(Path("gradebook.csv"), "--out", help="the gradebook file to write"),
+) -> None:
+    """Write the course server's gradebook.csv (as lab batch writes it): one submission per student and stage."""
+    _require_extra()
+    from grader.feedback import write_atomic
+    from lab.cli.course import load_catalog
+    from lab.server.gradebook_export import (
+        ExportPlan,
+        PlanError,
+        export_gradebook,
+        parse_deadline,
+        parse_picks,
+    )
+
+    catalog = load_catalog()
+    try:
+        moment = parse_deadline(deadline) if deadline is not None else None
+        default, by_stage = parse_picks(pick or [], catalog.ids())
+    except PlanError as error:
+        fail(str(error))
+    store = _open_store(database)
+    try:
+        export = export_gradebook(store, catalog, ExportPlan(moment, default, by_stage))
+    finally:
+        store.close()
+    try:
+        write_atomic(out, export.csv)
+    except OSError as error:
+        fail(f"--out {out}: cannot be written ({error.strerror or error})")
+    console.print(f"{for_terminal(str(out))}: {len(export.chosen)} graded submission(s) counted")
+    if export.unfinished:
+        errors.print(f"warning: {len(export.unfinished)} submission(s) stored by the deadline are not graded yet "
+                     f"(not counted): {', '.join(str(s.id) for s in export.unfinished)}; export again once "
+                     "the queue is empty")
+    if export.failed:
+        errors.print(f"warning: the grader failed on {len(export.failed)} submission(s) (not counted): "
+                     f"{', '.join(str(s.id) for s in export.failed)}; regrade them, then export again")
