@@ -12,6 +12,7 @@ from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fai
 from lab.sinks import for_terminal
 
 POLL_S = 1.0
+MARKS = {"held": "held for review", "cheated": "not counted: marked as not your own work"}
 
 
 def _client(url: str | None = None, token: str | None = None):
@@ -142,6 +143,8 @@ def history(stage: str = typer.Argument(None, help="only this stage's submission
                          no_wrap=column in ("#", "submitted (UTC)", "score", "speedup"), overflow="fold")
     for s in found:
         result = Status(s["status"]).words if s["state"] == "done" else s["state"]
+        if s.get("mark"):
+            result += f" ({MARKS.get(s['mark'], s['mark'])}{': ' + s['mark_note'] if s.get('mark_note') else ''})"
         score = f"{s['score']} / {s['max_score']}" if s.get("score") is not None else ""
         speedup = f"{s['speedup']:.2f}x" if s.get("speedup") else ""
         cells = [str(s["id"]), for_terminal(s["filename"]), s["submitted_at"][:16].replace("T", " "),

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from lab.server import scheduling
-from lab.server.states import Role, State
+from lab.server.states import Mark, Role, State
 from lab.server.tables import SessionRow, SubmissionRow, UserRow
 from lab.server.tokens import new_token, token_hash
 
@@ -69,6 +69,8 @@ class Submission:
     max_score: int | None
     speedup: float | None
     error: str | None
+    mark: Mark | None = None
+    mark_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ def _user(row: UserRow) -> User:
 def _submission(row: SubmissionRow, login: str) -> Submission:
     return Submission(row.id, row.user_id, login, row.stage, row.filename, row.backend, row.digest, len(row.source),
                       _utc(row.submitted_at), State(row.state), row.attempts, _utc(row.started_at),
-                      _utc(row.finished_at), row.status, row.score, row.max_score, row.speedup, row.error)
+                      _utc(row.finished_at), row.status, row.score, row.max_score, row.speedup, row.error,
+                      Mark(row.mark) if row.mark else None, row.mark_note)
 
 
 class Store:
@@ -324,6 +327,16 @@ class Store:
             row.state = str(State.QUEUED)
             row.status = row.score = row.max_score = row.speedup = None
             row.report_json = row.feedback_html = row.error = row.finished_at = None
+            return True
+
+    def set_mark(self, submission_id: int, mark: Mark | None, note: str = "") -> bool:
+        """Mark a submission (held for review, cheated), or lift its mark (None); False where none."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if row is None:
+                return False
+            row.mark = str(mark) if mark is not None else None
+            row.mark_note = note if mark is not None and note else None
             return True
 
     def get(self, submission_id: int) -> Submission | None:

@@ -3,7 +3,9 @@
 
 Only submissions stored by the deadline count (stored: accepted, whenever it was graded). Of
 those, each stage takes the student's best (the highest score; the later of equals) or last
-(the latest stored) graded submission, as the plan says for that stage. A submission still
+(the latest stored) graded submission, as the plan says for that stage. A submission an
+instructor marked cheated is never chosen (it stays stored and shown); one held for review is
+chosen as any other, and its cell says `review` until the mark is lifted. A submission still
 queued or being graded is not chosen: the export lists them, so that the instructor can wait
 for them; so does a submission the grader failed on."""
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +24,7 @@ from grader.batch.layout import student_sort_key
 from grader.batch.outcome import Outcome, outcome_from_result
 from lab.catalog import Catalog
 from lab.server.database import Store, Submission
-from lab.server.states import Role, State
+from lab.server.states import Mark, Role, State
 
 
 class Pick(StrEnum):
@@ -86,9 +88,11 @@ def _choose(graded: list[Submission], pick: Pick) -> Submission:
 
 
 def _outcome(store: Store, submission: Submission) -> Outcome:
+    """The gradebook's view of a chosen submission: one held for review is a `review` cell."""
     report = json.loads(store.report_json(submission.id) or "{}")
     where = BatchSubmission(submission.login, submission.stage, Path(submission.filename), submission.backend)
-    return outcome_from_result(where, report, graded_now=False)
+    outcome = outcome_from_result(where, report, graded_now=False)
+    return replace(outcome, status="review") if submission.mark == Mark.HELD and outcome.graded else outcome
 
 
 def export_gradebook(store: Store, catalog: Catalog, plan: ExportPlan) -> Export:
@@ -99,7 +103,7 @@ def export_gradebook(store: Store, catalog: Catalog, plan: ExportPlan) -> Export
     counted = [s for s in everything if plan.deadline is None or s.submitted_at <= plan.deadline]
     cells: dict[tuple[str, str], list[Submission]] = {}
     for submission in counted:
-        if submission.state == State.DONE:
+        if submission.state == State.DONE and submission.mark != Mark.CHEATED:  # kept and shown, never counted
             cells.setdefault((submission.login, submission.stage), []).append(submission)
     chosen = [_choose(graded, plan.pick_for(stage)) for (_, stage), graded in cells.items()]
     order = {stage: n for n, stage in enumerate(catalog.ids())}

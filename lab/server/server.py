@@ -85,6 +85,7 @@ class Server:
         for key in ("submitted_at", "started_at", "finished_at"):
             data[key] = data[key].isoformat() if data[key] is not None else None
         data["state"] = str(submission.state)
+        data["mark"] = str(submission.mark) if submission.mark else None
         data["position"] = position
         data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
         return data

@@ -12,6 +12,7 @@ API (every answer JSON; an error is {"detail": one line}):
                                         graded its report (Report.to_json)
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   POST /api/submissions/{id}/regrade    instructors only
+  POST /api/submissions/{id}/mark       instructors only: {"mark": "held"|"cheated"|null, "note": ...}
   GET  /api/queue                       instructors only: the grading order
   GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
 A submission that is not the token's user's is answered 404, as one that does not exist.
@@ -32,9 +33,10 @@ from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.settings import ServerSettings
-from lab.server.states import State
+from lab.server.states import Mark, State
 
 # The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
+MARK_NOTE_LIMIT = 1000  # characters of an instructor's note on a mark
 FEEDBACK_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
 
 
@@ -135,6 +137,21 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         if not server.regrade(submission_id):
             raise HTTPException(409, f"submission {submission_id} is still queued or being graded")
         return JSONResponse(server.summary(server.store.get(submission_id)), status_code=202)
+
+    @app.post("/api/submissions/{submission_id}/mark")
+    async def mark(submission_id: int, request: Request, user: User = Depends(instructor)) -> dict:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        given = body.get("mark") if isinstance(body, dict) else "?"
+        note = body.get("note", "") if isinstance(body, dict) else ""
+        if given not in (None, *tuple(Mark)) or not isinstance(note, str) or len(note) > MARK_NOTE_LIMIT:
+            raise HTTPException(422, f'send {{"mark": "held", "cheated" or null, "note": "at most '
+                                     f'{MARK_NOTE_LIMIT} characters"}}')
+        _visible(server, user, submission_id)
+        server.store.set_mark(submission_id, Mark(given) if given else None, note)
+        return server.summary(server.store.get(submission_id))
 
     @app.get("/api/queue")
     def queue(user: User = Depends(instructor)) -> list:

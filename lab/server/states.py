@@ -17,6 +17,13 @@ class State(StrEnum):
         return self in (State.DONE, State.FAILED)
 
 
+class Mark(StrEnum):
+    """An instructor's mark on a graded submission."""
+
+    HELD = "held"  # held for review: shown, not counted until the mark is lifted
+    CHEATED = "cheated"  # kept and shown, never counted
+
+
 class Role(StrEnum):
     STUDENT = "student"  # sees only their own submissions
     INSTRUCTOR = "instructor"  # sees every submission, may regrade

@@ -47,6 +47,8 @@ class SubmissionRow(Base):
     report_json: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_json
     feedback_html: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_html
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # State.FAILED: why
+    mark: Mapped[str | None] = mapped_column(String(20), nullable=True)  # states.Mark, or None
+    mark_note: Mapped[str | None] = mapped_column(Text, nullable=True)  # the instructor's words, shown
 
     __table_args__ = (Index("ix_submissions_same", "user_id", "stage", "digest"),)
 

@@ -19,8 +19,8 @@ from grader.report import Status
 from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
-from lab.server.service import FEEDBACK_POLICY
-from lab.server.states import State
+from lab.server.service import FEEDBACK_POLICY, MARK_NOTE_LIMIT
+from lab.server.states import Mark, State
 from lab.server.tokens import same_secret
 from lab.sinks import html_finalize
 
@@ -37,8 +37,13 @@ def status_words(status: str | None) -> str:
     return Status(status).words if status else ""
 
 
+# How a mark is shown, to the student and the instructor.
+MARK_WORDS = {Mark.HELD: "held for review by your instructor", Mark.CHEATED: "marked by your instructor as "
+              "not your own work: it is not counted"}
+
+
 def _page(name: str, status: int = 200, **values) -> HTMLResponse:
-    return HTMLResponse(_templates.get_template(name).render(words=status_words, **values), status_code=status,
+    return HTMLResponse(_templates.get_template(name).render(words=status_words, MARK_WORDS=MARK_WORDS, **values), status_code=status,
                         headers={"Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff",
                                  "Referrer-Policy": "same-origin", "Cache-Control": "no-store"})
 
@@ -146,6 +151,25 @@ def install(app: FastAPI, server: Server) -> None:
         except NotYours as error:
             return _page("message.html.j2", 404, title="Not found", message=str(error))
         server.regrade(submission_id)  # one still queued or being graded is left as it is
+        return _to(f"/submissions/{submission_id}")
+
+    @app.post("/submissions/{submission_id}/mark")
+    async def set_mark(submission_id: int, request: Request) -> Response:
+        checked = await checked_form(request)
+        if isinstance(checked, Response):
+            return checked
+        user, form = checked
+        if not user.instructor:
+            return _page("message.html.j2", 403, title="Refused", message="only an instructor may mark a submission")
+        given, note = form.get("mark"), form.get("note") or ""
+        if given not in ("", *tuple(Mark)) or not isinstance(note, str) or len(note) > MARK_NOTE_LIMIT:
+            return _page("message.html.j2", 422, title="Refused",
+                         message=f"a mark is none, held or cheated, and its note at most {MARK_NOTE_LIMIT} characters")
+        try:
+            server.visible(user, submission_id)
+        except NotYours as error:
+            return _page("message.html.j2", 404, title="Not found", message=str(error))
+        server.store.set_mark(submission_id, Mark(given) if given else None, note)
         return _to(f"/submissions/{submission_id}")
 
     @app.get("/submissions/{submission_id}/feedback", response_class=HTMLResponse)

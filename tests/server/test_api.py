@@ -110,6 +110,21 @@ def test_an_instructor_sees_every_submission_and_regrades(course_server, graded)
     assert regraded["score"] == graded["score"]
 
 
+def test_only_an_instructor_marks_a_submission_and_its_student_sees_the_mark(course_server, graded):
+    path = f"/api/submissions/{graded['id']}/mark"
+    with client(course_server.server, course_server.alice) as http:
+        assert http.post(path, json={"mark": "held"}).status_code == 403
+    with client(course_server.server, course_server.teacher) as http:
+        assert http.post(path, json={"mark": "expelled"}).status_code == 422
+        marked = http.post(path, json={"mark": "held", "note": "see me"})
+        assert marked.status_code == 200 and marked.json()["mark"] == "held"
+    with client(course_server.server, course_server.alice) as http:
+        shown = http.get(f"/api/submissions/{graded['id']}").json()
+        assert shown["mark"] == "held" and shown["mark_note"] == "see me"
+    with client(course_server.server, course_server.teacher) as http:
+        assert http.post(path, json={"mark": None}).json()["mark"] is None
+
+
 def test_only_an_instructor_exports_the_gradebook(course_server, graded):
     with client(course_server.server, course_server.bob) as http:
         assert http.get("/api/gradebook").status_code == 403

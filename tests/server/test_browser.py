@@ -106,8 +106,18 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
     theirs.click("#regrade")
     expect(theirs.locator("#state")).to_contain_text("Graded", timeout=GRADE_S * 1000)
     assert "gradings started: 2" in theirs.inner_text("body")
+    # A mark and its note (markup, shown as text) reach the student's page.
+    theirs.select_option("#mark-choice", "held")
+    theirs.fill("#mark-note", "<i>see me</i> after class")
+    theirs.click("#set-mark")
+    theirs.wait_for_selector("#mark")
     theirs.screenshot(path=str(folder / "instructor.png"), full_page=True)
     teacher.close()
+    student, page = sign_in(browser, url, course_server.alice)
+    page.goto(f"{url}/submissions/{mine}")
+    assert page.inner_text("#mark") == "held for review by your instructor: <i>see me</i> after class"
+    assert page.locator("#mark i").count() == 0 and page.locator("#set-mark").count() == 0
+    student.close()
 
 
 def test_a_wrong_token_is_refused_on_the_sign_in_page(browser, course_server):

@@ -92,3 +92,18 @@ def test_the_command_says_a_bad_deadline_in_one_line_and_writes_the_file(class_s
     done = run("--deadline", "2100-01-01T00:00:00Z", "--pick", "last", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert out.read_text().splitlines() == [f"student,{STAGE},total", "ana,pending,", "ben,,", "cy,,"]
+
+
+def test_a_cheated_submission_is_not_counted_and_a_held_one_is_review(class_store):
+    from lab.server.states import Mark
+
+    who = {u.login: u for u in class_store.users()}
+    copied = graded(class_store, who["ana"], 1, 100)
+    graded(class_store, who["ana"], 2, 40)
+    held = graded(class_store, who["ben"], 3, 100)
+    class_store.set_mark(copied.id, Mark.CHEATED, "the same as another student's")
+    class_store.set_mark(held.id, Mark.HELD)
+    rows = export(class_store, deadline=None).csv.splitlines()
+    assert "ana,40,40" in rows and "ben,review," in rows
+    class_store.set_mark(held.id, None)
+    assert "ben,100,100" in export(class_store, deadline=None).csv.splitlines()

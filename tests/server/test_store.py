@@ -110,3 +110,34 @@ def test_a_browser_session_ends_after_its_lifetime_or_with_its_token(store):
     fresh, _ = store.open_session(ana)
     store.revoke("ana")
     assert store.session_user(fresh) is None
+
+
+def test_a_database_of_the_first_schema_is_upgraded_with_its_rows(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    from lab.server.database import MIGRATIONS, Store, sqlite_url
+    from lab.server.states import Mark
+
+    url = sqlite_url(tmp_path / "old.db")
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.execute(text("INSERT INTO users (id, login, name, role) VALUES (1, 'ana', '', 'student')"))
+        connection.execute(text(
+            "INSERT INTO submissions (id, user_id, stage, filename, backend, source, digest, submitted_at, state, "
+            "attempts) VALUES (1, 1, 'transpose_coalesced', 'k.cl', 'opencl', x'2f2f', 'd', '2026-01-01 00:00:00', "
+            "'queued', 0)"))
+    engine.dispose()
+    store = Store(url)  # upgrades to the latest revision
+    try:
+        kept = store.get(1)
+        assert kept.login == "ana" and kept.state == State.QUEUED and kept.mark is None
+        assert store.set_mark(1, Mark.HELD, "ask me")
+        assert store.get(1).mark == Mark.HELD and store.get(1).mark_note == "ask me"
+    finally:
+        store.close()
