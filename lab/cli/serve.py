@@ -51,6 +51,8 @@ def serve(
                                      "name), one grading lane each; repeat for several GPUs (default: the best one)"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
+    schedule: Path = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
+                                  "submissions (docs/server.md)"),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
 ) -> None:
@@ -68,10 +70,15 @@ def serve(
     from lab.server.database import StoreError
     from lab.server.service import create_app
     from lab.server.settings import ServerSettings
+    from lab.server.stage_windows import ScheduleError, load_schedule
 
     catalog = load_catalog()
+    try:
+        windows = load_schedule(schedule, catalog.ids()) if schedule is not None else {}
+    except ScheduleError as error:
+        fail(str(error))
     settings = ServerSettings(database_url(database), tuple(device) if device else (None,), per_hour=per_hour,
-                              secure_cookies=secure_cookies)
+                              schedule=windows, secure_cookies=secure_cookies)
     try:
         application = create_app(settings, catalog)
     except StoreError as error:

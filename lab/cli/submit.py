@@ -102,7 +102,7 @@ def submit(
         if "report" not in shown:  # the upload's answer (a reused submission) carries no report
             shown = client.submission(shown["id"])
     except ClientError as error:
-        fail(str(error), EXIT_USAGE if error.status in (401, 404, 413, 422, 429) else EXIT_GRADER_ERROR)
+        fail(str(error), EXIT_USAGE if error.status in (401, 403, 404, 413, 422, 429) else EXIT_GRADER_ERROR)
     except KeyboardInterrupt:
         errors.print("stopped following it: the submission stays queued on the server (lab history)")
         raise typer.Exit(130) from None

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lab.catalog import Catalog
-from lab.server.database import RateLimited, Store, Submission, User
+from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lane, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
 from lab.server.settings import ServerSettings
@@ -54,8 +54,12 @@ class Server:
 
     def accept(self, user: User, stage: str, filename: str | None, data: bytes) -> Accepted:
         """Check and store an upload (committed), then wake the lanes. Raises UploadRefused (429:
-        over the student's rate limit)."""
+        over the student's rate limit; 403: the stage is not open to students now)."""
         upload: Upload = check_upload(self.catalog, stage, filename, data, self.settings.upload_limit)
+        window = self.settings.schedule.get(upload.stage)
+        closed = window.refusal(upload.stage, now()) if window is not None and not user.instructor else None
+        if closed:
+            raise UploadRefused(closed, 403)
         try:
             submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source,
                                                    self.settings.per_hour)
@@ -64,6 +68,12 @@ class Server:
         if not reused:
             self.wake()
         return Accepted(submission, reused)
+
+    def open_stages(self, user: User) -> list[str]:
+        """The stages `user` may submit to now, in course order (an instructor: all)."""
+        moment = now()
+        return [stage for stage in self.catalog.ids() if user.instructor or stage not in self.settings.schedule
+                or self.settings.schedule[stage].refusal(stage, moment) is None]
 
     def visible(self, user: User, submission_id: int) -> Submission:
         """The submission, where `user` may see it (their own; an instructor: any). Raises NotYours."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from lab.server.stage_windows import StageWindow
 from lab.source_checks import MAX_BYTES
 
 
@@ -13,6 +15,7 @@ class ServerSettings:
     devices: tuple[str | None, ...] = (None,)  # one grading lane each: an index or part of a name; None: the best
     upload_limit: int = MAX_BYTES  # bytes of one kernel file, as `lab grade` allows
     per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
+    schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)
     secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
 
     @property

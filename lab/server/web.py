@@ -74,7 +74,7 @@ def install(app: FastAPI, server: Server) -> None:
 
     def home(user: User, csrf: str, status: int = 200, error: str | None = None, stage: str = "") -> HTMLResponse:
         mine = server.store.submissions(None if user.instructor else user)
-        return _page("home.html.j2", status, user=user, csrf=csrf, stages=server.catalog.ids(), chosen=stage,
+        return _page("home.html.j2", status, user=user, csrf=csrf, stages=server.open_stages(user), chosen=stage,
                      submissions=mine, error=error, DONE=State.DONE)
 
     @app.get("/", response_class=HTMLResponse)
