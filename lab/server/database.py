@@ -41,6 +41,7 @@ class User:
     login: str
     name: str
     role: Role
+    leaderboard: bool = False  # opted in to be named on the leaderboard
 
     @property
     def instructor(self) -> bool:
@@ -83,6 +84,7 @@ class Outcome:
     speedup: float | None
     report_json: str
     feedback_html: str
+    correct: bool = False  # its `correct` check passed
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -137,7 +139,7 @@ def migrate(engine: Engine) -> None:
 
 
 def _user(row: UserRow) -> User:
-    return User(row.id, row.login, row.name, Role(row.role))
+    return User(row.id, row.login, row.name, Role(row.role), bool(row.leaderboard))
 
 
 def _submission(row: SubmissionRow, login: str) -> Submission:
@@ -309,6 +311,7 @@ class Store:
             row.status, row.score, row.max_score, row.speedup = (outcome.status, outcome.score, outcome.max_score,
                                                                  outcome.speedup)
             row.report_json, row.feedback_html = outcome.report_json, outcome.feedback_html
+            row.correct = outcome.correct
             return True
 
     def fail(self, submission_id: int, reason: str) -> None:
@@ -325,9 +328,27 @@ class Store:
             if row is None or not State(row.state).finished:
                 return False
             row.state = str(State.QUEUED)
-            row.status = row.score = row.max_score = row.speedup = None
+            row.status = row.score = row.max_score = row.speedup = row.correct = None
             row.report_json = row.feedback_html = row.error = row.finished_at = None
             return True
+
+    def set_leaderboard(self, user: User, shown: bool) -> None:
+        """Opt `user` in to (or out of) being named on the leaderboard."""
+        with self._session() as db, db.begin():
+            db.get(UserRow, user.id).leaderboard = shown
+
+    def fastest(self, stage: str) -> list[tuple[User, Submission]]:
+        """Each student's fastest correct, timed submission for `stage` (the highest speedup; the
+        earlier of equals), fastest first. Submissions an instructor marked are left out."""
+        query = (select(SubmissionRow, UserRow).join(UserRow, UserRow.id == SubmissionRow.user_id)
+                 .where(SubmissionRow.stage == stage, SubmissionRow.state == str(State.DONE),
+                        SubmissionRow.correct.is_(True), SubmissionRow.speedup.is_not(None),
+                        SubmissionRow.mark.is_(None), UserRow.role == str(Role.STUDENT)))
+        best: dict[int, tuple[User, Submission]] = {}
+        with self._session() as db:
+            for row, user in db.execute(query.order_by(SubmissionRow.speedup.desc(), SubmissionRow.id)):
+                best.setdefault(user.id, (_user(user), _submission(row, user.login)))
+        return list(best.values())
 
     def set_mark(self, submission_id: int, mark: Mark | None, note: str = "") -> bool:
         """Mark a submission (held for review, cheated), or lift its mark (None); False where none."""

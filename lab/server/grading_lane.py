@@ -49,8 +49,9 @@ def outcome_of(report) -> Outcome:
     from grader.feedback import render_html, render_json
 
     speedup = report.performance.speedup if report.performance is not None else None
+    correct = report.check("correct")
     return Outcome(str(report.status), report.score, report.max_score, speedup, render_json(report),
-                   render_html(report))
+                   render_html(report), correct is not None and correct.status == "passed")
 
 
 def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,

@@ -100,6 +100,19 @@ class Server:
         data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
         return data
 
+    def leaderboard(self, user: User, stage: str) -> list[dict[str, Any]]:
+        """The stage's fastest correct kernels, one per student, fastest first: a student who did
+        not opt in is `anonymous` (to others; `user` sees their own row as theirs). Raises
+        UnknownStageError."""
+        self.catalog.get(stage)
+        rows = []
+        for rank, (who, submission) in enumerate(self.store.fastest(stage), 1):
+            named = who.leaderboard or user.instructor or who.id == user.id
+            rows.append({"rank": rank, "name": (who.name or who.login) if named else "anonymous",
+                         "speedup": submission.speedup, "submitted_at": submission.submitted_at.isoformat(),
+                         "you": who.id == user.id})
+        return rows
+
     def regrade(self, submission_id: int) -> bool:
         if not self.store.regrade(submission_id):
             return False

@@ -13,6 +13,8 @@ API (every answer JSON; an error is {"detail": one line}):
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   POST /api/submissions/{id}/regrade    instructors only
   POST /api/submissions/{id}/mark       instructors only: {"mark": "held"|"cheated"|null, "note": ...}
+  GET  /api/leaderboard/{stage}         the fastest correct kernels, one per student (names: opted in)
+  POST /api/leaderboard/opt-in          {"shown": true|false}: one's name on the leaderboards
   GET  /api/queue                       instructors only: the grading order
   GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
 A submission that is not the token's user's is answered 404, as one that does not exist.
@@ -27,7 +29,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from lab.catalog import Catalog
+from lab.catalog import Catalog, UnknownStageError
 from lab.server.body_limit import BodyLimit
 from lab.server.database import User
 from lab.server.intake import UploadRefused
@@ -87,7 +89,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.get("/api/whoami")
     def whoami(user: User = Depends(token_user)) -> dict:
-        return {"login": user.login, "name": user.name, "role": str(user.role)}
+        return {"login": user.login, "name": user.name, "role": str(user.role), "leaderboard": user.leaderboard}
 
     @app.post("/api/submissions")
     async def submit(request: Request, user: User = Depends(token_user)) -> JSONResponse:
@@ -152,6 +154,24 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         _visible(server, user, submission_id)
         server.store.set_mark(submission_id, Mark(given) if given else None, note)
         return server.summary(server.store.get(submission_id))
+
+    @app.get("/api/leaderboard/{stage}")
+    def leaderboard(stage: str, user: User = Depends(token_user)) -> list:
+        try:
+            return server.leaderboard(user, stage)
+        except UnknownStageError as error:
+            raise HTTPException(404, str(error)) from None
+
+    @app.post("/api/leaderboard/opt-in")
+    async def opt_in(request: Request, user: User = Depends(token_user)) -> dict:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("shown"), bool):
+            raise HTTPException(422, 'send {"shown": true} to be named on the leaderboards, false not to be')
+        server.store.set_leaderboard(user, body["shown"])
+        return {"login": user.login, "leaderboard": body["shown"]}
 
     @app.get("/api/queue")
     def queue(user: User = Depends(instructor)) -> list:

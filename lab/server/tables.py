@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -23,6 +23,7 @@ class UserRow(Base):
     name: Mapped[str] = mapped_column(String(400), default="")
     role: Mapped[str] = mapped_column(String(20))  # states.Role
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)  # None: revoked
+    leaderboard: Mapped[bool] = mapped_column(Boolean, default=False)  # opted in: the leaderboard shows the name
 
 
 class SubmissionRow(Base):
@@ -44,6 +45,7 @@ class SubmissionRow(Base):
     score: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_score: Mapped[int | None] = mapped_column(Integer, nullable=True)
     speedup: Mapped[float | None] = mapped_column(Float, nullable=True)
+    correct: Mapped[bool | None] = mapped_column(Boolean, nullable=True)  # its `correct` check passed
     report_json: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_json
     feedback_html: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_html
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # State.FAILED: why

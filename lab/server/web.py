@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 
 from grader.report import Status
+from lab.catalog import UnknownStageError
 from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
@@ -74,7 +75,8 @@ def install(app: FastAPI, server: Server) -> None:
 
     def home(user: User, csrf: str, status: int = 200, error: str | None = None, stage: str = "") -> HTMLResponse:
         mine = server.store.submissions(None if user.instructor else user)
-        return _page("home.html.j2", status, user=user, csrf=csrf, stages=server.open_stages(user), chosen=stage,
+        return _page("home.html.j2", status, user=user, csrf=csrf, stages=server.open_stages(user),
+                     all_stages=server.catalog.ids(), chosen=stage,
                      submissions=mine, error=error, DONE=State.DONE)
 
     @app.get("/", response_class=HTMLResponse)
@@ -137,6 +139,26 @@ def install(app: FastAPI, server: Server) -> None:
         return _page("submission.html.j2", s=shown, user=session[0], csrf=session[1],
                      position=server.position(shown), phase=server.progress.phase(shown.id) if shown.state == State.GRADING else None,
                      refresh=None if shown.state.finished else REFRESH_S, DONE=State.DONE, FAILED=State.FAILED)
+
+    @app.get("/leaderboard", response_class=HTMLResponse)
+    def leaderboard_page(request: Request, stage: str = "") -> Response:
+        session = signed_in(request)
+        if session is None:
+            return _to("/")
+        try:
+            rows = server.leaderboard(session[0], stage)
+        except UnknownStageError as error:
+            return _page("message.html.j2", 404, title="Not found", message=str(error))
+        return _page("leaderboard.html.j2", stage=stage, rows=rows, user=session[0])
+
+    @app.post("/leaderboard/opt-in")
+    async def leaderboard_opt_in(request: Request) -> Response:
+        checked = await checked_form(request)
+        if isinstance(checked, Response):
+            return checked
+        user, form = checked
+        server.store.set_leaderboard(user, form.get("shown") == "yes")
+        return _to("/")
 
     @app.post("/submissions/{submission_id}/regrade")
     async def regrade(submission_id: int, request: Request) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 from dataclasses import dataclass
 
 import pytest
@@ -66,3 +67,17 @@ def database(request, tmp_path):
     if request.param == "sqlite":
         return tmp_path / "lab.db"
     return postgres.fresh_database(request.getfixturevalue("postgres_cluster"), f"lab_test_{next(_numbers)}")
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+    if CHROMIUM is None:
+        pytest.skip("no chromium here (Debian: apt-get install chromium)")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()

@@ -8,28 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
-
-import pytest
 
 from tests.server.running import EXAMPLE, GRADE_S, STAGE, needs_server_extra
 
 pytestmark = needs_server_extra
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-    if CHROMIUM is None:
-        pytest.skip("no chromium here (Debian: apt-get install chromium)")
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
 
 def shots(tmp_path) -> Path:
     folder = Path(os.environ.get("LAB_SCREENSHOTS", tmp_path))

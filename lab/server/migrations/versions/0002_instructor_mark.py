@@ -14,9 +14,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("submissions") as table:
-        table.add_column(sa.Column("mark", sa.String(20), nullable=True))
-        table.add_column(sa.Column("mark_note", sa.Text, nullable=True))
+    op.add_column("submissions", sa.Column("mark", sa.String(20), nullable=True))
+    op.add_column("submissions", sa.Column("mark_note", sa.Text, nullable=True))
 
 
 def downgrade() -> None:
