@@ -53,6 +53,10 @@ def serve(
                                  "an identical resubmission does not count)"),
     schedule: Path = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
                                   "submissions (docs/server.md)"),
+    local: bool = typer.Option(True, "--local/--no-local", help="grade on this machine; --no-local: only "
+                               "remote workers (lab work) grade"),
+    lease: float = typer.Option(120.0, "--lease", help="seconds a remote worker holds a submission without "
+                                "renewing it; after that it is queued again"),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
 ) -> None:
@@ -77,8 +81,11 @@ def serve(
         windows = load_schedule(schedule, catalog.ids()) if schedule is not None else {}
     except ScheduleError as error:
         fail(str(error))
-    settings = ServerSettings(database_url(database), tuple(device) if device else (None,), per_hour=per_hour,
-                              schedule=windows, secure_cookies=secure_cookies)
+    if lease <= 0:
+        fail(f"--lease {lease:g}: give a positive number of seconds")
+    lanes = (tuple(device) if device else (None,)) if local else ()
+    settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
+                              secure_cookies=secure_cookies)
     try:
         application = create_app(settings, catalog)
     except StoreError as error:
@@ -107,12 +114,13 @@ def tokens(
                              "readable by you alone; default: standard output"),
     reissue: bool = typer.Option(False, "--reissue", help="give every roster student a new token (old ones stop)"),
     instructor: str = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
+    worker: str = typer.Option(None, "--worker", help="issue a grading worker's token (lab work) for this name"),
     revoke: str = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
 ) -> None:
     """Issue the course server's tokens from a roster, or an instructor's (shown once); or revoke one."""
     _require_extra()
-    if roster is None and instructor is None and revoke is None:
-        fail("give a ROSTER, --instructor LOGIN or --revoke LOGIN")
+    if roster is None and instructor is None and worker is None and revoke is None:
+        fail("give a ROSTER, --instructor LOGIN, --worker NAME or --revoke LOGIN")
     store = _open_store(database)
     try:
         if revoke is not None:
@@ -126,6 +134,12 @@ def tokens(
             from lab.server.states import Role
 
             issued.append((instructor, "", store.issue_token(instructor.strip(), role=Role.INSTRUCTOR)))
+        if worker is not None:
+            if not worker.strip():
+                fail("--worker: give the worker's name (e.g. its host)")
+            from lab.server.states import Role
+
+            issued.append((worker, "", store.issue_token(worker.strip(), role=Role.WORKER)))
         if roster is not None:
             from grader.batch.roster import RosterError, load_roster
 
@@ -211,3 +225,33 @@ def export_grades(
     if export.failed:
         errors.print(f"warning: the grader failed on {len(export.failed)} submission(s) (not counted): "
                      f"{', '.join(str(s.id) for s in export.failed)}; regrade them, then export again")
+
+
+@app.command()
+def work(
+    url: str = typer.Argument(..., help="the course server's address"),
+    token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
+    device: str = typer.Option(None, "--device", "-d", help="the device to grade on (index or part of its name)"),
+    once: bool = typer.Option(False, "--once", help="grade one submission (or none, where the queue is empty), then stop"),
+) -> None:
+    """Grade the course server's submissions on this machine's GPU, taking them over HTTP."""
+    _require_extra()
+    import logging
+    import threading
+
+    from lab.cli.course import load_catalog
+    from lab.server.client import ClientError
+    from lab.server.remote_worker import RemoteWorker
+
+    catalog = load_catalog()
+    try:
+        worker = RemoteWorker(url, token.strip(), catalog, device)
+        name = worker.check()
+    except ClientError as error:
+        fail(str(error))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    console.print(f"grading for {for_terminal(worker.url)} as {for_terminal(name)}")
+    try:
+        worker.run(threading.Event(), once=once)
+    finally:
+        worker.close()

@@ -11,11 +11,13 @@ from typing import Any
 
 
 class BodyLimit:
-    def __init__(self, app: Any, limit: int):
-        self.app, self.limit = app, limit
+    """`limit` bytes a request body; `wider` for paths under `wider_prefix` (a worker's report)."""
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"detail": f"the request is over the {self.limit // 1024} KiB limit for an upload"}).encode()
+    def __init__(self, app: Any, limit: int, wider: int = 0, wider_prefix: str = ""):
+        self.app, self.limit, self.wider, self.wider_prefix = app, limit, wider, wider_prefix
+
+    async def _refuse(self, send: Any, limit: int) -> None:
+        body = json.dumps({"detail": f"the request is over the {limit // 1024} KiB limit for an upload"}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
@@ -24,9 +26,10 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        limit = self.wider if self.wider_prefix and scope["path"].startswith(self.wider_prefix) else self.limit
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._refuse(send, limit)
             return
         chunks, size = [], 0
         while True:
@@ -35,8 +38,8 @@ class BodyLimit:
                 return
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
-            if size > self.limit:
-                await self._refuse(send)
+            if size > limit:
+                await self._refuse(send, limit)
                 return
             if not message.get("more_body", False):
                 break

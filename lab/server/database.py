@@ -72,6 +72,7 @@ class Submission:
     error: str | None
     mark: Mark | None = None
     mark_note: str | None = None
+    worker: str | None = None  # the remote worker grading it (None: this server's own lanes)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def _submission(row: SubmissionRow, login: str) -> Submission:
     return Submission(row.id, row.user_id, login, row.stage, row.filename, row.backend, row.digest, len(row.source),
                       _utc(row.submitted_at), State(row.state), row.attempts, _utc(row.started_at),
                       _utc(row.finished_at), row.status, row.score, row.max_score, row.speedup, row.error,
-                      Mark(row.mark) if row.mark else None, row.mark_note)
+                      Mark(row.mark) if row.mark else None, row.mark_note, row.worker)
 
 
 class Store:
@@ -269,11 +270,38 @@ class Store:
                               f"{wait // 60} min {wait % 60} s")
 
     def requeue_interrupted(self) -> int:
-        """Put back in the queue what was being graded when the server stopped; how many."""
+        """Put back in the queue what this server's own lanes were grading when it stopped; how
+        many. What a remote worker holds stays its own until its lease ends (expire_leases)."""
         with self._session() as db, db.begin():
-            done = db.execute(update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING))
+            done = db.execute(update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING),
+                                                          SubmissionRow.worker.is_(None))
                               .values(state=str(State.QUEUED)))
             return done.rowcount or 0
+
+    def expire_leases(self) -> list[int]:
+        """Queue again what a remote worker stopped renewing (it died, or lost the network)."""
+        with self._session() as db, db.begin():
+            lapsed = list(db.scalars(select(SubmissionRow).where(
+                SubmissionRow.state == str(State.GRADING), SubmissionRow.lease_until.is_not(None),
+                SubmissionRow.lease_until < now())))
+            for row in lapsed:
+                row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
+            return [row.id for row in lapsed]
+
+    def renew(self, submission_id: int, attempt: int, worker: str, lease_s: float) -> bool:
+        """Extend a remote worker's hold on a submission it grades; False where it no longer holds it."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if not self._held(row, attempt, worker):
+                return False
+            row.lease_until = now() + timedelta(seconds=lease_s)
+            return True
+
+    @staticmethod
+    def _held(row: SubmissionRow | None, attempt: int | None, worker: str | None) -> bool:
+        """Whether the claim (attempt, worker) is still the one being graded."""
+        return (row is not None and row.state == str(State.GRADING) and (attempt is None or row.attempts == attempt)
+                and row.worker == worker)
 
     def _order(self, db: Session) -> list[int]:
         waiting = [scheduling.Waiting(sid, uid) for sid, uid in db.execute(
@@ -288,8 +316,10 @@ class Store:
         with self._session() as db:
             return self._order(db)
 
-    def claim_next(self) -> tuple[Submission, bytes] | None:
-        """Take the next submission in round-robin order: marked grading (committed), with its bytes."""
+    def claim_next(self, worker: str | None = None, lease_s: float | None = None) -> tuple[Submission, bytes] | None:
+        """Take the next submission in round-robin order: marked grading (committed), with its bytes.
+        `worker`: a remote worker's login, whose hold lasts `lease_s` unless renewed; None: a lane
+        of this server."""
         with self._claim, self._session() as db, db.begin():
             order = self._order(db)
             if not order:
@@ -298,28 +328,36 @@ class Store:
             row.state = str(State.GRADING)
             row.attempts += 1
             row.started_at = now()
+            row.worker = worker
+            row.lease_until = now() + timedelta(seconds=lease_s) if worker is not None and lease_s else None
             login = db.scalar(select(UserRow.login).where(UserRow.id == row.user_id))
             return _submission(row, login), bytes(row.source)
 
-    def finish(self, submission_id: int, outcome: Outcome) -> bool:
-        """Store a grading's result; False where the submission was not being graded."""
+    def finish(self, submission_id: int, outcome: Outcome, attempt: int | None = None,
+               worker: str | None = None) -> bool:
+        """Store a grading's result; False (nothing stored) where the submission is not being
+        graded by this claim: `attempt` (its gradings started when claimed) and `worker`."""
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
-            if row is None or row.state != str(State.GRADING):
+            if not self._held(row, attempt, worker):
                 return False
             row.state, row.finished_at, row.error = str(State.DONE), now(), None
+            row.lease_until = None
             row.status, row.score, row.max_score, row.speedup = (outcome.status, outcome.score, outcome.max_score,
                                                                  outcome.speedup)
             row.report_json, row.feedback_html = outcome.report_json, outcome.feedback_html
             row.correct = outcome.correct
             return True
 
-    def fail(self, submission_id: int, reason: str) -> None:
-        """The grader could not grade it: kept, with the reason, out of the queue."""
+    def fail(self, submission_id: int, reason: str, attempt: int | None = None, worker: str | None = None) -> bool:
+        """The grader could not grade it: kept, with the reason, out of the queue (as finish, for
+        the claim)."""
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
-            if row is not None and row.state == str(State.GRADING):
-                row.state, row.finished_at, row.error = str(State.FAILED), now(), reason
+            if not self._held(row, attempt, worker):
+                return False
+            row.state, row.finished_at, row.error, row.lease_until = str(State.FAILED), now(), reason, None
+            return True
 
     def regrade(self, submission_id: int) -> bool:
         """Queue a finished submission again (its result is dropped); False where none or unfinished."""
@@ -327,7 +365,7 @@ class Store:
             row = db.get(SubmissionRow, submission_id)
             if row is None or not State(row.state).finished:
                 return False
-            row.state = str(State.QUEUED)
+            row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
             row.status = row.score = row.max_score = row.speedup = row.correct = None
             row.report_json = row.feedback_html = row.error = row.finished_at = None
             return True

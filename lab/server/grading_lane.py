@@ -54,23 +54,36 @@ def outcome_of(report) -> Outcome:
                    render_html(report), correct is not None and correct.status == "passed")
 
 
-def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,
-                     on_phase=None) -> Outcome:
-    """Grade stored bytes as `lab grade` grades a file. Raises what grade_file raises for a
-    grading that could not start (no device, no sandbox where one is required)."""
+def outcome_of_json(data: dict) -> Outcome:
+    """The stored form of a report a remote worker sent (Report.to_json). Raises ReportJsonError."""
+    from lab.server.report_json import report_from_json
+
+    return outcome_of(report_from_json(data))
+
+
+def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, source: bytes, device: str | None,
+                 on_phase=None):
+    """Grade stored bytes as `lab grade` grades a file: the Report. Raises what grade_file raises
+    for a grading that could not start (no device, no sandbox where one is required)."""
     from grader.pipeline import Limits, grade_file
     from lab.backends import registry
     from lab.backends.registry import Target
 
-    spec = catalog.get(submission.stage)
-    suffix = registry.by_name(submission.backend).suffix
+    spec = catalog.get(stage)
+    suffix = registry.by_name(backend).suffix
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
         path = Path(folder) / f"submission{suffix}"
         path.write_bytes(source)
-        report = grade_file(catalog, spec, path, Target.to_choose(submission.backend, device), timing=True,
-                            limits=Limits(), shown_as=submission.filename, on_phase=on_phase, on_queue=(
-                                None if on_phase is None else _queue_line(on_phase)))
-    return outcome_of(report)
+        return grade_file(catalog, spec, path, Target.to_choose(backend, device), timing=True, limits=Limits(),
+                          shown_as=filename, on_phase=on_phase,
+                          on_queue=None if on_phase is None else _queue_line(on_phase))
+
+
+def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,
+                     on_phase=None) -> Outcome:
+    """Grade a stored submission (grade_source): its stored form."""
+    return outcome_of(grade_source(catalog, submission.stage, submission.backend, submission.filename, source,
+                                   device, on_phase))
 
 
 def _queue_line(on_phase):
@@ -123,9 +136,10 @@ class Lane:
         except Exception as error:  # noqa: BLE001 - a fault of the grader or the machine, never a grade
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             log.exception("submission %d could not be graded", submission.id)
-            self._store(lambda: self.store.fail(submission.id, f"the grader could not grade it: {reason}"))
+            self._store(lambda: self.store.fail(submission.id, f"the grader could not grade it: {reason}",
+                                                submission.attempts))
         else:
-            self._store(lambda: self.store.finish(submission.id, outcome))
+            self._store(lambda: self.store.finish(submission.id, outcome, submission.attempts))
         finally:
             self.progress.leave(submission.id)
 

@@ -4,6 +4,7 @@ upload (checked, stored, a lane woken), show a submission to whom may see it, re
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,19 +35,38 @@ class Server:
         self.store = Store(settings.database_url)
         self.progress = Progress()
         self.lanes = [Lane(self.store, catalog, self.progress, device) for device in settings.devices]
+        self._stopping = threading.Event()
+        self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
 
     def start(self) -> None:
-        """Queue again what a stopped server was grading, then start the lanes."""
+        """Queue again what a stopped server was grading, then start the lanes and the watch on
+        remote workers' leases."""
         again = self.store.requeue_interrupted()
         if again:
             log.info("%d submission(s) interrupted mid-grading are queued again", again)
         for lane in self.lanes:
             lane.start()
+        self._sweeper.start()
 
     def stop(self) -> None:
+        self._stopping.set()
         for lane in self.lanes:
             lane.stop()
+        self._sweeper.join(5)
         self.store.close()
+
+    def _sweep(self) -> None:
+        """Every few seconds: queue again what a remote worker stopped renewing."""
+        every = max(0.5, min(5.0, self.settings.lease_s / 4))
+        while not self._stopping.wait(every):
+            try:
+                lapsed = self.store.expire_leases()
+            except Exception:  # noqa: BLE001 - the database is away for a moment: try again
+                log.exception("cannot look at the workers' leases")
+                continue
+            if lapsed:
+                log.info("queued again, their worker stopped renewing: %s", ", ".join(map(str, lapsed)))
+                self.wake()
 
     def wake(self) -> None:
         for lane in self.lanes:

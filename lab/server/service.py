@@ -16,12 +16,16 @@ API (every answer JSON; an error is {"detail": one line}):
   GET  /api/leaderboard/{stage}         the fastest correct kernels, one per student (names: opted in)
   POST /api/leaderboard/opt-in          {"shown": true|false}: one's name on the leaderboards
   GET  /api/queue                       instructors only: the grading order
+  POST /api/worker/claim                workers (lab work): the next submission to grade, held for a
+                                        lease they renew (/api/worker/{id}/renew) until they send its
+                                        /result or /fail; a lapsed lease queues it again
   GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
 A submission that is not the token's user's is answered 404, as one that does not exist.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from contextlib import asynccontextmanager
 
@@ -35,9 +39,10 @@ from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.settings import ServerSettings
-from lab.server.states import Mark, State
+from lab.server.states import Mark, Role, State
 
 # The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
+WORKER_BODY_LIMIT = 32 << 20  # bytes of a worker's report (compiler logs, pictures of wrong outputs)
 MARK_NOTE_LIMIT = 1000  # characters of an instructor's note on a mark
 FEEDBACK_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
 
@@ -46,8 +51,8 @@ def server_of(request: Request) -> Server:
     return request.app.state.server
 
 
-def token_user(request: Request) -> User:
-    """The user of the request's bearer token; 401 without a valid one."""
+def token_owner(request: Request) -> User:
+    """The user of the request's bearer token, whatever their role; 401 without a valid one."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -57,6 +62,19 @@ def token_user(request: Request) -> User:
     if user is None:
         raise HTTPException(401, "this token is not valid (revoked, or mistyped): ask your instructor for one",
                             headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+def token_user(user: User = Depends(token_owner)) -> User:
+    """A person's token (a student's or an instructor's); 403 for a grading worker's."""
+    if user.role == Role.WORKER:
+        raise HTTPException(403, "a worker's token only takes submissions to grade (lab work)")
+    return user
+
+
+def worker(user: User = Depends(token_owner)) -> User:
+    if user.role != Role.WORKER:
+        raise HTTPException(403, "only a grading worker's token takes submissions to grade (lab tokens --worker)")
     return user
 
 
@@ -85,10 +103,10 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
     app = FastAPI(title="GPU lab course server", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.server = server
-    app.add_middleware(BodyLimit, limit=settings.body_limit)
+    app.add_middleware(BodyLimit, limit=settings.body_limit, wider=WORKER_BODY_LIMIT, wider_prefix="/api/worker/")
 
     @app.get("/api/whoami")
-    def whoami(user: User = Depends(token_user)) -> dict:
+    def whoami(user: User = Depends(token_owner)) -> dict:
         return {"login": user.login, "name": user.name, "role": str(user.role), "leaderboard": user.leaderboard}
 
     @app.post("/api/submissions")
@@ -172,6 +190,63 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             raise HTTPException(422, 'send {"shown": true} to be named on the leaderboards, false not to be')
         server.store.set_leaderboard(user, body["shown"])
         return {"login": user.login, "leaderboard": body["shown"]}
+
+    @app.post("/api/worker/claim")
+    def worker_claim(user: User = Depends(worker)) -> Response:
+        claimed = server.store.claim_next(user.login, settings.lease_s)
+        if claimed is None:
+            return Response(status_code=204)
+        submission, source = claimed
+        server.progress.enter(submission.id, f"taken by {user.login}")
+        return JSONResponse({"id": submission.id, "attempt": submission.attempts, "stage": submission.stage,
+                             "filename": submission.filename, "backend": submission.backend,
+                             "source": base64.b64encode(source).decode("ascii"), "lease_s": settings.lease_s})
+
+    async def _claim_body(request: Request) -> dict:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("attempt"), int):
+            raise HTTPException(422, 'send JSON with the claim\'s "attempt"')
+        return body
+
+    def _lost(submission_id: int) -> HTTPException:
+        return HTTPException(409, f"submission {submission_id} is no longer yours to grade (its lease ended)")
+
+    @app.post("/api/worker/{submission_id}/renew")
+    async def worker_renew(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        body = await _claim_body(request)
+        if not server.store.renew(submission_id, body["attempt"], user.login, settings.lease_s):
+            raise _lost(submission_id)
+        if isinstance(body.get("phase"), str):
+            server.progress.enter(submission_id, body["phase"][:200])
+        return {"held": True}
+
+    @app.post("/api/worker/{submission_id}/result")
+    async def worker_result(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        from lab.server.grading_lane import outcome_of_json
+        from lab.server.report_json import ReportJsonError
+
+        body = await _claim_body(request)
+        try:
+            outcome = await run_in_threadpool(outcome_of_json, body.get("report"))
+        except ReportJsonError as error:
+            raise HTTPException(422, f"the report is {error}") from None
+        if not server.store.finish(submission_id, outcome, body["attempt"], user.login):
+            raise _lost(submission_id)
+        server.progress.leave(submission_id)
+        return {"stored": True}
+
+    @app.post("/api/worker/{submission_id}/fail")
+    async def worker_fail(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        body = await _claim_body(request)
+        reason = str(body.get("reason") or "no reason given")[:2000]
+        if not server.store.fail(submission_id, f"the grader could not grade it on {user.login}: {reason}",
+                                 body["attempt"], user.login):
+            raise _lost(submission_id)
+        server.progress.leave(submission_id)
+        return {"stored": True}
 
     @app.get("/api/queue")
     def queue(user: User = Depends(instructor)) -> list:

@@ -27,3 +27,4 @@ class Mark(StrEnum):
 class Role(StrEnum):
     STUDENT = "student"  # sees only their own submissions
     INSTRUCTOR = "instructor"  # sees every submission, may regrade
+    WORKER = "worker"  # a grading machine: takes submissions to grade, sees nothing else

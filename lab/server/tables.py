@@ -49,6 +49,8 @@ class SubmissionRow(Base):
     report_json: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_json
     feedback_html: Mapped[str | None] = mapped_column(Text, nullable=True)  # grader.feedback.render_html
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # State.FAILED: why
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the remote worker grading it
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # its hold ends
     mark: Mapped[str | None] = mapped_column(String(20), nullable=True)  # states.Mark, or None
     mark_note: Mapped[str | None] = mapped_column(Text, nullable=True)  # the instructor's words, shown
 

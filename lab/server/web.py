@@ -21,7 +21,7 @@ from lab.server.database import User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.service import FEEDBACK_POLICY, MARK_NOTE_LIMIT
-from lab.server.states import Mark, State
+from lab.server.states import Mark, Role, State
 from lab.server.tokens import same_secret
 from lab.sinks import html_finalize
 
@@ -91,7 +91,7 @@ def install(app: FastAPI, server: Server) -> None:
         form = await request.form(max_files=0, max_fields=2)
         token = form.get("token")
         user = server.store.user_by_token(token.strip()) if isinstance(token, str) and token.strip() else None
-        if user is None:
+        if user is None or user.role == Role.WORKER:
             return _page("signin.html.j2", 401, error="that token is not valid: copy it again, or ask your "
                                                       "instructor for a new one")
         cookie, _ = server.store.open_session(user)
