@@ -56,9 +56,13 @@ def outcome_of(report) -> Outcome:
 
 def outcome_of_json(data: dict) -> Outcome:
     """The stored form of a report a remote worker sent (Report.to_json). Raises ReportJsonError."""
-    from lab.server.report_json import report_from_json
+    from lab.server.report_json import ReportJsonError, report_from_json
 
-    return outcome_of(report_from_json(data))
+    report = report_from_json(data)
+    try:
+        return outcome_of(report)
+    except Exception as error:  # noqa: BLE001 - fields of the wrong kind that the templates trip on
+        raise ReportJsonError(f"not a report this grader can show ({type(error).__name__}: {error})") from None
 
 
 def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, source: bytes, device: str | None,

@@ -41,9 +41,9 @@ from lab.server.server import NotYours, Server
 from lab.server.settings import ServerSettings
 from lab.server.states import Mark, Role, State
 
-# The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
 WORKER_BODY_LIMIT = 32 << 20  # bytes of a worker's report (compiler logs, pictures of wrong outputs)
 MARK_NOTE_LIMIT = 1000  # characters of an instructor's note on a mark
+# The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
 FEEDBACK_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
 
 
@@ -120,7 +120,8 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             accepted = await run_in_threadpool(server.accept, user, stage, upload.filename, data)
         except UploadRefused as error:
             raise HTTPException(error.status, str(error)) from None
-        body = server.summary(accepted.submission, server.position(accepted.submission))
+        shown = accepted.submission
+        body = await run_in_threadpool(lambda: server.summary(shown, server.position(shown)))
         body["reused"] = accepted.reused
         return JSONResponse(body, status_code=200 if accepted.reused else 202)
 
@@ -169,9 +170,12 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         if given not in (None, *tuple(Mark)) or not isinstance(note, str) or len(note) > MARK_NOTE_LIMIT:
             raise HTTPException(422, f'send {{"mark": "held", "cheated" or null, "note": "at most '
                                      f'{MARK_NOTE_LIMIT} characters"}}')
-        _visible(server, user, submission_id)
-        server.store.set_mark(submission_id, Mark(given) if given else None, note)
-        return server.summary(server.store.get(submission_id))
+        def marked() -> dict:
+            _visible(server, user, submission_id)
+            server.store.set_mark(submission_id, Mark(given) if given else None, note)
+            return server.summary(server.store.get(submission_id))
+
+        return await run_in_threadpool(marked)
 
     @app.get("/api/leaderboard/{stage}")
     def leaderboard(stage: str, user: User = Depends(token_user)) -> list:
@@ -188,7 +192,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("shown"), bool):
             raise HTTPException(422, 'send {"shown": true} to be named on the leaderboards, false not to be')
-        server.store.set_leaderboard(user, body["shown"])
+        await run_in_threadpool(server.store.set_leaderboard, user, body["shown"])
         return {"login": user.login, "leaderboard": body["shown"]}
 
     @app.post("/api/worker/claim")
@@ -217,7 +221,8 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
     @app.post("/api/worker/{submission_id}/renew")
     async def worker_renew(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
         body = await _claim_body(request)
-        if not server.store.renew(submission_id, body["attempt"], user.login, settings.lease_s):
+        if not await run_in_threadpool(server.store.renew, submission_id, body["attempt"], user.login,
+                                       settings.lease_s):
             raise _lost(submission_id)
         if isinstance(body.get("phase"), str):
             server.progress.enter(submission_id, body["phase"][:200])
@@ -233,7 +238,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             outcome = await run_in_threadpool(outcome_of_json, body.get("report"))
         except ReportJsonError as error:
             raise HTTPException(422, f"the report is {error}") from None
-        if not server.store.finish(submission_id, outcome, body["attempt"], user.login):
+        if not await run_in_threadpool(server.store.finish, submission_id, outcome, body["attempt"], user.login):
             raise _lost(submission_id)
         server.progress.leave(submission_id)
         return {"stored": True}
@@ -242,8 +247,9 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
     async def worker_fail(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
         body = await _claim_body(request)
         reason = str(body.get("reason") or "no reason given")[:2000]
-        if not server.store.fail(submission_id, f"the grader could not grade it on {user.login}: {reason}",
-                                 body["attempt"], user.login):
+        if not await run_in_threadpool(server.store.fail, submission_id,
+                                       f"the grader could not grade it on {user.login}: {reason}",
+                                       body["attempt"], user.login):
             raise _lost(submission_id)
         server.progress.leave(submission_id)
         return {"stored": True}

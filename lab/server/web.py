@@ -60,9 +60,10 @@ def install(app: FastAPI, server: Server) -> None:
         cookie = request.cookies.get(COOKIE)
         return server.store.session_user(cookie) if cookie else None
 
-    async def checked_form(request: Request) -> tuple[User, object] | Response:
-        """The signed-in user and the form, where the form carries the session's token."""
-        session = signed_in(request)
+    async def checked_form(request: Request) -> tuple[User, object, str] | Response:
+        """The signed-in user, the form and the session's form token, where the form carries it.
+        (Here and in every async page, the store is called from a thread: it may wait on a lock.)"""
+        session = await run_in_threadpool(signed_in, request)
         if session is None:
             return _to("/")
         form = await request.form(max_files=1, max_fields=4)
@@ -71,7 +72,7 @@ def install(app: FastAPI, server: Server) -> None:
             return _page("message.html.j2", 403, title="Refused",
                          message="this form did not come from this site's page (its token is missing or old): "
                                  "reload the page and send it again")
-        return session[0], form
+        return session[0], form, session[1]
 
     def home(user: User, csrf: str, status: int = 200, error: str | None = None, stage: str = "") -> HTMLResponse:
         mine = server.store.submissions(None if user.instructor else user)
@@ -90,11 +91,12 @@ def install(app: FastAPI, server: Server) -> None:
     async def signin(request: Request) -> Response:
         form = await request.form(max_files=0, max_fields=2)
         token = form.get("token")
-        user = server.store.user_by_token(token.strip()) if isinstance(token, str) and token.strip() else None
+        given = token.strip() if isinstance(token, str) else ""
+        user = await run_in_threadpool(server.store.user_by_token, given) if given else None
         if user is None or user.role == Role.WORKER:
             return _page("signin.html.j2", 401, error="that token is not valid: copy it again, or ask your "
                                                       "instructor for a new one")
-        cookie, _ = server.store.open_session(user)
+        cookie, _ = await run_in_threadpool(server.store.open_session, user)
         response = _to("/")
         response.set_cookie(COOKIE, cookie, httponly=True, samesite="lax", secure=server.settings.secure_cookies,
                             path="/")
@@ -105,7 +107,7 @@ def install(app: FastAPI, server: Server) -> None:
         checked = await checked_form(request)
         if isinstance(checked, Response):
             return checked
-        server.store.close_session(request.cookies.get(COOKIE, ""))
+        await run_in_threadpool(server.store.close_session, request.cookies.get(COOKIE, ""))
         response = _to("/")
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -115,16 +117,15 @@ def install(app: FastAPI, server: Server) -> None:
         checked = await checked_form(request)
         if isinstance(checked, Response):
             return checked
-        user, form = checked
+        user, form, csrf = checked
         stage, sent = form.get("stage"), form.get("file")
-        csrf = signed_in(request)[1]
         if not isinstance(stage, str) or sent is None or isinstance(sent, str):
-            return home(user, csrf, 422, "choose a stage and a kernel file")
+            return await run_in_threadpool(home, user, csrf, 422, "choose a stage and a kernel file")
         data = await sent.read()
         try:
             accepted = await run_in_threadpool(server.accept, user, stage, sent.filename, data)
         except UploadRefused as error:
-            return home(user, csrf, error.status, str(error), stage)
+            return await run_in_threadpool(home, user, csrf, error.status, str(error), stage)
         return _to(f"/submissions/{accepted.submission.id}")
 
     @app.get("/submissions/{submission_id}", response_class=HTMLResponse)
@@ -156,8 +157,8 @@ def install(app: FastAPI, server: Server) -> None:
         checked = await checked_form(request)
         if isinstance(checked, Response):
             return checked
-        user, form = checked
-        server.store.set_leaderboard(user, form.get("shown") == "yes")
+        user, form, _ = checked
+        await run_in_threadpool(server.store.set_leaderboard, user, form.get("shown") == "yes")
         return _to("/")
 
     @app.post("/submissions/{submission_id}/regrade")
@@ -165,14 +166,14 @@ def install(app: FastAPI, server: Server) -> None:
         checked = await checked_form(request)
         if isinstance(checked, Response):
             return checked
-        user, _ = checked
+        user = checked[0]
         if not user.instructor:
             return _page("message.html.j2", 403, title="Refused", message="only an instructor may regrade")
         try:
-            server.visible(user, submission_id)
+            await run_in_threadpool(server.visible, user, submission_id)
         except NotYours as error:
             return _page("message.html.j2", 404, title="Not found", message=str(error))
-        server.regrade(submission_id)  # one still queued or being graded is left as it is
+        await run_in_threadpool(server.regrade, submission_id)  # one still queued or being graded is left as it is
         return _to(f"/submissions/{submission_id}")
 
     @app.post("/submissions/{submission_id}/mark")
@@ -180,7 +181,7 @@ def install(app: FastAPI, server: Server) -> None:
         checked = await checked_form(request)
         if isinstance(checked, Response):
             return checked
-        user, form = checked
+        user, form, _ = checked
         if not user.instructor:
             return _page("message.html.j2", 403, title="Refused", message="only an instructor may mark a submission")
         given, note = form.get("mark"), form.get("note") or ""
@@ -188,10 +189,10 @@ def install(app: FastAPI, server: Server) -> None:
             return _page("message.html.j2", 422, title="Refused",
                          message=f"a mark is none, held or cheated, and its note at most {MARK_NOTE_LIMIT} characters")
         try:
-            server.visible(user, submission_id)
+            await run_in_threadpool(server.visible, user, submission_id)
         except NotYours as error:
             return _page("message.html.j2", 404, title="Not found", message=str(error))
-        server.store.set_mark(submission_id, Mark(given) if given else None, note)
+        await run_in_threadpool(server.store.set_mark, submission_id, Mark(given) if given else None, note)
         return _to(f"/submissions/{submission_id}")
 
     @app.get("/submissions/{submission_id}/feedback", response_class=HTMLResponse)
