@@ -96,15 +96,6 @@ def serve(
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
 
-def roster_login(entry) -> str:
-    """The id a roster row's student signs in as: its folder, else its first id column filled."""
-    for name in ("folder", "username", "sis_login_id", "email", "id_number", "sis_user_id", "canvas_id"):
-        value = getattr(entry, name, "")
-        if value:
-            return value
-    return ""
-
-
 @app.command()
 def tokens(
     roster: Path = typer.Argument(None, help="the class roster (a lab roster CSV or a Canvas gradebook export): "
@@ -142,6 +133,7 @@ def tokens(
             issued.append((worker, "", store.issue_token(worker.strip(), role=Role.WORKER)))
         if roster is not None:
             from grader.batch.roster import RosterError, load_roster
+            from lab.server.roster_logins import roster_login
 
             try:
                 rows = load_roster(roster).entries
@@ -189,6 +181,12 @@ def export_grades(
     pick: list[str] = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
                                    "for every stage; STAGE=best|last for one (repeatable)"),
     out: Path = typer.Option(Path("gradebook.csv"), "--out", help="the gradebook file to write"),
+    gradebook: list[str] = typer.Option(None, "--gradebook", help="also the LMS's import files beside it: canvas, "
+                                        "moodle (moodle:idnumber, moodle:username), as lab batch writes them"),
+    roster: Path = typer.Option(None, "--roster", help="the roster the tokens came from: how the LMS knows each "
+                                "student"),
+    canvas_assignment: list[str] = typer.Option(None, "--canvas-assignment", help="STAGE=ID: a stage's Canvas "
+                                                "assignment (repeatable)"),
 ) -> None:
     """Write the course server's gradebook.csv (as lab batch writes it): one submission per student and stage."""
     _require_extra()
@@ -213,11 +211,23 @@ def export_grades(
         export = export_gradebook(store, catalog, ExportPlan(moment, default, by_stage))
     finally:
         store.close()
+    from lab.server.gradebook_export import lms_gradebooks
+
     try:
-        write_atomic(out, export.csv)
-    except OSError as error:
-        fail(f"--out {out}: cannot be written ({error.strerror or error})")
+        files, notes = lms_gradebooks(export, catalog, roster, gradebook or [], canvas_assignment or [])
+    except PlanError as error:
+        fail(str(error))
+    written = {out: export.csv, **{out.parent / name: text for name, text in files.items()}}
+    for path, text in written.items():
+        try:
+            write_atomic(path, text)
+        except OSError as error:
+            fail(f"{path}: cannot be written ({error.strerror or error})")
     console.print(f"{for_terminal(str(out))}: {len(export.chosen)} graded submission(s) counted")
+    for path in list(written)[1:]:
+        console.print(f"{for_terminal(str(path))}: written")
+    for note in notes:
+        errors.print(f"warning: {for_terminal(note)}")
     if export.unfinished:
         errors.print(f"warning: {len(export.unfinished)} submission(s) stored by the deadline are not graded yet "
                      f"(not counted): {', '.join(str(s.id) for s in export.unfinished)}; export again once "

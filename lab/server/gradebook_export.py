@@ -52,6 +52,9 @@ class Export:
     chosen: tuple[Submission, ...]  # the submissions graded into it
     unfinished: tuple[Submission, ...]  # stored by the deadline, not graded yet: not counted
     failed: tuple[Submission, ...]  # stored by the deadline, the grader failed on them: not counted
+    students: tuple[str, ...] = ()  # logins, in the gradebook's order
+    stages: tuple[str, ...] = ()  # in course order
+    outcomes: tuple[Outcome, ...] = ()  # of the chosen submissions, as lab batch's outputs take them
 
 
 def parse_deadline(text: str) -> datetime:
@@ -108,7 +111,57 @@ def export_gradebook(store: Store, catalog: Catalog, plan: ExportPlan) -> Export
     chosen = [_choose(graded, plan.pick_for(stage)) for (_, stage), graded in cells.items()]
     order = {stage: n for n, stage in enumerate(catalog.ids())}
     stages = sorted({s.stage for s in everything}, key=lambda stage: order.get(stage, len(order)))
-    text = render_gradebook(students, stages, [_outcome(store, s) for s in chosen])
+    outcomes = [_outcome(store, s) for s in chosen]
+    text = render_gradebook(students, stages, outcomes)
     return Export(text, tuple(sorted(chosen, key=lambda s: s.id)),
                   tuple(s for s in counted if s.state in (State.QUEUED, State.GRADING)),
-                  tuple(s for s in counted if s.state == State.FAILED))
+                  tuple(s for s in counted if s.state == State.FAILED), tuple(students), tuple(stages),
+                  tuple(outcomes))
+
+
+def lms_gradebooks(export: Export, catalog: Catalog, roster_path: Path | None, formats: Sequence[str],
+                   canvas_columns: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """gradebook_canvas.csv and gradebook_moodle.csv (`formats` as `lab batch --gradebook` takes
+    them) of `export`, each student known by their roster row (the row whose login `lab tokens`
+    gave them): the files' names and texts, and a line for each student an LMS file leaves out.
+    Raises PlanError."""
+    from grader.batch.gradebook_formats import (
+        CANVAS_FILE,
+        MOODLE_FILE,
+        GradebookFormat,
+        LmsStudent,
+        canvas_headers,
+        parse_canvas_assignments,
+        parse_formats,
+        render_canvas,
+        render_moodle,
+    )
+    from grader.batch.roster import RosterError, load_roster
+    from lab.server.roster_logins import roster_login
+
+    try:
+        kinds, identifier = parse_formats(formats)
+        explicit = parse_canvas_assignments(canvas_columns, catalog.ids())
+        roster = load_roster(roster_path) if roster_path is not None else None
+    except (ValueError, RosterError) as error:
+        raise PlanError(str(error)) from None
+    rows = {roster_login(entry): entry for entry in (roster.entries if roster else ())}
+    people = []
+    for login in export.students:
+        row = rows.get(login)
+        people.append(LmsStudent(student=login, name=row.name if row else "", canvas_id=row.canvas_id if row else "",
+                                 sis_user_id=row.sis_user_id if row else "",
+                                 sis_login_id=row.sis_login_id if row else "", section=row.section if row else "",
+                                 email=row.email if row else "", id_number=row.id_number if row else "",
+                                 username=row.username if row else ""))
+    specs = [catalog.get(stage) for stage in export.stages]
+    roster_name = roster_path.name if roster_path is not None else None
+    files, notes = {}, []
+    if GradebookFormat.CANVAS in kinds:
+        headers, missing = canvas_headers(specs, explicit, roster.canvas_assignments if roster else ())
+        files[CANVAS_FILE], left_out = render_canvas(people, specs, headers, export.outcomes, roster_name)
+        notes += [w.detail for w in (*missing, *left_out)]
+    if GradebookFormat.MOODLE in kinds:
+        files[MOODLE_FILE], left_out = render_moodle(people, specs, export.outcomes, identifier, roster_name)
+        notes += [w.detail for w in left_out]
+    return files, notes

@@ -107,3 +107,25 @@ def test_a_cheated_submission_is_not_counted_and_a_held_one_is_review(class_stor
     assert "ana,40,40" in rows and "ben,review," in rows
     class_store.set_mark(held.id, None)
     assert "ben,100,100" in export(class_store, deadline=None).csv.splitlines()
+
+
+def test_canvas_and_moodle_files_know_each_student_by_their_roster_row(class_store, tmp_path):
+    who = {u.login: u for u in class_store.users()}
+    graded(class_store, who["ana"], 1, 100)
+    graded(class_store, who["ben"], 2, 40, status="failed")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,name,canvas_id,email\nana,Ana A,101,ana@example.edu\nben,Ben B,102,ben@example.edu\n")
+    database = str(class_store.engine.url).replace("sqlite:///", "")
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = subprocess.run([sys.executable, "-m", "lab", "export-grades", "--database", database, "--out", str(out),
+                           "--roster", str(roster), "--gradebook", "canvas,moodle",
+                           "--canvas-assignment", f"{STAGE}=555"],
+                          cwd=ROOT, env=lab_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    canvas = (out.parent / "gradebook_canvas.csv").read_text().splitlines()
+    assert canvas[0].endswith(f"{STAGE} (555)")
+    assert any(row.startswith("Ana A,101,") and row.endswith(",100") for row in canvas)
+    assert any(row.startswith("Ben B,102,") and row.endswith(",40") for row in canvas)
+    moodle = (out.parent / "gradebook_moodle.csv").read_text().splitlines()
+    assert "ana@example.edu,Ana A,100" in moodle and "ben@example.edu,Ben B,40" in moodle
+    assert "cy: no Canvas ID" in done.stderr and not any(row.startswith("cy") for row in canvas)  # no roster row
