@@ -91,8 +91,10 @@ def serve(
     except StoreError as error:
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    console.print(f"grading on {len(settings.devices)} lane(s); database "
-                  f"{for_terminal(application.state.server.store.engine.url.render_as_string(hide_password=True))}")
+    where = application.state.server.store.engine.url.render_as_string(hide_password=True)
+    lanes = ", ".join(device or "the best device" for device in settings.devices)
+    grading = f"grading here on {lanes}" if settings.devices else "grading only on remote workers (lab work)"
+    console.print(f"{grading}; database {for_terminal(where)}; http://{for_terminal(host)}:{port}")
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
 

@@ -73,6 +73,18 @@ def test_uploads_are_checked_as_lab_grade_checks_files(course_server, name, sour
         assert all(s["filename"] != name for s in http.get("/api/submissions").json())  # nothing stored
 
 
+def test_a_body_over_the_limit_is_refused_before_it_is_read_whole(course_server):
+    """An upload without a Content-Length (chunked) is cut off at the limit, not spooled."""
+    def endless():
+        for _ in range(64):  # 4 MiB, far over the limit
+            yield b"x" * 65536
+
+    with client(course_server.server, course_server.bob) as http:
+        answer = http.post("/api/submissions", content=endless(),
+                           headers={"Content-Type": "multipart/form-data; boundary=b"})
+    assert answer.status_code == 413 and "limit" in answer.json()["detail"]
+
+
 def test_a_request_without_a_valid_token_is_refused(course_server):
     with client(course_server.server, None) as http:
         assert http.get("/api/submissions").status_code == 401
