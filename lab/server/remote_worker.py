@@ -66,6 +66,11 @@ class RemoteWorker:
         me = answer.json()
         if me.get("role") != "worker":
             raise ClientError(f"{me.get('login')} is no grading worker: issue a worker token (lab tokens --worker)")
+        from grader import GRADER_VERSION
+
+        if me.get("grader_version") != GRADER_VERSION:
+            raise ClientError(f"the server grades with grader {me.get('grader_version')}, this machine has "
+                              f"{GRADER_VERSION}: install the server's lab here")
         return me["login"]
 
     def claim(self) -> Claim | None:

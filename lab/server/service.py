@@ -33,6 +33,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from grader import GRADER_VERSION
 from lab.catalog import Catalog, UnknownStageError
 from lab.server.body_limit import BodyLimit
 from lab.server.database import User
@@ -107,7 +108,8 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.get("/api/whoami")
     def whoami(user: User = Depends(token_owner)) -> dict:
-        return {"login": user.login, "name": user.name, "role": str(user.role), "leaderboard": user.leaderboard}
+        return {"login": user.login, "name": user.name, "role": str(user.role), "leaderboard": user.leaderboard,
+                "grader_version": GRADER_VERSION}
 
     @app.post("/api/submissions")
     async def submit(request: Request, user: User = Depends(token_user)) -> JSONResponse:
@@ -234,8 +236,13 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         from lab.server.report_json import ReportJsonError
 
         body = await _claim_body(request)
+        report = body.get("report")
+        graded_by = report.get("grader_version") if isinstance(report, dict) else None
+        if graded_by != GRADER_VERSION:
+            raise HTTPException(422, f"the report comes from grader {graded_by}, this server grades with "
+                                     f"{GRADER_VERSION}: run the same lab on every grading machine")
         try:
-            outcome = await run_in_threadpool(outcome_of_json, body.get("report"))
+            outcome = await run_in_threadpool(outcome_of_json, report)
         except ReportJsonError as error:
             raise HTTPException(422, f"the report is {error}") from None
         if not await run_in_threadpool(server.store.finish, submission_id, outcome, body["attempt"], user.login):

@@ -81,8 +81,12 @@ def test_a_worker_token_grades_and_does_nothing_else(tmp_path):
         with client(server, keys["w1"]) as http:
             claim = http.post("/api/worker/claim").json()
             assert claim["id"] == mine and claim["stage"] == "transpose_coalesced"
-            assert http.post(f"/api/worker/{mine}/result", json={"attempt": claim["attempt"],
-                                                                 "report": {"status": "passed"}}).status_code == 422
+            from grader import GRADER_VERSION
+
+            for report, words in (({"status": "passed", "grader_version": "0"}, "comes from grader 0"),
+                                  ({"status": "passed", "grader_version": GRADER_VERSION}, "not a report")):
+                answer = http.post(f"/api/worker/{mine}/result", json={"attempt": claim["attempt"], "report": report})
+                assert answer.status_code == 422 and words in answer.json()["detail"]
         with client(server, keys["w2"]) as http:  # another worker cannot send its result
             assert http.post(f"/api/worker/{mine}/fail", json={"attempt": claim["attempt"],
                                                                "reason": "x"}).status_code == 409
