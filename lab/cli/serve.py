@@ -243,10 +243,12 @@ def export_grades(
 def work(
     url: str = typer.Argument(..., help="the course server's address"),
     token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
-    device: str = typer.Option(None, "--device", "-d", help="the device to grade on (index or part of its name)"),
-    once: bool = typer.Option(False, "--once", help="grade one submission (or none, where the queue is empty), then stop"),
+    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+                                     "name); repeat it for one lane per GPU (default: one lane, the best device)"),
+    once: bool = typer.Option(False, "--once", help="each lane grades one submission (or none, where the queue is "
+                              "empty), then stops"),
 ) -> None:
-    """Grade the course server's submissions on this machine's GPU, taking them over HTTP."""
+    """Grade the course server's submissions on this machine's GPUs, taking them over HTTP."""
     _require_extra()
     import logging
     import threading
@@ -256,14 +258,26 @@ def work(
     from lab.server.remote_worker import RemoteWorker
 
     catalog = load_catalog()
+    lanes = []
     try:
-        worker = RemoteWorker(url, token.strip(), catalog, device)
-        name = worker.check()
+        for choice in device or [None]:
+            lanes.append(RemoteWorker(url, token.strip(), catalog, choice))
+        name = lanes[0].check()
     except ClientError as error:
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    console.print(f"grading for {for_terminal(worker.url)} as {for_terminal(name)}")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    console.print(f"grading for {for_terminal(lanes[0].url)} as {for_terminal(name)}, "
+                  f"{len(lanes)} lane(s): {', '.join(for_terminal(d or 'the best device') for d in device or [None])}")
+    stop = threading.Event()
+    threads = [threading.Thread(target=lane.run, args=(stop, once), daemon=True) for lane in lanes[1:]]
+    for thread in threads:
+        thread.start()
     try:
-        worker.run(threading.Event(), once=once)
+        lanes[0].run(stop, once=once)
+        for thread in threads:
+            thread.join()
     finally:
-        worker.close()
+        stop.set()
+        for lane in lanes:
+            lane.close()
