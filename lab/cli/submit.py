@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fail
+from lab.cli.app import EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_USAGE, app, console, errors, fail
 from lab.sinks import for_terminal
 
 POLL_S = 1.0
@@ -69,14 +69,27 @@ def submit(
     file: Path = typer.Argument(..., help="your kernel: a .cu (CUDA) or .cl (OpenCL) file"),
     wait: float = typer.Option(3600.0, "--wait", help="seconds to wait for the grading (it goes on after; "
                                "lab history shows it)"),
+    report_file: Path = typer.Option(None, "--report", help="write feedback to FILE (.html or .md), as lab grade does"),
+    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE, as lab grade does "
+                                   "(-: to standard output, the report then goes to standard error)"),
 ) -> None:
     """Submit FILE for STAGE to the course GPU server; print its report and exit as `lab grade` does."""
+    import sys
+
+    from grader.feedback import render_json
     from grader.terminal import render
     from lab.cli.grade import EXIT_CODE
+    from lab.cli.written import check_outputs, write_outputs
     from lab.server.client import ClientError
     from lab.server.report_json import ReportJsonError, report_from_json
     from lab.source_checks import SubmissionError, read_submission_bytes
 
+    if report_file is not None and report_file.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+        fail(f"--report {report_file}: the file must end in .html or .md")
+    json_to_stdout = json_file is not None and str(json_file) == "-"
+    if json_to_stdout:
+        json_file = None
+    check_outputs((("--json", json_file), ("--report", report_file)))  # before anything is sent
     try:
         data = read_submission_bytes(file)
     except SubmissionError as error:
@@ -114,7 +127,12 @@ def submit(
         report = report_from_json(shown["report"])
     except ReportJsonError as error:
         fail(f"submission {shown['id']}: the server's report is {error}", EXIT_GRADER_ERROR)
-    render(report, console)
+    render(report, errors if json_to_stdout else console)
+    if json_to_stdout:
+        sys.stdout.write(render_json(report) + "\n")
+        sys.stdout.flush()
+    if not write_outputs(report, report_file, json_file, notes=errors if json_to_stdout else console):
+        raise typer.Exit(EXIT_NOT_WRITTEN)
     raise typer.Exit(EXIT_CODE[report.status])
 
 

@@ -42,6 +42,15 @@ def test_submit_prints_what_lab_grade_prints_with_its_exit_code(course_server, c
     assert remote.returncode in (0, 5)  # passed (a GPU), or correct with the speed pending (a CPU)
     assert remote.stdout == local.stdout
     assert "stored" in remote.stderr
+    # --json and --report write what lab grade writes (the same report; its seed differs)
+    remote_json = lab("submit", STAGE, "transpose_coalesced.cl", "--json", "-", "--report", "remote.html",
+                      cwd=folder, **config)
+    local_json = lab("grade", STAGE, "transpose_coalesced.cl", "--json", "-", cwd=folder, **config)
+    assert remote_json.returncode == local_json.returncode
+    ours, theirs = json.loads(remote_json.stdout), json.loads(local_json.stdout)
+    assert [(c["name"], c["status"], c["points"]) for c in ours["checks"]] == \
+        [(c["name"], c["status"], c["points"]) for c in theirs["checks"]]
+    assert "transpose_coalesced" in (folder / "remote.html").read_text()
     listed = lab("history", STAGE, **config)
     assert listed.returncode == 0
     assert "transpose_coalesced.cl" in listed.stdout and re.search(r"\d+ / 100", listed.stdout)
