@@ -114,6 +114,8 @@ def tokens(
     _require_extra()
     if roster is None and instructor is None and worker is None and revoke is None:
         fail("give a ROSTER, --instructor LOGIN, --worker NAME or --revoke LOGIN")
+    from lab.server.database import StoreError
+
     store = _open_store(database)
     try:
         if revoke is not None:
@@ -149,6 +151,10 @@ def tokens(
                 if reissue or not store.has_token(login):
                     issued.append((login, entry.name, store.issue_token(login, entry.name)))
         _write_tokens(issued, out)
+    except StoreError as error:  # a login of another role: what was issued before it is written
+        if issued:
+            _write_tokens(issued, out)
+        fail(str(error))
     finally:
         store.close()
 

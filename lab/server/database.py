@@ -167,16 +167,19 @@ class Store:
     # Users and tokens
 
     def issue_token(self, login: str, name: str = "", role: Role = Role.STUDENT) -> str:
-        """A fresh token for `login` (made a user where new); any earlier token stops working."""
+        """A fresh token for `login` (made a user where new); any earlier token stops working.
+        Raises StoreError where `login` is a user of another role (a role is never changed)."""
         token = new_token()
         with self._session() as db, db.begin():
             row = db.scalar(select(UserRow).where(UserRow.login == login))
             if row is None:
                 row = UserRow(login=login, name=name, role=str(role))
                 db.add(row)
+            elif row.role != str(role):
+                raise StoreError(f"{login} is already a user of the server, as a {row.role}, not a {role}: "
+                                 "give another name")
             else:
                 row.name = name or row.name
-                row.role = str(role)
             row.token_hash = token_hash(token)
         return token
 

@@ -90,5 +90,8 @@ def test_tokens_are_issued_from_a_roster_and_stored_hashed(tmp_path):
     assert again.returncode == 0 and "no new tokens" in again.stderr
     teacher = lab("tokens", "--instructor", "prof", "--database", str(database))
     assert teacher.returncode == 0 and teacher.stdout.startswith("login,name,token\nprof,,lab_")
+    student_as_worker = lab("tokens", "--worker", "ana", "--database", str(database))
+    assert student_as_worker.returncode == 2 and "ana is already a user of the server, as a student" in \
+        student_as_worker.stderr
     gone = lab("tokens", "--revoke", "nobody", "--database", str(database))
     assert gone.returncode == 2 and "no such user" in gone.stderr
