@@ -186,6 +186,8 @@ def export_grades(
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
     deadline: str = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
                                  "2026-12-01T23:59:00+01:00 (default: all)"),
+    schedule: Path = typer.Option(None, "--schedule", help="lab serve's schedule: each stage it closes counts "
+                                  "submissions stored by its close (--deadline: the other stages)"),
     pick: list[str] = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
                                    "for every stage; STAGE=best|last for one (repeatable)"),
     out: Path = typer.Option(Path("gradebook.csv"), "--out", help="the gradebook file to write"),
@@ -209,14 +211,18 @@ def export_grades(
     )
 
     catalog = load_catalog()
+    from lab.server.stage_windows import ScheduleError, load_schedule
+
     try:
         moment = parse_deadline(deadline) if deadline is not None else None
         default, by_stage = parse_picks(pick or [], catalog.ids())
-    except PlanError as error:
+        windows = load_schedule(schedule, catalog.ids()) if schedule is not None else {}
+    except (PlanError, ScheduleError) as error:
         fail(str(error))
+    closes = {stage: window.closes for stage, window in windows.items() if window.closes is not None}
     store = _open_store(database)
     try:
-        export = export_gradebook(store, catalog, ExportPlan(moment, default, by_stage))
+        export = export_gradebook(store, catalog, ExportPlan(moment, default, by_stage, closes))
     finally:
         store.close()
     from lab.server.gradebook_export import lms_gradebooks

@@ -1,7 +1,8 @@
 """The class's gradebook from the server's submissions: gradebook.csv as `lab batch` writes it
 (grader.batch.gradebook), one submission per student and stage, chosen by a deadline.
 
-Only submissions stored by the deadline count (stored: accepted, whenever it was graded). Of
+Only submissions stored by the deadline count (stored: accepted, whenever it was graded); a
+stage may have its own (the close of its window in `lab serve --schedule`'s file). Of
 those, each stage takes the student's best (the highest score; the later of equals) or last
 (the latest stored) graded submission, as the plan says for that stage. A submission an
 instructor marked cheated is never chosen (it stays stored and shown); one held for review is
@@ -41,9 +42,13 @@ class ExportPlan:
     deadline: datetime | None  # None: every submission counts
     pick: Pick = Pick.BEST
     by_stage: Mapping[str, Pick] = field(default_factory=dict)
+    deadlines: Mapping[str, datetime] = field(default_factory=dict)  # a stage's own (its schedule's close)
 
     def pick_for(self, stage: str) -> Pick:
         return self.by_stage.get(stage, self.pick)
+
+    def deadline_for(self, stage: str) -> datetime | None:
+        return self.deadlines.get(stage, self.deadline)
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,8 @@ def export_gradebook(store: Store, catalog: Catalog, plan: ExportPlan) -> Export
     to (by the deadline or after: the columns do not change with it), in course order."""
     students = sorted({u.login for u in store.users() if u.role == Role.STUDENT}, key=student_sort_key)
     everything = [s for s in store.submissions() if s.login in students]  # an instructor's tries are no grades
-    counted = [s for s in everything if plan.deadline is None or s.submitted_at <= plan.deadline]
+    counted = [s for s in everything
+               if (deadline := plan.deadline_for(s.stage)) is None or s.submitted_at <= deadline]
     cells: dict[tuple[str, str], list[Submission]] = {}
     for submission in counted:
         if submission.state == State.DONE and submission.mark != Mark.CHEATED:  # kept and shown, never counted

@@ -129,3 +129,20 @@ def test_canvas_and_moodle_files_know_each_student_by_their_roster_row(class_sto
     moodle = (out.parent / "gradebook_moodle.csv").read_text().splitlines()
     assert "ana@example.edu,Ana A,100" in moodle and "ben@example.edu,Ben B,40" in moodle
     assert "cy: no Canvas ID" in done.stderr and not any(row.startswith("cy") for row in canvas)  # no roster row
+
+
+def test_a_stages_own_deadline_is_its_close_in_the_schedule(class_store, tmp_path):
+    who = {u.login: u for u in class_store.users()}
+    early = graded(class_store, who["ana"], 1, 40)
+    graded(class_store, who["ana"], 2, 100)
+    closes = early.submitted_at + (class_store.get(early.id + 1).submitted_at - early.submitted_at) / 2
+    assert "ana,40,40" in export(class_store, deadline=None, deadlines={STAGE: closes}).csv.splitlines()
+    schedule = tmp_path / "schedule.toml"
+    schedule.write_text(f"[{STAGE}]\ncloses = {closes.isoformat()}\n")
+    database = str(class_store.engine.url).replace("sqlite:///", "")
+    out = tmp_path / "gradebook.csv"
+    done = subprocess.run([sys.executable, "-m", "lab", "export-grades", "--database", database, "--out", str(out),
+                           "--schedule", str(schedule), "--deadline", "2100-01-01T00:00:00Z"],
+                          cwd=ROOT, env=lab_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ana,40,40" in out.read_text().splitlines()
