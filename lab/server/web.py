@@ -141,6 +141,19 @@ def install(app: FastAPI, server: Server) -> None:
                      position=server.position(shown), phase=server.progress.phase(shown.id) if shown.state == State.GRADING else None,
                      refresh=None if shown.state.finished else REFRESH_S, DONE=State.DONE, FAILED=State.FAILED)
 
+    @app.get("/queue", response_class=HTMLResponse)
+    def queue_page(request: Request) -> Response:
+        session = signed_in(request)
+        if session is None:
+            return _to("/")
+        if not session[0].instructor:
+            return _page("message.html.j2", 403, title="Refused", message="only an instructor sees the queue")
+        grading = [s for s in server.store.submissions() if s.state == State.GRADING]
+        order = server.store.queue_order()
+        waiting = [found for found in map(server.store.get, order) if found is not None]
+        return _page("queue.html.j2", refresh=REFRESH_S, lanes=[d or "the best device" for d in server.settings.devices],
+                     grading=grading, phases={s.id: server.progress.phase(s.id) for s in grading}, waiting=waiting)
+
     @app.get("/leaderboard", response_class=HTMLResponse)
     def leaderboard_page(request: Request, stage: str = "") -> Response:
         session = signed_in(request)

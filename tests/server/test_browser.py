@@ -62,6 +62,7 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
         assert answer.status == 404, path
         assert "no submission" in theirs.inner_text("body") and "transpose" not in theirs.content()
     theirs.screenshot(path=str(folder / "refused.png"), full_page=True)
+    assert theirs.goto(url + "/queue").status == 403 and theirs.locator("#queue").count() == 0
     other.close()
 
     # A form sent without the session's form token (another site's form) is refused.
@@ -83,6 +84,9 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
 
     # The instructor sees every submission, whose it is, and grades one again.
     teacher, theirs = sign_in(browser, url, course_server.teacher)
+    theirs.click("#queue")
+    assert "This server grades on: the best device." in theirs.inner_text("#lanes")
+    theirs.goto(url)
     assert theirs.locator(f"a[href='/submissions/{mine}']").count() == 1
     theirs.goto(f"{url}/submissions/{mine}")
     assert "Student: alice" in theirs.inner_text("body")
