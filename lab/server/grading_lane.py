@@ -70,16 +70,21 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
     """Grade stored bytes as `lab grade` grades a file: the Report. Raises what grade_file raises
     for a grading that could not start (no device, no sandbox where one is required)."""
     from grader.pipeline import Limits, grade_file
+    from grader.worker_process import prestart_worker, take_worker
     from lab.backends import registry
     from lab.backends.registry import Target
 
     spec = catalog.get(stage)
     suffix = registry.by_name(backend).suffix
+    # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
+    # while it does (a worker dies with the thread that started it).
+    worker = take_worker(backend)
+    prestart_worker(backend)
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
         path = Path(folder) / f"submission{suffix}"
         path.write_bytes(source)
         return grade_file(catalog, spec, path, Target.to_choose(backend, device), timing=True, limits=Limits(),
-                          shown_as=filename, on_phase=on_phase,
+                          shown_as=filename, worker=worker, on_phase=on_phase,
                           on_queue=None if on_phase is None else _queue_line(on_phase))
 
 
