@@ -1,0 +1,224 @@
+"""The course server under a class's load: acknowledgement latency, nothing lost, the drain rate.
+
+Starts `lab serve` on 127.0.0.1 (a free port, a fresh SQLite file or --database URL), issues
+--students tokens, then each student sends --each different versions of a kernel (the stage's
+reference, or --kernel, with a distinct comment), --clients at a time, spread over --spread
+seconds. It reports the acknowledgement latency (upload to the server's 202: stored and
+queued) p50/p99/max, then waits for the queue to drain and reports the grading rate, and checks
+that every acknowledged submission was graded, exactly once (its gradings started: 1, none
+failed). With --kill-after N the server is killed (kill -9) after the Nth acknowledgement and
+started again: then a submission being graded at the kill may be graded twice (its first grading
+never finished), none may be lost.
+
+Here on PoCL (bounded: 60 gradings, about a minute on two cores):
+
+    python3 benchmarks/server_load.py --students 30 --each 2 --clients 8 --spread 10
+
+On the GPU machine, the issue's load (300 students, 2 each, in 10 minutes), a kill in the middle:
+
+    python3 benchmarks/server_load.py --students 300 --each 2 --spread 600 --kill-after 300 --device 0
+
+Progress goes to stderr, the figures to stdout (--json FILE: as JSON too). Needs the server extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    def __init__(self, database: str, log: Path, devices: list[str]):
+        self.database, self.log, self.devices = database, log, devices
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        import httpx
+
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "lab", "serve", "--database", self.database, "--port", str(self.port)]
+        for device in self.devices:
+            command += ["--device", device]
+        with open(self.log, "ab") as sink:
+            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        for _ in range(600):
+            if self.process.poll() is not None:
+                raise SystemExit(f"lab serve ended ({self.process.returncode}); see {self.log}")
+            try:
+                if httpx.get(f"{self.url}/api/whoami", timeout=2).status_code == 401:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise SystemExit(f"lab serve did not answer in 60 s; see {self.log}")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # a grading worker a killed server left behind
+        except ProcessLookupError:
+            pass
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--each", type=int, default=2, help="submissions per student")
+    parser.add_argument("--clients", type=int, default=8, help="uploads at a time")
+    parser.add_argument("--spread", type=float, default=10.0, help="seconds the uploads are spread over")
+    parser.add_argument("--stage", default="transpose_coalesced")
+    parser.add_argument("--kernel", type=Path, help="the kernel sent (default: the stage's reference .cl)")
+    parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
+    parser.add_argument("--device", action="append", default=[], help="a grading lane's device (repeatable)")
+    parser.add_argument("--kill-after", type=int, default=0, help="kill -9 the server after this many acks")
+    parser.add_argument("--drain-limit", type=float, default=3600.0, help="seconds to wait for the queue")
+    parser.add_argument("--json", type=Path, help="write the figures to this file too")
+    args = parser.parse_args()
+
+    import httpx
+
+    from lab.server.database import Store, sqlite_url
+    from lab.server.states import Role
+
+    kernel = args.kernel or ROOT / "reference" / args.stage / "solution.cl"
+    source = kernel.read_bytes()
+    folder = Path(tempfile.mkdtemp(prefix="lab-server-load-"))
+    database = args.database or sqlite_url(folder / "lab.db")
+    store = Store(database)
+    tokens = [store.issue_token(f"student{n:04d}") for n in range(args.students)]
+    teacher = store.issue_token("benchmark-instructor", role=Role.INSTRUCTOR)
+    store.close()
+    server = Server(database, folder / "server.log", args.device)
+    server.start()
+    print(f"lab serve at {server.url}, database {database}", file=sys.stderr)
+
+    jobs = [(n, k) for k in range(args.each) for n in range(args.students)]
+    gap = args.spread / max(1, len(jobs))
+    latencies: list[float] = []
+    acknowledged: list[int] = []
+    refused: list[str] = []
+    lock = threading.Lock()
+    killed = threading.Event()
+    begun = time.monotonic()
+
+    def send(index: int, job: tuple[int, int]) -> None:
+        delay = begun + index * gap - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        student, version = job
+        body = source + f"\n// student {student} version {version}\n".encode()
+        for _ in range(200):  # while the server is down after a kill: send again
+            try:
+                started = time.perf_counter()
+                answer = httpx.post(f"{server.url}/api/submissions", data={"stage": args.stage},
+                                    files={"file": ("kernel.cl", body, "text/plain")},
+                                    headers={"Authorization": f"Bearer {tokens[student]}"}, timeout=60)
+                took = time.perf_counter() - started
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            with lock:
+                refused.append(f"student {student} version {version}: the server never answered")
+            return
+        with lock:
+            if answer.status_code == 202:
+                latencies.append(took)
+                acknowledged.append(answer.json()["id"])
+                if args.kill_after and len(acknowledged) == args.kill_after and not killed.is_set():
+                    killed.set()
+                    server.kill()
+                    print(f"kill -9 after {len(acknowledged)} acknowledgements", file=sys.stderr)
+                    server.start()
+            else:
+                refused.append(f"{answer.status_code} {answer.text[:200]}")
+
+    with ThreadPoolExecutor(args.clients) as pool:
+        list(pool.map(lambda item: send(*item), enumerate(jobs)))
+    sent_s = time.monotonic() - begun
+    print(f"{len(acknowledged)} acknowledged in {sent_s:.1f} s; waiting for the queue", file=sys.stderr)
+
+    auth = {"Authorization": f"Bearer {teacher}"}
+    deadline = time.monotonic() + args.drain_limit
+    while time.monotonic() < deadline:
+        shown = httpx.get(f"{server.url}/api/submissions", headers=auth, timeout=60).json()
+        left = sum(s["state"] in ("queued", "grading") for s in shown)
+        if not left:
+            break
+        print(f"  {left} still queued or grading", file=sys.stderr)
+        time.sleep(5)
+    drained_s = time.monotonic() - begun
+    server.stop()
+
+    store = Store(database)
+    stored = {s.id: s for s in store.submissions()}
+    store.close()
+    graded = [stored[i] for i in acknowledged if i in stored and stored[i].state == "done"]
+    first, last = (min(s.started_at for s in graded), max(s.finished_at for s in graded)) if graded else (None, None)
+    figures = {
+        "submissions": len(jobs), "acknowledged": len(acknowledged), "refused": refused,
+        "ack_p50_s": statistics.median(latencies) if latencies else None,
+        "ack_p99_s": percentile(latencies, 0.99) if latencies else None,
+        "ack_max_s": max(latencies) if latencies else None,
+        "lost": sorted(set(acknowledged) - set(stored)),
+        "not_graded": sorted(i for i in acknowledged if i in stored and stored[i].state != "done"),
+        "graded_more_than_once": sorted(i for i in acknowledged if i in stored and stored[i].attempts > 1),
+        "sent_s": sent_s, "drained_s": drained_s,
+        "gradings_per_minute": (60 * len(graded) / (last - first).total_seconds()) if graded else None,
+        "killed": killed.is_set(), "lanes": max(1, len(args.device)),
+    }
+    for key, value in figures.items():
+        shown = f"{value:.3f}" if isinstance(value, float) else value
+        print(f"{key:24} {shown}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    ok = not figures["lost"] and not figures["not_graded"] and not refused and (
+        args.kill_after or not figures["graded_more_than_once"])
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

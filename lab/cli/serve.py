@@ -1,0 +1,295 @@
+"""`lab serve` (the course GPU server) and `lab tokens` (its users' access tokens)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import typer
+
+from lab.cli.app import EXIT_USAGE, app, console, errors, fail
+from lab.sinks import for_csv_cell, for_terminal
+
+DEFAULT_DATABASE = "lab-server.db"
+
+
+def _require_extra() -> None:
+    from lab.server import ServerExtraMissing, require
+
+    try:
+        require()
+    except ServerExtraMissing as error:
+        fail(str(error))
+
+
+def database_url(given: str) -> str:
+    """A database URL (sqlite:///..., postgresql://...) as it is; anything else is a SQLite file's path."""
+    from lab.server.database import sqlite_url
+
+    return given if "://" in given else sqlite_url(Path(given))
+
+
+def _open_store(database: str):
+    from lab.server.database import Store, StoreError
+
+    try:
+        return Store(database_url(database))
+    except StoreError as error:
+        fail(str(error))
+
+
+@app.command()
+def serve(
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="a SQLite file, or a database URL "
+                                 "(postgresql://USER@HOST/NAME)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="the address to listen on (behind a TLS proxy: "
+                             "keep 127.0.0.1; docs/server.md)"),
+    port: int = typer.Option(8000, "--port", help="the port to listen on"),
+    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+                                     "name), one grading lane each; repeat for several GPUs (default: the best one)"),
+    per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
+                                 "an identical resubmission does not count)"),
+    schedule: Path = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
+                                  "submissions (docs/server.md)"),
+    local: bool = typer.Option(True, "--local/--no-local", help="grade on this machine; --no-local: only "
+                               "remote workers (lab work) grade"),
+    lease: float = typer.Option(120.0, "--lease", help="seconds a remote worker holds a submission without "
+                                "renewing it; after that it is queued again"),
+    secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
+                                        "HTTPS only (set it behind a TLS proxy)"),
+) -> None:
+    """Run the course GPU server: it stores, queues and grades students' submissions (docs/server.md)."""
+    _require_extra()
+    if not 0 < port < 65536:
+        fail(f"--port {port}: a port is 1 to 65535")
+    if per_hour < 0:
+        fail(f"--per-hour {per_hour}: give 0 (no limit) or more")
+    import logging
+
+    import uvicorn
+
+    from lab.cli.course import load_catalog
+    from lab.server.database import StoreError
+    from lab.server.service import create_app
+    from lab.server.settings import ServerSettings
+    from lab.server.stage_windows import ScheduleError, load_schedule
+
+    catalog = load_catalog()
+    try:
+        windows = load_schedule(schedule, catalog.ids()) if schedule is not None else {}
+    except ScheduleError as error:
+        fail(str(error))
+    if lease <= 0:
+        fail(f"--lease {lease:g}: give a positive number of seconds")
+    lanes = (tuple(device) if device else (None,)) if local else ()
+    settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
+                              secure_cookies=secure_cookies)
+    try:
+        application = create_app(settings, catalog)
+    except StoreError as error:
+        fail(str(error))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    where = application.state.server.store.engine.url.render_as_string(hide_password=True)
+    lanes = ", ".join(device or "the best device" for device in settings.devices)
+    grading = f"grading here on {lanes}" if settings.devices else "grading only on remote workers (lab work)"
+    console.print(f"{grading}; database {for_terminal(where)}; http://{for_terminal(host)}:{port}")
+    uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
+
+
+@app.command()
+def tokens(
+    roster: Path = typer.Argument(None, help="the class roster (a lab roster CSV or a Canvas gradebook export): "
+                                  "every student in it without a token gets one"),
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
+    out: Path = typer.Option(None, "--out", help="write the new tokens to this CSV file (login,name,token), "
+                             "readable by you alone; default: standard output"),
+    reissue: bool = typer.Option(False, "--reissue", help="give every roster student a new token (old ones stop)"),
+    instructor: str = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
+    worker: str = typer.Option(None, "--worker", help="issue a grading worker's token (lab work) for this name"),
+    revoke: str = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
+) -> None:
+    """Issue the course server's tokens from a roster, or an instructor's (shown once); or revoke one."""
+    _require_extra()
+    if roster is None and instructor is None and worker is None and revoke is None:
+        fail("give a ROSTER, --instructor LOGIN, --worker NAME or --revoke LOGIN")
+    from lab.server.database import StoreError
+
+    store = _open_store(database)
+    try:
+        if revoke is not None:
+            if not store.revoke(revoke):
+                fail(f"--revoke {revoke}: no such user")
+            errors.print(f"revoked: {for_terminal(revoke)}")
+        issued: list[tuple[str, str, str]] = []
+        if instructor is not None:
+            if not instructor.strip():
+                fail("--instructor: give the instructor's login")
+            from lab.server.states import Role
+
+            issued.append((instructor, "", store.issue_token(instructor.strip(), role=Role.INSTRUCTOR)))
+        if worker is not None:
+            if not worker.strip():
+                fail("--worker: give the worker's name (e.g. its host)")
+            from lab.server.states import Role
+
+            issued.append((worker, "", store.issue_token(worker.strip(), role=Role.WORKER)))
+        if roster is not None:
+            from grader.batch.roster import RosterError, load_roster
+            from lab.server.roster_logins import roster_login
+
+            try:
+                rows = load_roster(roster).entries
+            except RosterError as error:
+                fail(str(error))
+            for entry in rows:
+                login = roster_login(entry)
+                if not login:
+                    errors.print(f"roster line {entry.line}: no folder or id column filled: no token")
+                    continue
+                if reissue or not store.has_token(login):
+                    issued.append((login, entry.name, store.issue_token(login, entry.name)))
+        _write_tokens(issued, out)
+    except StoreError as error:  # a login of another role: what was issued before it is written
+        if issued:
+            _write_tokens(issued, out)
+        fail(str(error))
+    finally:
+        store.close()
+
+
+def _write_tokens(issued: list[tuple[str, str, str]], out: Path | None) -> None:
+    if not issued:
+        errors.print("no new tokens (every roster student has one; --reissue replaces them)")
+        return
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(("login", "name", "token"))
+    for login, name, token in issued:
+        writer.writerow((for_csv_cell(login), for_csv_cell(name), token))
+    if out is None:
+        typer.echo(text.getvalue(), nl=False)
+        return
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text.getvalue())
+    except OSError as error:
+        fail(f"--out {out}: cannot be written ({error.strerror or error}); the tokens issued are lost: "
+             "run again with --reissue", EXIT_USAGE)
+    errors.print(f"{len(issued)} token(s) written to {for_terminal(str(out))}")
+
+
+@app.command("export-grades")
+def export_grades(
+    database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
+    deadline: str = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
+                                 "2026-12-01T23:59:00+01:00 (default: all)"),
+    schedule: Path = typer.Option(None, "--schedule", help="lab serve's schedule: each stage it closes counts "
+                                  "submissions stored by its close (--deadline: the other stages)"),
+    pick: list[str] = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
+                                   "for every stage; STAGE=best|last for one (repeatable)"),
+    out: Path = typer.Option(Path("gradebook.csv"), "--out", help="the gradebook file to write"),
+    gradebook: list[str] = typer.Option(None, "--gradebook", help="also the LMS's import files beside it: canvas, "
+                                        "moodle (moodle:idnumber, moodle:username), as lab batch writes them"),
+    roster: Path = typer.Option(None, "--roster", help="the roster the tokens came from: how the LMS knows each "
+                                "student"),
+    canvas_assignment: list[str] = typer.Option(None, "--canvas-assignment", help="STAGE=ID: a stage's Canvas "
+                                                "assignment (repeatable)"),
+) -> None:
+    """Write the course server's gradebook.csv (as lab batch writes it): one submission per student and stage."""
+    _require_extra()
+    from grader.feedback import write_atomic
+    from lab.cli.course import load_catalog
+    from lab.server.gradebook_export import (
+        ExportPlan,
+        PlanError,
+        export_gradebook,
+        parse_deadline,
+        parse_picks,
+    )
+
+    catalog = load_catalog()
+    from lab.server.stage_windows import ScheduleError, load_schedule
+
+    try:
+        moment = parse_deadline(deadline) if deadline is not None else None
+        default, by_stage = parse_picks(pick or [], catalog.ids())
+        windows = load_schedule(schedule, catalog.ids()) if schedule is not None else {}
+    except (PlanError, ScheduleError) as error:
+        fail(str(error))
+    closes = {stage: window.closes for stage, window in windows.items() if window.closes is not None}
+    store = _open_store(database)
+    try:
+        export = export_gradebook(store, catalog, ExportPlan(moment, default, by_stage, closes))
+    finally:
+        store.close()
+    from lab.server.gradebook_export import lms_gradebooks
+
+    try:
+        files, notes = lms_gradebooks(export, catalog, roster, gradebook or [], canvas_assignment or [])
+    except PlanError as error:
+        fail(str(error))
+    written = {out: export.csv, **{out.parent / name: text for name, text in files.items()}}
+    for path, text in written.items():
+        try:
+            write_atomic(path, text)
+        except OSError as error:
+            fail(f"{path}: cannot be written ({error.strerror or error})")
+    console.print(f"{for_terminal(str(out))}: {len(export.chosen)} graded submission(s) counted")
+    for path in list(written)[1:]:
+        console.print(f"{for_terminal(str(path))}: written")
+    for note in notes:
+        errors.print(f"warning: {for_terminal(note)}")
+    if export.unfinished:
+        errors.print(f"warning: {len(export.unfinished)} submission(s) stored by the deadline are not graded yet "
+                     f"(not counted): {', '.join(str(s.id) for s in export.unfinished)}; export again once "
+                     "the queue is empty")
+    if export.failed:
+        errors.print(f"warning: the grader failed on {len(export.failed)} submission(s) (not counted): "
+                     f"{', '.join(str(s.id) for s in export.failed)}; regrade them, then export again")
+
+
+@app.command()
+def work(
+    url: str = typer.Argument(..., help="the course server's address"),
+    token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
+    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+                                     "name); repeat it for one lane per GPU (default: one lane, the best device)"),
+    once: bool = typer.Option(False, "--once", help="each lane grades one submission (or none, where the queue is "
+                              "empty), then stops"),
+) -> None:
+    """Grade the course server's submissions on this machine's GPUs, taking them over HTTP."""
+    _require_extra()
+    import logging
+    import threading
+
+    from lab.cli.course import load_catalog
+    from lab.server.client import ClientError
+    from lab.server.remote_worker import RemoteWorker
+
+    catalog = load_catalog()
+    lanes = []
+    try:
+        for choice in device or [None]:
+            lanes.append(RemoteWorker(url, token.strip(), catalog, choice))
+        name = lanes[0].check()
+    except ClientError as error:
+        fail(str(error))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
+    console.print(f"grading for {for_terminal(lanes[0].url)} as {for_terminal(name)}, "
+                  f"{len(lanes)} lane(s): {', '.join(for_terminal(d or 'the best device') for d in device or [None])}")
+    stop = threading.Event()
+    threads = [threading.Thread(target=lane.run, args=(stop, once), daemon=True) for lane in lanes[1:]]
+    for thread in threads:
+        thread.start()
+    try:
+        lanes[0].run(stop, once=once)
+        for thread in threads:
+            thread.join()
+    finally:
+        stop.set()
+        for lane in lanes:
+            lane.close()

@@ -1,0 +1,426 @@
+"""The store: every user, submission and result, in SQLite (one file) or PostgreSQL (a URL).
+
+Every change is committed before the call returns: a submission `submit` returned is on disk
+(SQLite runs with synchronous=FULL), so a kill -9 right after loses nothing. Claims are
+serialized in this process (one lock), so two lanes never take the same submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, func, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from lab.server import scheduling
+from lab.server.states import Mark, Role, State
+from lab.server.tables import SessionRow, SubmissionRow, UserRow
+from lab.server.tokens import new_token, token_hash
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+SESSION_LIFETIME = timedelta(days=14)  # a browser session ends this long after sign-in
+
+
+class StoreError(ValueError):
+    """The database cannot be opened or used as asked; the message says why in one line."""
+
+
+class RateLimited(ValueError):
+    """The student sent as many submissions as the limit allows in its window; the message
+    says when the next one is accepted."""
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    login: str
+    name: str
+    role: Role
+    leaderboard: bool = False  # opted in to be named on the leaderboard
+
+    @property
+    def instructor(self) -> bool:
+        return self.role == Role.INSTRUCTOR
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A stored submission and, once graded, its result (without the source and the report)."""
+
+    id: int
+    user_id: int
+    login: str
+    stage: str
+    filename: str
+    backend: str
+    digest: str
+    size: int
+    submitted_at: datetime
+    state: State
+    attempts: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    status: str | None
+    score: int | None
+    max_score: int | None
+    speedup: float | None
+    error: str | None
+    mark: Mark | None = None
+    mark_note: str | None = None
+    worker: str | None = None  # the remote worker grading it (None: this server's own lanes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one grading leaves: the report's summary and renderings."""
+
+    status: str
+    score: int | None
+    max_score: int
+    speedup: float | None
+    report_json: str
+    feedback_html: str
+    correct: bool = False  # its `correct` check passed
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)  # SQLite keeps no zone: every moment stored is UTC
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path.resolve()}"
+
+
+def _sqlite_pragmas(connection, _record) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it returns
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def open_engine(url: str) -> Engine:
+    """An engine for `url` (sqlite:///PATH or postgresql://...), its schema upgraded to the latest."""
+    try:
+        engine = create_engine(url, connect_args={"check_same_thread": False} if url.startswith("sqlite") else {})
+    except Exception as error:  # noqa: BLE001 - a malformed URL, a driver not installed
+        raise StoreError(f"database {url!r}: {error}") from None
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    migrate(engine)
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the latest Alembic revision (creating it in an empty database)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except Exception as error:  # noqa: BLE001 - unreachable server, no permission, a locked file
+        raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: cannot open or "
+                         f"upgrade it ({str(error).splitlines()[0]})") from None
+
+
+def _user(row: UserRow) -> User:
+    return User(row.id, row.login, row.name, Role(row.role), bool(row.leaderboard))
+
+
+def _submission(row: SubmissionRow, login: str) -> Submission:
+    return Submission(row.id, row.user_id, login, row.stage, row.filename, row.backend, row.digest, len(row.source),
+                      _utc(row.submitted_at), State(row.state), row.attempts, _utc(row.started_at),
+                      _utc(row.finished_at), row.status, row.score, row.max_score, row.speedup, row.error,
+                      Mark(row.mark) if row.mark else None, row.mark_note, row.worker)
+
+
+class Store:
+    """The server's database. Safe to share between threads."""
+
+    def __init__(self, url: str):
+        self.engine = open_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._claim = threading.Lock()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _session(self) -> Session:
+        return self._sessions()
+
+    # Users and tokens
+
+    def issue_token(self, login: str, name: str = "", role: Role = Role.STUDENT) -> str:
+        """A fresh token for `login` (made a user where new); any earlier token stops working.
+        Raises StoreError where `login` is a user of another role (a role is never changed)."""
+        token = new_token()
+        with self._session() as db, db.begin():
+            row = db.scalar(select(UserRow).where(UserRow.login == login))
+            if row is None:
+                row = UserRow(login=login, name=name, role=str(role))
+                db.add(row)
+            elif row.role != str(role):
+                raise StoreError(f"{login} is already a user of the server, as a {row.role}, not a {role}: "
+                                 "give another name")
+            else:
+                row.name = name or row.name
+            row.token_hash = token_hash(token)
+        return token
+
+    def revoke(self, login: str) -> bool:
+        """Stop `login`'s token and browser sessions working; False where no such user."""
+        with self._session() as db, db.begin():
+            row = db.scalar(select(UserRow).where(UserRow.login == login))
+            if row is None:
+                return False
+            row.token_hash = None
+            for session in db.scalars(select(SessionRow).where(SessionRow.user_id == row.id)):
+                db.delete(session)
+        return True
+
+    def has_token(self, login: str) -> bool:
+        with self._session() as db:
+            return db.scalar(select(UserRow.token_hash).where(UserRow.login == login)) is not None
+
+    def user_by_token(self, token: str) -> User | None:
+        with self._session() as db:
+            row = db.scalar(select(UserRow).where(UserRow.token_hash == token_hash(token)))
+            return None if row is None else _user(row)
+
+    def users(self) -> list[User]:
+        with self._session() as db:
+            return [_user(row) for row in db.scalars(select(UserRow).order_by(UserRow.login))]
+
+    # Browser sessions
+
+    def open_session(self, user: User) -> tuple[str, str]:
+        """A new browser session for `user`: (the cookie's value, the session's form token)."""
+        import secrets
+
+        cookie, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        with self._session() as db, db.begin():
+            db.add(SessionRow(id_hash=token_hash(cookie), user_id=user.id, csrf=csrf, created_at=now()))
+        return cookie, csrf
+
+    def session_user(self, cookie: str) -> tuple[User, str] | None:
+        """The user and form token of the session whose cookie is `cookie`, or None (no such
+        session, one older than SESSION_LIFETIME, or its user's token revoked)."""
+        with self._session() as db:
+            row = db.get(SessionRow, token_hash(cookie))
+            if row is None or _utc(row.created_at) < now() - SESSION_LIFETIME:
+                return None
+            user = db.get(UserRow, row.user_id)
+            return None if user is None or user.token_hash is None else (_user(user), row.csrf)
+
+    def close_session(self, cookie: str) -> None:
+        with self._session() as db, db.begin():
+            row = db.get(SessionRow, token_hash(cookie))
+            if row is not None:
+                db.delete(row)
+
+    # Submissions
+
+    def submit(self, user: User, stage: str, filename: str, backend: str, source: bytes,
+               per_hour: int = 0) -> tuple[Submission, bool]:
+        """Store a submission, queued; committed before this returns. Where the same student sent
+        the same bytes for the same stage before (and its grading did not fail), that earlier
+        submission is returned instead, with True: nothing new is stored or graded.
+
+        `per_hour` (0: no limit): a student (not an instructor) with that many submissions
+        stored in the last hour is refused with RateLimited (an identical resubmission is not)."""
+        digest = hashlib.sha256(source).hexdigest()
+        with self._session() as db, db.begin():
+            earlier = db.scalar(select(SubmissionRow).where(
+                SubmissionRow.user_id == user.id, SubmissionRow.stage == stage, SubmissionRow.digest == digest,
+                SubmissionRow.state != str(State.FAILED)).order_by(SubmissionRow.id.desc()).limit(1))
+            if earlier is not None:
+                return _submission(earlier, user.login), True
+            if per_hour > 0 and not user.instructor:
+                self._check_rate(db, user, per_hour)
+            row = SubmissionRow(user_id=user.id, stage=stage, filename=filename, backend=backend, source=source,
+                                digest=digest, submitted_at=now(), state=str(State.QUEUED), attempts=0)
+            db.add(row)
+            db.flush()
+            return _submission(row, user.login), False
+
+    @staticmethod
+    def _check_rate(db: Session, user: User, per_hour: int) -> None:
+        since = now() - timedelta(hours=1)
+        recent = [_utc(at) for at in db.scalars(
+            select(SubmissionRow.submitted_at).where(SubmissionRow.user_id == user.id,
+                                                     SubmissionRow.submitted_at > since)
+            .order_by(SubmissionRow.submitted_at.desc()).limit(per_hour))]
+        if len(recent) >= per_hour:
+            wait = max(0, int((recent[-1] + timedelta(hours=1) - now()).total_seconds()) + 1)
+            noun = "submission" if per_hour == 1 else "submissions"
+            raise RateLimited(f"at most {per_hour} {noun} an hour: the next one is accepted in "
+                              f"{wait // 60} min {wait % 60} s")
+
+    def requeue_interrupted(self) -> int:
+        """Put back in the queue what this server's own lanes were grading when it stopped; how
+        many. What a remote worker holds stays its own until its lease ends (expire_leases)."""
+        with self._session() as db, db.begin():
+            done = db.execute(update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING),
+                                                          SubmissionRow.worker.is_(None))
+                              .values(state=str(State.QUEUED)))
+            return done.rowcount or 0
+
+    def expire_leases(self) -> list[int]:
+        """Queue again what a remote worker stopped renewing (it died, or lost the network)."""
+        with self._session() as db, db.begin():
+            lapsed = list(db.scalars(select(SubmissionRow).where(
+                SubmissionRow.state == str(State.GRADING), SubmissionRow.lease_until.is_not(None),
+                SubmissionRow.lease_until < now())))
+            for row in lapsed:
+                row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
+            return [row.id for row in lapsed]
+
+    def renew(self, submission_id: int, attempt: int, worker: str, lease_s: float) -> bool:
+        """Extend a remote worker's hold on a submission it grades; False where it no longer holds it."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if not self._held(row, attempt, worker):
+                return False
+            row.lease_until = now() + timedelta(seconds=lease_s)
+            return True
+
+    @staticmethod
+    def _held(row: SubmissionRow | None, attempt: int | None, worker: str | None) -> bool:
+        """Whether the claim (attempt, worker) is still the one being graded."""
+        return (row is not None and row.state == str(State.GRADING) and (attempt is None or row.attempts == attempt)
+                and row.worker == worker)
+
+    def _order(self, db: Session) -> list[int]:
+        waiting = [scheduling.Waiting(sid, uid) for sid, uid in db.execute(
+            select(SubmissionRow.id, SubmissionRow.user_id).where(SubmissionRow.state == str(State.QUEUED)))]
+        served = {uid: _utc(at) for uid, at in db.execute(
+            select(SubmissionRow.user_id, func.max(SubmissionRow.started_at)).group_by(SubmissionRow.user_id))
+            if at is not None}
+        return scheduling.grading_order(waiting, served)
+
+    def queue_order(self) -> list[int]:
+        """The queued submissions' ids, in the order they will be graded."""
+        with self._session() as db:
+            return self._order(db)
+
+    def claim_next(self, worker: str | None = None, lease_s: float | None = None) -> tuple[Submission, bytes] | None:
+        """Take the next submission in round-robin order: marked grading (committed), with its bytes.
+        `worker`: a remote worker's login, whose hold lasts `lease_s` unless renewed; None: a lane
+        of this server."""
+        with self._claim, self._session() as db, db.begin():
+            order = self._order(db)
+            if not order:
+                return None
+            row = db.get(SubmissionRow, order[0])
+            row.state = str(State.GRADING)
+            row.attempts += 1
+            row.started_at = now()
+            row.worker = worker
+            row.lease_until = now() + timedelta(seconds=lease_s) if worker is not None and lease_s else None
+            login = db.scalar(select(UserRow.login).where(UserRow.id == row.user_id))
+            return _submission(row, login), bytes(row.source)
+
+    def finish(self, submission_id: int, outcome: Outcome, attempt: int | None = None,
+               worker: str | None = None) -> bool:
+        """Store a grading's result; False (nothing stored) where the submission is not being
+        graded by this claim: `attempt` (its gradings started when claimed) and `worker`."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if not self._held(row, attempt, worker):
+                return False
+            row.state, row.finished_at, row.error = str(State.DONE), now(), None
+            row.lease_until = None
+            row.status, row.score, row.max_score, row.speedup = (outcome.status, outcome.score, outcome.max_score,
+                                                                 outcome.speedup)
+            row.report_json, row.feedback_html = outcome.report_json, outcome.feedback_html
+            row.correct = outcome.correct
+            return True
+
+    def fail(self, submission_id: int, reason: str, attempt: int | None = None, worker: str | None = None) -> bool:
+        """The grader could not grade it: kept, with the reason, out of the queue (as finish, for
+        the claim)."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if not self._held(row, attempt, worker):
+                return False
+            row.state, row.finished_at, row.error, row.lease_until = str(State.FAILED), now(), reason, None
+            return True
+
+    def regrade(self, submission_id: int) -> bool:
+        """Queue a finished submission again (its result is dropped); False where none or unfinished."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if row is None or not State(row.state).finished:
+                return False
+            row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
+            row.status = row.score = row.max_score = row.speedup = row.correct = None
+            row.report_json = row.feedback_html = row.error = row.finished_at = None
+            return True
+
+    def set_leaderboard(self, user: User, shown: bool) -> None:
+        """Opt `user` in to (or out of) being named on the leaderboard."""
+        with self._session() as db, db.begin():
+            db.get(UserRow, user.id).leaderboard = shown
+
+    def fastest(self, stage: str) -> list[tuple[User, Submission]]:
+        """Each student's fastest correct, timed submission for `stage` (the highest speedup; the
+        earlier of equals), fastest first. Submissions an instructor marked are left out."""
+        query = (select(SubmissionRow, UserRow).join(UserRow, UserRow.id == SubmissionRow.user_id)
+                 .where(SubmissionRow.stage == stage, SubmissionRow.state == str(State.DONE),
+                        SubmissionRow.correct.is_(True), SubmissionRow.speedup.is_not(None),
+                        SubmissionRow.mark.is_(None), UserRow.role == str(Role.STUDENT)))
+        best: dict[int, tuple[User, Submission]] = {}
+        with self._session() as db:
+            for row, user in db.execute(query.order_by(SubmissionRow.speedup.desc(), SubmissionRow.id)):
+                best.setdefault(user.id, (_user(user), _submission(row, user.login)))
+        return list(best.values())
+
+    def set_mark(self, submission_id: int, mark: Mark | None, note: str = "") -> bool:
+        """Mark a submission (held for review, cheated), or lift its mark (None); False where none."""
+        with self._session() as db, db.begin():
+            row = db.get(SubmissionRow, submission_id)
+            if row is None:
+                return False
+            row.mark = str(mark) if mark is not None else None
+            row.mark_note = note if mark is not None and note else None
+            return True
+
+    def get(self, submission_id: int) -> Submission | None:
+        with self._session() as db:
+            found = db.execute(select(SubmissionRow, UserRow.login).join(UserRow, UserRow.id == SubmissionRow.user_id)
+                               .where(SubmissionRow.id == submission_id)).first()
+            return None if found is None else _submission(*found)
+
+    def report_json(self, submission_id: int) -> str | None:
+        with self._session() as db:
+            return db.scalar(select(SubmissionRow.report_json).where(SubmissionRow.id == submission_id))
+
+    def feedback_html(self, submission_id: int) -> str | None:
+        with self._session() as db:
+            return db.scalar(select(SubmissionRow.feedback_html).where(SubmissionRow.id == submission_id))
+
+    def submissions(self, user: User | None = None, stage: str | None = None) -> list[Submission]:
+        """Submissions, newest first: `user`'s only where given, one stage's where given."""
+        query = select(SubmissionRow, UserRow.login).join(UserRow, UserRow.id == SubmissionRow.user_id)
+        if user is not None:
+            query = query.where(SubmissionRow.user_id == user.id)
+        if stage is not None:
+            query = query.where(SubmissionRow.stage == stage)
+        with self._session() as db:
+            return [_submission(row, login) for row, login in db.execute(query.order_by(SubmissionRow.id.desc()))]

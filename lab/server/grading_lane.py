@@ -1,0 +1,160 @@
+"""A grading lane: one thread that grades the server's queue on one device, one at a time,
+through `lab grade`'s own path (grader.pipeline.grade_file: the same sandbox, verdicts, timing
+and reports).
+
+A lane claims the next submission in round-robin order (marked grading, committed), grades it,
+and stores the report (done) or, where the grader or the machine failed, the reason (failed:
+never a grade). Nothing one grading does stops the lane: every exception is caught, stored as
+that submission's failure, and the lane goes on with the next.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.catalog import Catalog
+from lab.server.database import Outcome, Store, Submission
+
+log = logging.getLogger("lab.server")
+
+IDLE_WAIT_S = 1.0  # a lane with nothing queued looks again after this long, or when woken
+
+
+@dataclass
+class Progress:
+    """What each lane is doing now: the submission it grades and the grading's current phase."""
+
+    phases: dict[int, str] = field(default_factory=dict)  # submission id -> phase
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def enter(self, submission: int, phase: str) -> None:
+        with self.lock:
+            self.phases[submission] = phase
+
+    def leave(self, submission: int) -> None:
+        with self.lock:
+            self.phases.pop(submission, None)
+
+    def phase(self, submission: int) -> str | None:
+        with self.lock:
+            return self.phases.get(submission)
+
+
+def outcome_of(report) -> Outcome:
+    """The stored form of a grading's Report."""
+    from grader.feedback import render_html, render_json
+
+    speedup = report.performance.speedup if report.performance is not None else None
+    correct = report.check("correct")
+    return Outcome(str(report.status), report.score, report.max_score, speedup, render_json(report),
+                   render_html(report), correct is not None and correct.status == "passed")
+
+
+def outcome_of_json(data: dict) -> Outcome:
+    """The stored form of a report a remote worker sent (Report.to_json). Raises ReportJsonError."""
+    from lab.server.report_json import ReportJsonError, report_from_json
+
+    report = report_from_json(data)
+    try:
+        return outcome_of(report)
+    except Exception as error:  # noqa: BLE001 - fields of the wrong kind that the templates trip on
+        raise ReportJsonError(f"not a report this grader can show ({type(error).__name__}: {error})") from None
+
+
+def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, source: bytes, device: str | None,
+                 on_phase=None):
+    """Grade stored bytes as `lab grade` grades a file: the Report. Raises what grade_file raises
+    for a grading that could not start (no device, no sandbox where one is required)."""
+    from grader.pipeline import Limits, grade_file
+    from grader.worker_process import prestart_worker, take_worker
+    from lab.backends import registry
+    from lab.backends.registry import Target
+
+    spec = catalog.get(stage)
+    suffix = registry.by_name(backend).suffix
+    # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
+    # while it does (a worker dies with the thread that started it).
+    worker = take_worker(backend)
+    prestart_worker(backend)
+    with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
+        path = Path(folder) / f"submission{suffix}"
+        path.write_bytes(source)
+        return grade_file(catalog, spec, path, Target.to_choose(backend, device), timing=True, limits=Limits(),
+                          shown_as=filename, worker=worker, on_phase=on_phase,
+                          on_queue=None if on_phase is None else _queue_line(on_phase))
+
+
+def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,
+                     on_phase=None) -> Outcome:
+    """Grade a stored submission (grade_source): its stored form."""
+    return outcome_of(grade_source(catalog, submission.stage, submission.backend, submission.filename, source,
+                                   device, on_phase))
+
+
+def _queue_line(on_phase):
+    from grader.queue_status import describe
+
+    return lambda event: on_phase(describe(event))
+
+
+class Lane:
+    """One device's grading thread. `wake()` after a submission is stored; `stop()` to end it
+    (the grading under way finishes first)."""
+
+    def __init__(self, store: Store, catalog: Catalog, progress: Progress, device: str | None = None):
+        self.store, self.catalog, self.progress, self.device = store, catalog, progress, device
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lab-lane-{device or 'auto'}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, wait_s: float = 0.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if wait_s:
+            self._thread.join(wait_s)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                claimed = self.store.claim_next()
+            except Exception:  # noqa: BLE001 - the database is away for a moment: try again
+                log.exception("cannot read the queue")
+                claimed = None
+            if claimed is None:
+                self._wake.wait(IDLE_WAIT_S)
+                self._wake.clear()
+                continue
+            self.grade_one(*claimed)
+
+    def grade_one(self, submission: Submission, source: bytes) -> None:
+        """Grade one claimed submission and store what came of it; never raises."""
+        self.progress.enter(submission.id, "starting")
+        try:
+            outcome = grade_submission(self.catalog, submission, source, self.device,
+                                       on_phase=lambda phase: self.progress.enter(submission.id, phase))
+        except Exception as error:  # noqa: BLE001 - a fault of the grader or the machine, never a grade
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            log.exception("submission %d could not be graded", submission.id)
+            self._store(lambda: self.store.fail(submission.id, f"the grader could not grade it: {reason}",
+                                                submission.attempts))
+        else:
+            self._store(lambda: self.store.finish(submission.id, outcome, submission.attempts))
+        finally:
+            self.progress.leave(submission.id)
+
+    @staticmethod
+    def _store(write) -> None:
+        try:
+            write()
+        except Exception:  # noqa: BLE001 - left "grading": the next start queues it again
+            log.exception("cannot store a grading's result")

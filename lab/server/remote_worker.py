@@ -1,0 +1,154 @@
+"""`lab work`: a grading machine that takes the server's submissions over HTTP.
+
+The loop: claim the next submission (POST /api/worker/claim), grade it here through `lab
+grade`'s path (grading_lane.grade_source), renewing the claim's lease while it grades (and
+telling the server the grading's phase), then send the report (or, where the grader or this
+machine failed, the reason). A worker that dies stops renewing: the server queues the
+submission again when the lease ends, and a result sent after that is refused, so no
+submission is graded into the store twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from lab.catalog import Catalog
+from lab.server.client import ClientError, base_url
+
+log = logging.getLogger("lab.server.worker")
+
+IDLE_POLL_S = 2.0  # with nothing to grade, ask again after this long
+TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: int
+    attempt: int
+    stage: str
+    filename: str
+    backend: str
+    source: bytes
+    lease_s: float
+
+
+class RemoteWorker:
+    def __init__(self, url: str, token: str, catalog: Catalog, device: str | None = None):
+        self.url, self.catalog, self.device = base_url(url), catalog, device
+        self._http = httpx.Client(base_url=self.url, timeout=TIMEOUT_S, headers={"Authorization": f"Bearer {token}"})
+        self._phase = "starting"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _post(self, path: str, body: Any = None) -> httpx.Response:
+        try:
+            return self._http.post(path, json=body)
+        except httpx.HTTPError as error:
+            raise ClientError(f"cannot reach the course server at {self.url} ({error})") from None
+
+    def check(self) -> str:
+        """The worker's login; raises ClientError where the token is not a worker's."""
+        try:
+            answer = self._http.get("/api/whoami")
+        except httpx.HTTPError as error:
+            raise ClientError(f"cannot reach the course server at {self.url} ({error})") from None
+        if answer.status_code != 200:
+            raise ClientError(answer.json().get("detail", f"the server answered {answer.status_code}"),
+                              answer.status_code)
+        me = answer.json()
+        if me.get("role") != "worker":
+            raise ClientError(f"{me.get('login')} is no grading worker: issue a worker token (lab tokens --worker)")
+        from grader import GRADER_VERSION
+
+        if me.get("grader_version") != GRADER_VERSION:
+            raise ClientError(f"the server grades with grader {me.get('grader_version')}, this machine has "
+                              f"{GRADER_VERSION}: install the server's lab here")
+        return me["login"]
+
+    def claim(self) -> Claim | None:
+        answer = self._post("/api/worker/claim")
+        if answer.status_code == 204:
+            return None
+        if answer.status_code != 200:
+            raise ClientError(answer.json().get("detail", f"the server answered {answer.status_code}"),
+                              answer.status_code)
+        data = answer.json()
+        return Claim(data["id"], data["attempt"], data["stage"], data["filename"], data["backend"],
+                     base64.b64decode(data["source"]), float(data["lease_s"]))
+
+    def _renew_until(self, claim: Claim, done: threading.Event) -> None:
+        while not done.wait(max(0.5, claim.lease_s / 3)):
+            try:
+                answer = self._post(f"/api/worker/{claim.id}/renew", {"attempt": claim.attempt, "phase": self._phase})
+            except ClientError as error:
+                log.warning("%s", error)  # the next renewal may get through before the lease ends
+                continue
+            if answer.status_code == 409:
+                log.warning("submission %d: the server gave it to another worker", claim.id)
+                return
+
+    def grade(self, claim: Claim) -> bool:
+        """Grade one claim and send what came of it; True where the server stored it."""
+        from grader.feedback import render_json
+        from lab.server.grading_lane import grade_source
+
+        done = threading.Event()
+        renewing = threading.Thread(target=self._renew_until, args=(claim, done), daemon=True)
+        renewing.start()
+        try:
+            report = grade_source(self.catalog, claim.stage, claim.backend, claim.filename, claim.source,
+                                  self.device, on_phase=self._enter)
+        except Exception as error:  # noqa: BLE001 - a fault of the grader or this machine, never a grade
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            path, body = f"/api/worker/{claim.id}/fail", {"attempt": claim.attempt, "reason": reason}
+        else:
+            import json
+
+            path, body = f"/api/worker/{claim.id}/result", {"attempt": claim.attempt,
+                                                            "report": json.loads(render_json(report))}
+        finally:
+            done.set()
+            renewing.join()
+        for _ in range(10):  # the server may be restarting: try again for a while
+            try:
+                answer = self._post(path, body)
+            except ClientError as error:
+                log.warning("%s", error)
+                time.sleep(3)
+                continue
+            if answer.status_code == 409:
+                log.warning("submission %d: %s", claim.id, answer.json().get("detail"))
+            return answer.status_code == 200
+        return False
+
+    def _enter(self, phase: str) -> None:
+        self._phase = phase
+
+    def run(self, stop: threading.Event, once: bool = False) -> int:
+        """Claim and grade until `stop` is set (or, with `once`, after one grading); how many graded."""
+        graded = 0
+        while not stop.is_set():
+            try:
+                claim = self.claim()
+            except ClientError as error:
+                log.warning("%s", error)
+                stop.wait(IDLE_POLL_S)
+                continue
+            if claim is None:
+                if once:
+                    return graded
+                stop.wait(IDLE_POLL_S)
+                continue
+            log.info("grading submission %d (%s)", claim.id, claim.stage)
+            graded += self.grade(claim)
+            if once:
+                return graded
+        return graded

@@ -1,0 +1,140 @@
+"""The server's state and what both its JSON API and its web pages do with it: accept an
+upload (checked, stored, a lane woken), show a submission to whom may see it, regrade."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lab.catalog import Catalog
+from lab.server.database import RateLimited, Store, Submission, User, now
+from lab.server.grading_lane import Lane, Progress
+from lab.server.intake import Upload, UploadRefused, check_upload
+from lab.server.settings import ServerSettings
+from lab.server.states import State
+
+log = logging.getLogger("lab.server")
+
+
+class NotYours(LookupError):
+    """No such submission among those the user may see (another student's is not told apart
+    from one that does not exist)."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    submission: Submission
+    reused: bool  # an identical earlier submission, answered from its stored result
+
+
+class Server:
+    def __init__(self, settings: ServerSettings, catalog: Catalog):
+        self.settings, self.catalog = settings, catalog
+        self.store = Store(settings.database_url)
+        self.progress = Progress()
+        self.lanes = [Lane(self.store, catalog, self.progress, device) for device in settings.devices]
+        self._stopping = threading.Event()
+        self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
+
+    def start(self) -> None:
+        """Queue again what a stopped server was grading, then start the lanes and the watch on
+        remote workers' leases."""
+        again = self.store.requeue_interrupted()
+        if again:
+            log.info("%d submission(s) interrupted mid-grading are queued again", again)
+        for lane in self.lanes:
+            lane.start()
+        self._sweeper.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        for lane in self.lanes:
+            lane.stop()
+        self._sweeper.join(5)
+        self.store.close()
+
+    def _sweep(self) -> None:
+        """Every few seconds: queue again what a remote worker stopped renewing."""
+        every = max(0.5, min(5.0, self.settings.lease_s / 4))
+        while not self._stopping.wait(every):
+            try:
+                lapsed = self.store.expire_leases()
+            except Exception:  # noqa: BLE001 - the database is away for a moment: try again
+                log.exception("cannot look at the workers' leases")
+                continue
+            if lapsed:
+                log.info("queued again, their worker stopped renewing: %s", ", ".join(map(str, lapsed)))
+                self.wake()
+
+    def wake(self) -> None:
+        for lane in self.lanes:
+            lane.wake()
+
+    def accept(self, user: User, stage: str, filename: str | None, data: bytes) -> Accepted:
+        """Check and store an upload (committed), then wake the lanes. Raises UploadRefused (429:
+        over the student's rate limit; 403: the stage is not open to students now)."""
+        upload: Upload = check_upload(self.catalog, stage, filename, data, self.settings.upload_limit)
+        window = self.settings.schedule.get(upload.stage)
+        closed = window.refusal(upload.stage, now()) if window is not None and not user.instructor else None
+        if closed:
+            raise UploadRefused(closed, 403)
+        try:
+            submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source,
+                                                   self.settings.per_hour)
+        except RateLimited as error:
+            raise UploadRefused(str(error), 429) from None
+        if not reused:
+            self.wake()
+        return Accepted(submission, reused)
+
+    def open_stages(self, user: User) -> list[str]:
+        """The stages `user` may submit to now, in course order (an instructor: all)."""
+        moment = now()
+        return [stage for stage in self.catalog.ids() if user.instructor or stage not in self.settings.schedule
+                or self.settings.schedule[stage].refusal(stage, moment) is None]
+
+    def visible(self, user: User, submission_id: int) -> Submission:
+        """The submission, where `user` may see it (their own; an instructor: any). Raises NotYours."""
+        found = self.store.get(submission_id)
+        if found is None or (found.user_id != user.id and not user.instructor):
+            raise NotYours(f"no submission {submission_id} of yours")
+        return found
+
+    def position(self, submission: Submission) -> int | None:
+        """Its place in the grading order (1: next), while queued."""
+        if submission.state != State.QUEUED:
+            return None
+        order = self.store.queue_order()
+        return order.index(submission.id) + 1 if submission.id in order else None
+
+    def summary(self, submission: Submission, position: int | None = None) -> dict[str, Any]:
+        """A submission as the API shows it (no source, no report)."""
+        data = asdict(submission)
+        for key in ("submitted_at", "started_at", "finished_at"):
+            data[key] = data[key].isoformat() if data[key] is not None else None
+        data["state"] = str(submission.state)
+        data["mark"] = str(submission.mark) if submission.mark else None
+        data["position"] = position
+        data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
+        return data
+
+    def leaderboard(self, user: User, stage: str) -> list[dict[str, Any]]:
+        """The stage's fastest correct kernels, one per student, fastest first: a student who did
+        not opt in is `anonymous` (to others; `user` sees their own row as theirs). Raises
+        UnknownStageError."""
+        self.catalog.get(stage)
+        rows = []
+        for rank, (who, submission) in enumerate(self.store.fastest(stage), 1):
+            named = who.leaderboard or user.instructor or who.id == user.id
+            rows.append({"rank": rank, "name": (who.name or who.login) if named else "anonymous",
+                         "speedup": submission.speedup, "submitted_at": submission.submitted_at.isoformat(),
+                         "you": who.id == user.id})
+        return rows
+
+    def regrade(self, submission_id: int) -> bool:
+        if not self.store.regrade(submission_id):
+            return False
+        self.wake()
+        return True

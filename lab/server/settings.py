@@ -1,0 +1,26 @@
+"""How one `lab serve` runs: its database, its devices, its limits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lab.server.stage_windows import StageWindow
+from lab.source_checks import MAX_BYTES
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    database_url: str  # sqlite:///PATH or postgresql://...
+    devices: tuple[str | None, ...] = (None,)  # one grading lane each: an index or part of a name; None: the
+    # best; () grades nothing here (remote workers only: lab work)
+    upload_limit: int = MAX_BYTES  # bytes of one kernel file, as `lab grade` allows
+    per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
+    schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)
+    lease_s: float = 120.0  # a remote worker's hold on a submission, renewed while it grades
+    secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
+
+    @property
+    def body_limit(self) -> int:
+        """Bytes of one request body: the file and its form's fields and framing."""
+        return self.upload_limit + 64 * 1024
