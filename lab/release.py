@@ -17,8 +17,8 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
 from pathlib import Path
+from typing import cast
 
 from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog

@@ -29,7 +29,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grader.batch.exports.archive import DIR, MAX_METADATA_BYTES, Entry, EntryError, Export, ExportError, litter
+from grader.batch.exports.archive import (
+    DIR,
+    MAX_METADATA_BYTES,
+    Entry,
+    EntryError,
+    Export,
+    ExportError,
+    litter,
+)
 from grader.batch.exports.materialize import Pick, place_all
 from grader.batch.exports.naming import kernel_stage
 from grader.batch.layout import (
