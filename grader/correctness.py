@@ -3,6 +3,7 @@ and a second run with the same inputs to catch races."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -195,7 +196,8 @@ def run_case(backend: Backend, spec: Spec, problem: Any, kernels: dict[str, Comp
         buffers.release()
 
 
-def inputs_again(problem: Any, setup: Setup, rng: np.random.Generator, state: dict[str, Any]) -> dict[str, np.ndarray]:
+def inputs_again(problem: Any, setup: Setup, rng: np.random.Generator,
+                 state: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The case's inputs made again from the generator's `state` before they were first made:
     new arrays, allocated after the launch, so no kernel can have written them."""
     again = np.random.Generator(type(rng.bit_generator)())

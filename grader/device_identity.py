@@ -29,10 +29,10 @@ def stable_id(backend: Any, index: int) -> str:
                         device.get_attribute(attr.PCI_DEVICE_ID))
         except Exception:  # noqa: BLE001 - a driver without the attributes: named by index
             return f"cuda:{info.name}:{index}"
-    device = getattr(backend, "device", None)
+    cl_device: Any = getattr(backend, "device", None)  # None: no such attribute, an error caught below
     try:
         # NVIDIA's OpenCL (cl_nv_device_attribute_query): the PCI address CUDA reports too.
-        return _pci(int(device.pci_domain_id_nv), int(device.pci_bus_id_nv), int(device.pci_slot_id_nv))
+        return _pci(int(cl_device.pci_domain_id_nv), int(cl_device.pci_bus_id_nv), int(cl_device.pci_slot_id_nv))
     except Exception:  # noqa: BLE001 - not NVIDIA's, or an older driver
         pass
     return f"{info.backend}:{info.platform}:{info.name}:{index}"

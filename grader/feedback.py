@@ -122,9 +122,9 @@ def bars(report: Report) -> list[Bar]:
     rows = [("baseline", perf.baseline_time_ms, "baseline"), ("yours", perf.time_ms, "yours"),
             ("reference", perf.reference_time_ms, "reference"),
             (perf.ceiling_name or "ceiling", perf.ceiling_time_ms, "ceiling")]
-    rows = [(label, t, css) for label, t, css in rows if t]
-    longest = max(t for _, t, _ in rows)
-    return [Bar(label, t, 100.0 * t / longest, css) for label, t, css in rows]
+    measured = [(label, t, css) for label, t, css in rows if t]
+    longest = max(t for _, t, _ in measured)
+    return [Bar(label, t, 100.0 * t / longest, css) for label, t, css in measured]
 
 
 def rate_text(report: Report) -> str:

@@ -226,18 +226,18 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             turn.beat()
             remaining = min(deadline, turn.hold_deadline()) - time.monotonic()
             if remaining <= 0 and deadline > time.monotonic():
-                message = (f"timed out during {phase}: it held the device for "
-                           f"{time.monotonic() - turn.held_since:.0f} s, the most a grading may")
-                grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
+                timeout_text = (f"timed out during {phase}: it held the device for "
+                                f"{time.monotonic() - turn.held_since:.0f} s, the most a grading may")
+                grading.abort = Abort(FailureKind.TIMEOUT, timeout_text, phase)
                 break
             if remaining <= 0:
                 if phase.startswith("compiling") or phase == STARTUP:
-                    message = (f"timed out during {phase} ({limits.describe(limit_key)}): the compiler did "
-                               f"not finish; a loop it unrolls without end is a common cause")
+                    timeout_text = (f"timed out during {phase} ({limits.describe(limit_key)}): the compiler did "
+                                    f"not finish; a loop it unrolls without end is a common cause")
                 else:
-                    message = (f"timed out during {phase} ({limits.describe(limit_key)}): the kernel probably "
-                               f"never finishes: an endless loop, or a barrier that only some threads reach")
-                grading.abort = Abort(FailureKind.TIMEOUT, message, phase)
+                    timeout_text = (f"timed out during {phase} ({limits.describe(limit_key)}): the kernel probably "
+                                    f"never finishes: an endless loop, or a barrier that only some threads reach")
+                grading.abort = Abort(FailureKind.TIMEOUT, timeout_text, phase)
                 break
             if not selector.select(timeout=min(remaining, POLL_S if turn.waiting else 1.0)):
                 continue
@@ -441,7 +441,7 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
                         device=_refused_on(target))
 
 
-def _refused_on(target: Target) -> dict[str, str]:
+def _refused_on(target: Target) -> dict[str, Any]:
     """The device a refused file would have run on, named as the worker would pick it (the
     refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
     if target.index >= 0:

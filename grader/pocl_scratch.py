@@ -31,8 +31,10 @@ from pathlib import Path
 
 try:
     import fcntl
-except ImportError:  # not POSIX
-    fcntl = None  # type: ignore[assignment]
+
+    HAVE_FCNTL = True
+except ImportError:  # not POSIX: no shared cache folder (create() makes a private one)
+    HAVE_FCNTL = False
 
 PREFIX = "lab-worker-"
 OWNER = ".owner"  # locked by the parent while its worker may write in the folder
@@ -112,7 +114,7 @@ def create() -> Scratch | None:
     """A worker folder in the shared cache, linked to its programs: one nobody holds, emptied,
     else a new one; else a private folder in the temporary folder (nothing shared: slower,
     still nothing left behind); else None."""
-    if kernel_cache_on() and fcntl is not None:
+    if kernel_cache_on() and HAVE_FCNTL:
         shared = shared_cache()
         try:
             shared.mkdir(parents=True, exist_ok=True)

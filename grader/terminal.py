@@ -65,8 +65,8 @@ def render(report: Report, console: Console) -> None:
 
     perf = report.performance
     if perf is not None:
-        case = ", ".join(f"{k}={v}" for k, v in perf.case.items())
-        table = Table(title=f"speed ({for_terminal(case)})", box=None, header_style="bold", title_justify="left")
+        case_text = ", ".join(f"{k}={v}" for k, v in perf.case.items())
+        table = Table(title=f"speed ({for_terminal(case_text)})", box=None, header_style="bold", title_justify="left")
         table.add_column("kernel")
         table.add_column("time", justify="right")
         table.add_column("spread", justify="right")
@@ -79,16 +79,16 @@ def render(report: Report, console: Console) -> None:
                           f"{100 * spread:.1f}%" if spread is not None else "",
                           "█" * max(1, round(bar.width_pct / 4)))
         console.print(table)
-        line = []
+        summary: list[str] = []
         if rate_text(report):
-            line.append(f"yours: {rate_text(report)}")
+            summary.append(f"yours: {rate_text(report)}")
         if perf.percent_of_ceiling:
-            line.append(f"{perf.percent_of_ceiling:.0f}% of the {perf.ceiling_name} kernel")
+            summary.append(f"{perf.percent_of_ceiling:.0f}% of the {perf.ceiling_name} kernel")
         if perf.speedup:
             needed = f", needed {perf.required_speedup:.2f}x" if perf.required_speedup else ""
-            line.append(f"speedup {perf.speedup:.2f}x (reference {perf.reference_speedup:.2f}x{needed})")
-        if line:
-            console.print(Text(" · ".join(line)))
+            summary.append(f"speedup {perf.speedup:.2f}x (reference {perf.reference_speedup:.2f}x{needed})")
+        if summary:
+            console.print(Text(" · ".join(summary)))
     if report.occupancy:
         o = report.occupancy
         console.print(f"occupancy {100 * o['occupancy']:.0f}% ({o['active_warps']}/{o['max_warps']} warps, "

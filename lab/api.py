@@ -109,14 +109,18 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
         spec = catalog.get(stage)
     except UnknownStageError as error:
         raise GradeError(str(error)) from None
-    options = {"device": device, "seed": seed, "timing": timing, "cpu_timing": cpu_timing, "time_limit": time_limit}
+
+    def grade_as(path: Path, chosen: str, shown_as: str) -> NotebookReport:
+        return _grade_file(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
+                           timing=timing, cpu_timing=cpu_timing, time_limit=time_limit)
+
     if _is_source(kernel):
         assert isinstance(kernel, str)
         chosen = backend if backend != "auto" else source_backend(kernel)
         with tempfile.TemporaryDirectory(prefix="lab-notebook-") as folder:
             path = Path(folder) / f"{spec.id}{registry.by_name(chosen).suffix}"
             path.write_text(kernel, encoding="utf-8")
-            return _grade_file(catalog, spec, path, chosen, shown_as=path.name, **options)
+            return grade_as(path, chosen, path.name)
     path = Path(kernel)
     if not path.exists():
         raise GradeError(f"{path}: no such file (kernel source given as a str must hold a line break)")
@@ -125,7 +129,7 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
         raise GradeError(f"{path}: a submission is a {registry.suffix_list()} file")
     if backend != "auto" and own.name != backend:
         raise GradeError(f"{path.name} is {own.language} source: it cannot run on the {backend} backend")
-    return _grade_file(catalog, spec, path, own.name, shown_as=str(path), **options)
+    return grade_as(path, own.name, str(path))
 
 
 def _grade_file(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lab.macros import close as _close
@@ -130,7 +131,8 @@ def _function_bodies(code: str) -> list[tuple[int, int]]:
     """(start, end) inside the braces of each function: a top-level `{...}` with a `(` before it
     (since the last `;` or `}`). Other top-level braces (namespace, extern "C", struct,
     an initializer) are looked into for functions."""
-    bodies, spans = [], [(0, len(code))]
+    bodies: list[tuple[int, int]] = []
+    spans = [(0, len(code))]
     while spans:
         i, end = spans.pop()
         head = i
@@ -161,7 +163,8 @@ def _functions(code: str) -> list[_Function]:
     for start, end in _function_bodies(code):
         head_start = max(code.rfind(";", 0, start - 1), code.rfind("}", 0, start - 1)) + 1
         head = code[head_start:start - 1]
-        name, params = "", ()
+        name = ""
+        params: tuple[str, ...] = ()
         for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", head):  # the last call-like name that is no keyword
             if m.group(1) in _NOT_A_FUNCTION:
                 continue
@@ -185,7 +188,7 @@ def _reaching_barriers(code: str, functions: dict[str, _Function], calls: re.Pat
     """The functions whose body holds a barrier, or calls one that does."""
     reaching = {f.name for f in functions.values() if BLOCK_BARRIER.search(code, f.start, f.end)}
     grew = calls is not None
-    while grew:
+    while grew and calls is not None:
         grew = False
         for f in functions.values():
             if f.name not in reaching and any(
@@ -204,7 +207,10 @@ def barrier_calls(code: str) -> list[int]:
     if not reaching:
         return []
     inside = [(f.start, f.end) for f in functions.values()]
-    return [m.start() for m in _call_pattern(reaching).finditer(code)
+    reaching_call = _call_pattern(reaching)
+    if reaching_call is None:  # never: `reaching` is not empty
+        return []
+    return [m.start() for m in reaching_call.finditer(code)
             if any(start <= m.start() < end for start, end in inside)]
 
 
@@ -218,7 +224,7 @@ class _Context:
     shown: str
     found: dict[int, DivergentBarrier]
     every: list[_Function]
-    line: object  # position in the code -> line in the source
+    line: Callable[[int], int]  # position in the code -> line in the source
     macro: list[str | None]
     functions: dict[str, _Function] = field(default_factory=dict)
     calls: re.Pattern | None = None
@@ -246,7 +252,7 @@ class _Context:
 
 
 def _block(code: str, i: int, end: int, depth: int) -> tuple:
-    statements = []
+    statements: list[tuple] = []
     while True:
         statement, i = _statement(code, i, end, depth)
         if statement is None:
@@ -255,8 +261,8 @@ def _block(code: str, i: int, end: int, depth: int) -> tuple:
 
 
 def _statement(code: str, i: int, end: int, depth: int) -> tuple[tuple | None, int]:
-    while label := _LABEL.match(code, i, end):  # spaces, and `case 1:`, `default:`, `again:`
-        i = label.end()
+    while labelled := _LABEL.match(code, i, end):  # spaces, and `case 1:`, `default:`, `again:`
+        i = labelled.end()
     if i >= end:
         return None, end
     if depth > _MAX_DEPTH:  # the rest of the block, read as if under a thread-dependent condition
@@ -325,7 +331,9 @@ class _Walk:
                  called_from: tuple[str, int] | None = None):
         self.context, self.code, self.shown, self.found = context, context.code, context.shown, found
         self.called_from = called_from
-        self.made, self.declared, self.shared = set(), set(), set()
+        self.made: set[str] = set()
+        self.declared: set[str] = set()
+        self.shared: set[str] = set()
         self.returns = False
         self.loops: dict[tuple, tuple[frozenset, set]] = {}  # (loop, names in, context) -> (out, made)
 
@@ -441,7 +449,7 @@ class _Walk:
         if key in context.results and (not recording or key in context.recorded):
             return context.results[key]
         if context.level > _MAX_LEVEL:
-            if recording and at not in self.found and context.reaches_barrier(callee.name):
+            if self.found is not None and at not in self.found and context.reaches_barrier(callee.name):
                 self.found[at] = DivergentBarrier(context.line(at), f"{callee.name}()", _TOO_DEEP_CALL,
                                                   context.macro[at], self.called_from)
             return bool(params)
@@ -478,10 +486,12 @@ class _Walk:
             stores = []  # (operator's start, value's start, name, overwrites the whole name)
             for m in _ASSIGN.finditer(text):
                 if target := _stored(text, m.start()):
-                    whole = m.group() == "=" and (target[1] or (declaration and m.start() == first.start()))
+                    whole = m.group() == "=" and (target[1] or (declaration and first is not None
+                                                                and m.start() == first.start()))
                     stores.append((m.start(), m.end(), target[0], whole))
             for m in _INCREMENT.finditer(text):  # x++ or ++x: it merges, so keep both names by it
-                before, after = _stored(text, m.start()), _AFTER.match(text, m.end()).group(1)
+                after_match = _AFTER.match(text, m.end())  # always matches, "" at the least
+                before, after = _stored(text, m.start()), after_match.group(1) if after_match else ""
                 names = (before and before[0], after)
                 stores += [(m.start(), m.end(), name, False) for name in names if name]
             value, stop = set(), len(text)  # the names from a store's operator to the piece's end

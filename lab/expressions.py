@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 Number = int | float
 
@@ -24,7 +24,7 @@ def _ceil_div(a: Number, b: Number) -> int:
     return -(-int(a) // int(b))
 
 
-_FUNCTIONS = {"min": min, "max": max, "ceil_div": _ceil_div, "log2": math.log2}
+_FUNCTIONS: dict[str, Callable[..., Number]] = {"min": min, "max": max, "ceil_div": _ceil_div, "log2": math.log2}
 
 
 def _divide(a: Number, b: Number) -> Number:

@@ -84,7 +84,7 @@ def find_unsynced_reads(source: str) -> list[UnsyncedRead]:
         while pending and pending[0][0] < at:
             _, array, index_text, stored_line, written = heapq.heappop(pending)
             stored.setdefault(array, {}).setdefault(index_text, (stored_line, written))
-        if kind in ("barrier", "function"):
+        if kind in ("barrier", "function") or match is None:  # an access always has its match
             stored.clear()
             pending.clear()
             continue

@@ -111,10 +111,10 @@ def device_limits(limits: dict[str, int]) -> dict[str, int]:
     """Complete a backend's limits from its compute capability where it gave only that."""
     if all(key in limits for key in REQUIRED):
         return limits
-    cc = (limits.get("cc_major"), limits.get("cc_minor"))
-    if cc not in BY_COMPUTE_CAPABILITY:
+    major, minor = limits.get("cc_major"), limits.get("cc_minor")
+    if major is None or minor is None or (major, minor) not in BY_COMPUTE_CAPABILITY:
         return limits
-    base = {**HOPPER_SM90, **BY_COMPUTE_CAPABILITY[cc]}  # type: ignore[index]
+    base = {**HOPPER_SM90, **BY_COMPUTE_CAPABILITY[(major, minor)]}
     return {**base, **limits}
 
 

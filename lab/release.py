@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog
@@ -132,16 +133,21 @@ class OpenCLPtx:
                         "to PTX): make the release on a machine with an NVIDIA GPU to ship it")
 
     def compile(self, source: str, defines: dict[str, int | float], filename: str) -> tuple[bytes, str]:
-        """The PTX of `source` and the sm_XY it targets."""
+        """The PTX of `source` and the sm_XY it targets. Raises ReleaseError where there is no
+        NVIDIA OpenCL (`why_not`)."""
         import pyopencl as cl
 
+        if self.context is None or self.device is None:
+            raise ReleaseError(f"{filename}: {self.why_not or 'NVIDIA OpenCL is not open'}")
         program = cl._cl._Program(self.context, source)
         options = " ".join(f"-D{name}={value}" for name, value in defines.items())
         try:
             program._build(options=options.encode(), devices=[self.device])
         except cl.Error as error:
             raise ReleaseError(f"{filename} does not build with NVIDIA's OpenCL: {error}") from None
-        ptx = bytes(program.get_info(cl.program_info.BINARIES)[0])  # as NVIDIA's OpenCL loads it back
+        # get_info's type follows the parameter asked for: BINARIES is one bytes per device
+        binaries = cast(list[bytes], program.get_info(cl.program_info.BINARIES))
+        ptx = bytes(binaries[0])  # as NVIDIA's OpenCL loads it back
         target = _TARGET.search(ptx)
         if target is None:
             raise ReleaseError(f"NVIDIA's OpenCL gave {filename} a binary that is not PTX")
@@ -194,15 +200,15 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
             if not path.is_file():
                 continue
             rel = str(path.relative_to(checkout))
-            source = path.read_text(encoding="utf-8")
+            kernel_source = path.read_text(encoding="utf-8")
             made: list[tuple[str, bytes]] = []
             if suffix == ".cu":
                 for arch in config.ptx:
                     progress(f"nvcc -ptx {rel} ({arch})")
-                    made.append((arch, cuda_ptx(source, role_spec.defines, arch, rel)))
+                    made.append((arch, cuda_ptx(kernel_source, role_spec.defines, arch, rel)))
             elif not opencl.why_not:
                 progress(f"NVIDIA OpenCL {rel}")
-                ptx, arch = opencl.compile(source, role_spec.defines, rel)
+                ptx, arch = opencl.compile(kernel_source, role_spec.defines, rel)
                 made.append((arch, ptx))
             for arch, ptx in made:
                 language = "cuda" if suffix == ".cu" else "opencl"
@@ -219,8 +225,8 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     if packaged.parent.is_dir() and not packaged.exists():
         os.symlink(os.path.join("..", "..", "release"), packaged)
     count = write_zip(folder, archive, name)
-    language = {".cu": "CUDA", ".cl": "OpenCL"}
-    notes = tuple(f"no {language[suffix]} PTX: {why}; {language[suffix]} speed is pending on a student's GPU"
+    language_name = {".cu": "CUDA", ".cl": "OpenCL"}
+    notes = tuple(f"no {language_name[suffix]} PTX: {why}; {language_name[suffix]} speed is pending on a student's GPU"
                   for suffix, why in missing.items()) + handed_out_solutions(catalog, config)
     built = build_wheel(folder, out, progress) if wheel else None
     return Release(folder, archive, manifest, count, notes, built)

@@ -65,7 +65,7 @@ def load_release_config(path: Path, catalog: Catalog) -> ReleaseConfig:
         except UnknownStageError as error:
             raise ReleaseConfigError(f"{path}: {error}") from None
     for stage in open_:
-        baseline = catalog.get(stage).baseline.partition(":")[0] if catalog.get(stage).baseline else ""
+        baseline = (catalog.get(stage).baseline or "").partition(":")[0]
         if baseline and baseline not in open_:
             raise ReleaseConfigError(f"{path}: {stage} is timed against {baseline}, which is not open: open it too")
     return ReleaseConfig(open_, solutions, ptx)

@@ -56,7 +56,8 @@ def counter_readings(data: Any) -> CounterReadings:
     """`data`: a result.json's `counters` (None, or the CountersShown's fields)."""
     if not isinstance(data, dict):
         return NOT_ASKED
-    line = data.get("line") if isinstance(data.get("line"), str) else ""
+    line_value = data.get("line")
+    line = line_value if isinstance(line_value, str) else ""
     if not data.get("available"):
         return CounterReadings(_reason(data.get("reason")), (), line)
     rows = []

@@ -87,7 +87,10 @@ def take_in(layout: Layout, work: Path, as_submissions: bool = False) -> Layout:
         except OSError as error:
             raise LayoutError(f"{work}: the batch's work folder cannot be written "
                               f"({error.strerror or error})") from error
-        (taken if isinstance(copied, Submission) else refused).append(copied)
+        if isinstance(copied, Submission):
+            taken.append(copied)
+        else:
+            refused.append(copied)
     if not refused:
         return dataclasses.replace(layout, submissions=tuple(taken))
     skipped = sorted([*layout.not_graded, *refused], key=lambda item: student_sort_key(item.path))

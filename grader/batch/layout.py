@@ -198,6 +198,8 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
                                          f"to be graded"))
             continue
         file = files[0]
-        backend = registry.by_suffix(os.path.splitext(file.name)[1]).name
+        backend_kind = registry.by_suffix(os.path.splitext(file.name)[1])
+        assert backend_kind is not None  # by_stage holds only files whose suffix names a backend
+        backend = backend_kind.name
         found.append(Submission(student, stage, root / student / file.name, backend))
     return found, skipped

@@ -63,8 +63,9 @@ def _graded_elsewhere(store: ResultStore, sub: Submission, digest: str | None) -
     if data is None or digest is None:
         return None
     batch = data.get("batch") or {}
-    if batch.get("graded") and batch.get("submission_sha256") == digest and store.fresh(
-            sub, {data.get("cache_key")}) is not None:
+    key = data.get("cache_key")
+    if (batch.get("graded") and batch.get("submission_sha256") == digest and isinstance(key, str)
+            and store.fresh(sub, {key}) is not None):
         return data
     return None
 

@@ -79,10 +79,10 @@ class JobOptions:
                 raise SlurmError(f"{name} must be at least 1")
         if self.mem is not None and not _MEMORY.match(self.mem):
             raise SlurmError(f"--mem {self.mem!r}: a size such as 8G or 16000M")
-        for name, value in (("--partition", self.partition), ("--account", self.account),
-                            ("--qos", self.qos), ("--constraint", self.constraint)):
-            if value is not None and (not value.strip() or any(c in value for c in "\n\r\0")):
-                raise SlurmError(f"{name} {value!r}: not a Slurm name")
+        for name, text in (("--partition", self.partition), ("--account", self.account),
+                           ("--qos", self.qos), ("--constraint", self.constraint)):
+            if text is not None and (not text.strip() or any(c in text for c in "\n\r\0")):
+                raise SlurmError(f"{name} {text!r}: not a Slurm name")
         for arg in self.extra:
             if not arg.startswith("-") or any(c in arg for c in "\n\r\0"):
                 raise SlurmError(f"--sbatch-arg {arg!r}: an sbatch option such as --reservation=course")

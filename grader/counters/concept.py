@@ -31,7 +31,7 @@ def concept_check(spec: Spec, result: ProfileResult | None, correct: Check) -> C
         return Check("concept", SKIPPED, "not read: the kernel is not correct", 0, full)
     if result is None:
         result = ProfileResult(reason=Unavailable.NOT_ASKED)
-    if not result.ok:
+    if result.reason is not None:  # not result.ok
         return Check("concept", PENDING, f"not graded here: {reason_line(result.reason, result.detail)}",
                      0, full)
     names = spec.values(result.case)

@@ -10,16 +10,16 @@ from lab.expressions import ExpressionError, evaluate
 
 def combined(launches: tuple[KernelCounters, ...], metric: str) -> float | None:
     """One role's value of `metric` over its launches; None where any launch lacks it."""
-    values = [k.value(metric) for k in launches]
-    if not values or any(v is None for v in values):
+    values = [v for v in (k.value(metric) for k in launches) if v is not None]
+    if not values or len(values) < len(launches):
         return None
     if not averaged(metric):
-        return float(sum(values))  # type: ignore[arg-type]
+        return float(sum(values))
     weights = [k.value(DURATION) or 0.0 for k in launches]
     total = sum(weights)
     if total <= 0:
-        return float(sum(values)) / len(values)  # type: ignore[arg-type]
-    return sum(v * w for v, w in zip(values, weights)) / total  # type: ignore[operator]
+        return float(sum(values)) / len(values)
+    return sum(v * w for v, w in zip(values, weights)) / total
 
 
 def _weighted_sum(launches: tuple[KernelCounters, ...], terms: tuple[tuple[str, float], ...]) -> float | None:

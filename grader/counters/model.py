@@ -130,5 +130,8 @@ class ProfileResult:
         return reason_line(self.reason, self.detail) if self.reason is not None else ""
 
 
-def unavailable(reason: Unavailable, detail: str = "", **extra: object) -> ProfileResult:
-    return ProfileResult(reason=reason, detail=detail, **extra)  # type: ignore[arg-type]
+def unavailable(reason: Unavailable, detail: str = "", *, case: dict[str, int | float] | None = None,
+                seconds: float = 0.0, device: str = "", role_errors: dict[str, str] | None = None) -> ProfileResult:
+    """A run that read no counters, and why."""
+    return ProfileResult(case=case if case is not None else {}, reason=reason, detail=detail,
+                         role_errors=role_errors if role_errors is not None else {}, seconds=seconds, device=device)

@@ -208,9 +208,10 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
         results.append(fresh)
     untrusted = [r for r in roles if not r.path]
     if untrusted:
-        usable = started is not None and started.fits(untrusted, chosen, sandboxed, limit_s)
-        theirs = run(untrusted) if not usable else _through(
-            started.finish(untrusted, device, device_choice, seed, device_id), backend)
+        if started is not None and started.fits(untrusted, chosen, sandboxed, limit_s):
+            theirs = _through(started.finish(untrusted, device, device_choice, seed, device_id), backend)
+        else:
+            theirs = run(untrusted)
         if not theirs.ok:
             return replace(theirs, seconds=sum(r.seconds for r in results) + theirs.seconds)
         results.append(theirs)
@@ -220,9 +221,9 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
     errors: dict[str, str] = {}
     for result in results:
         errors.update(result.role_errors)
-    device = next((r.device for r in reversed(results) if r.device), facts.name)
+    device_name = next((r.device for r in reversed(results) if r.device), facts.name)
     return ProfileResult(case, tuple(k for r in roles for k in by_role.get(r.role, ())), None, "", errors,
-                         sum(r.seconds for r in results), device, cached=tuple(r.role for r in roles if r.role in kept),
+                         sum(r.seconds for r in results), device_name, cached=tuple(r.role for r in roles if r.role in kept),
                          through_cuda=backend == "opencl")
 
 
@@ -311,6 +312,7 @@ class ProfilingRun:
                                  roles, device_choice, seed, str(self.own), device_id)
         started = time.monotonic()
         try:
+            status: int | None
             if self.proc is None:
                 output, status = f"==ERROR== cannot start ncu: {self.start_error}", 127
             else:

@@ -79,6 +79,7 @@ class Context:
         if self._ops is None:
             from grader.device_ops import DeviceOps
 
+            assert self.backend is not None
             self._ops = DeviceOps(self.backend)
         return self._ops
 

@@ -27,10 +27,10 @@ def upload_results(reports: list[Report], notes: list[str]) -> dict[str, Any]:
     parts = [gradescope_results(report) for report in reports]
     intro = f"{for_markdown(COURSE_GPU_NOTE)}\n\n{_notes_markdown(notes)}"
     if len(parts) == 1:
-        results = dict(parts[0])
-        results["output"] = intro + str(results.get("output", ""))
-        results.setdefault("extra_data", {})["not_graded"] = list(notes)
-        return results
+        single = dict(parts[0])
+        single["output"] = intro + str(single.get("output", ""))
+        single.setdefault("extra_data", {})["not_graded"] = list(notes)
+        return single
     tests: list[dict[str, Any]] = []
     leaderboard: list[dict[str, Any]] = []
     for number, (report, part) in enumerate(zip(reports, parts), start=1):

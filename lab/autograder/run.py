@@ -75,7 +75,9 @@ def load_course(paths: AutograderPaths) -> tuple[AutograderConfig, Catalog, list
 
 def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -> Report:
     """One uploaded file for its stage. Never raises for anything the file holds."""
-    backend = registry.by_suffix(file.path.suffix).name
+    kind = registry.by_suffix(file.path.suffix)
+    assert kind is not None  # lab.autograder.uploads makes a StageFile only of a kernel file's suffix
+    backend = kind.name
     target = Target.to_choose(backend)
     try:
         return grade_file(catalog, spec, file.path, target, shown_as=file.shown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:  # numpy is imported where it is used: the command line's parent process never needs it
     import numpy as np
@@ -62,12 +62,15 @@ class CompiledKernel(ABC):
     build_log: str
 
 
+KernelT = TypeVar("KernelT", bound=CompiledKernel)
+
+
 @dataclass(frozen=True)
-class KernelLaunch:
+class KernelLaunch(Generic[KernelT]):
     """One launch of a timed run: the entry point, its shape and its arguments (buffers and
     the backend's scalars)."""
 
-    kernel: CompiledKernel
+    kernel: KernelT
     grid: tuple[int, ...]
     block: tuple[int, ...]
     args: list[Any]
@@ -105,27 +108,34 @@ class Buffer(ABC):
     nbytes: int
 
 
-class Backend(ABC):
+BufferT = TypeVar("BufferT", bound=Buffer)
+
+
+class Backend(ABC, Generic[BufferT, KernelT]):
+    """A device's compiler, memory and launches. `BufferT` and `KernelT` are the backend's own
+    buffer and kernel types: its methods take only the buffers and kernels it made. Code that
+    works with any backend writes plain `Backend` (each parameter then any buffer or kernel)."""
+
     name: str
     info: DeviceInfo
 
     @abstractmethod
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
-                filename: str) -> dict[str, CompiledKernel]:
+                filename: str) -> dict[str, KernelT]:
         """Compile `source`; return its entry points by name. Raise CompileError with the log."""
 
-    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+    def program_image(self, kernels: dict[str, KernelT]) -> ProgramImage | None:
         """The program `kernels` (one compile's entry points) came from, in a form the profiling
         entry can load (ProgramImage); None where this backend has none."""
         return None
 
-    def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CompiledKernel]:
+    def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, KernelT]:
         """The entry points of a program this backend's program_image gave (in another process
         on the same device): loaded, not compiled. Raises CompileError where it cannot."""
         raise CompileError(f"the {self.name} backend loads no compiled program")
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
-                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+                    ) -> list[dict[str, KernelT] | CompileError]:
         """Compile every unit (a backend may do so concurrently, and may take a trusted unit's
         binary from its cache); each result, in the units' order, is the entry points or the
         CompileError. The trusted units come first: `before_untrusted` is called once they are
@@ -133,31 +143,31 @@ class Backend(ABC):
         a sandboxed worker's trusted-cache entries)."""
         return compile_in_order(units, self._compile_or_load, before_untrusted)
 
-    def _compile_or_load(self, unit: CompileUnit) -> dict[str, CompiledKernel]:
+    def _compile_or_load(self, unit: CompileUnit) -> dict[str, KernelT]:
         if unit.image is not None:
             return self.load_program(unit.image, list(unit.entries))
         return self.compile(unit.source, list(unit.entries), unit.defines, unit.filename)
 
     @abstractmethod
-    def alloc(self, nbytes: int) -> Buffer: ...
+    def alloc(self, nbytes: int) -> BufferT: ...
 
     @abstractmethod
-    def view(self, buffer: Buffer, offset: int, nbytes: int) -> Buffer: ...
+    def view(self, buffer: BufferT, offset: int, nbytes: int) -> BufferT: ...
 
     @abstractmethod
-    def upload(self, buffer: Buffer, array: np.ndarray) -> None: ...
+    def upload(self, buffer: BufferT, array: np.ndarray) -> None: ...
 
     @abstractmethod
-    def download(self, buffer: Buffer, array: np.ndarray) -> None: ...
+    def download(self, buffer: BufferT, array: np.ndarray) -> None: ...
 
-    def fill32(self, buffer: Buffer, bits: int) -> None:
+    def fill32(self, buffer: BufferT, bits: int) -> None:
         """Set every 4-byte word of `buffer` to `bits` (a device-side fill where the backend
         has one: it keeps the GPU busy, where a host upload would leave it idle)."""
         import numpy as np
 
         self.upload(buffer, np.full(buffer.nbytes // 4, bits, dtype=np.uint32))
 
-    def copy(self, destination: Buffer, source: Buffer) -> None:
+    def copy(self, destination: BufferT, source: BufferT) -> None:
         """Copy `source`'s bytes into `destination` (as large): on the device, queued in order
         with the launches, where the backend can; through the host otherwise."""
         import numpy as np
@@ -167,12 +177,12 @@ class Backend(ABC):
         self.upload(destination, data)
 
     @abstractmethod
-    def launch(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
+    def launch(self, kernel: KernelT, grid: tuple[int, ...], block: tuple[int, ...],
                args: list[Any], shared: int = 0) -> None:
         """Launch and wait; `shared`: bytes of dynamic shared memory per block (a backend whose
         language has none ignores it)."""
 
-    def enqueue(self, kernel: CompiledKernel, grid: tuple[int, ...], block: tuple[int, ...],
+    def enqueue(self, kernel: KernelT, grid: tuple[int, ...], block: tuple[int, ...],
                 args: list[Any]) -> None:
         """Queue a launch of a trusted kernel without waiting: what is queued or read after it
         sees its results (one in-order queue). Its errors surface at the next wait. Waits
@@ -180,7 +190,7 @@ class Backend(ABC):
         self.launch(kernel, grid, block, args)
 
     @abstractmethod
-    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+    def time_launches(self, launches: list[KernelLaunch[KernelT]]) -> list[float]:
         """Queue every launch in order, wait once for them all, and return each one's device
         time in seconds: the kernel's own run, with no time of the host's counted (not its
         queueing of the next launch, nor its work between calls)."""
@@ -190,7 +200,7 @@ class Backend(ABC):
         """Evict the device's caches by writing a buffer larger than them."""
 
     @abstractmethod
-    def release(self, buffer: Buffer) -> None: ...
+    def release(self, buffer: BufferT) -> None: ...
 
     def profiler(self, collecting: bool) -> None:
         """Start (True) or stop collecting, for a profiler told to wait for the start (Nsight
@@ -222,13 +232,13 @@ def trusted_first(units: list[CompileUnit]) -> list[int]:
     return sorted(range(len(units)), key=lambda i: not units[i].trusted)
 
 
-def compile_in_order(units: list[CompileUnit], compile_one: Callable[[CompileUnit], dict[str, CompiledKernel]],
+def compile_in_order(units: list[CompileUnit], compile_one: Callable[[CompileUnit], dict[str, KernelT]],
                      before_untrusted: Callable[[], None] | None = None,
-                     ) -> list[dict[str, CompiledKernel] | CompileError]:
+                     ) -> list[dict[str, KernelT] | CompileError]:
     """Compile `units` one at a time, the trusted ones first, calling `before_untrusted` once
     before the first that is not (or at the end, where all are): each unit's kernels, or the
     CompileError it raised, in the units' own order."""
-    results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+    results: list[dict[str, KernelT] | CompileError | None] = [None] * len(units)
     hook = before_untrusted
     for i in trusted_first(units):
         if not units[i].trusted and hook is not None:
@@ -240,4 +250,4 @@ def compile_in_order(units: list[CompileUnit], compile_one: Callable[[CompileUni
             results[i] = error
     if hook is not None:
         hook()
-    return results  # type: ignore[return-value]
+    return [result for result in results if result is not None]  # trusted_first: every index is filled

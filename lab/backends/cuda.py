@@ -80,7 +80,7 @@ def _attributes(device: Any) -> dict[str, int]:
     return limits
 
 
-class CudaBackend(Backend):
+class CudaBackend(Backend[CudaBuffer, CudaKernel]):
     name = "cuda"
 
     def __init__(self, device_index: int = 0):
@@ -141,10 +141,10 @@ class CudaBackend(Backend):
         return self._load(self._cubin(CompileUnit(source, tuple(entries), defines, filename)), entries)
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
-                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+                    ) -> list[dict[str, CudaKernel] | CompileError]:
         """Run nvcc for every unit at once (each in a process of its own), and make the context
         while they run; load the trusted cubins into this process first."""
-        results: list[dict[str, CompiledKernel] | CompileError | None] = [None] * len(units)
+        results: list[dict[str, CudaKernel] | CompileError | None] = [None] * len(units)
         order = trusted_first(units)
         hook = before_untrusted
         with ThreadPoolExecutor(max_workers=max(1, len(units))) as pool:
@@ -160,9 +160,9 @@ class CudaBackend(Backend):
                     results[i] = error
         if hook is not None:
             hook()
-        return results  # type: ignore[return-value]
+        return [result for result in results if result is not None]  # trusted_first: every index is filled
 
-    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+    def program_image(self, kernels: dict[str, CudaKernel]) -> ProgramImage | None:
         cubin = next((k.program for k in kernels.values() if isinstance(k, CudaKernel)), None)
         return ProgramImage("cubin", cubin.image, cubin.log) if cubin is not None else None
 
@@ -269,7 +269,7 @@ class CudaBackend(Backend):
             self._gate = LaunchGate(self._drv)
         return self._gate
 
-    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+    def time_launches(self, launches: list[KernelLaunch[CudaKernel]]) -> list[float]:
         """Each launch between a start and an end event, all queued behind the launch gate
         (cuda_launch_gate): the first start event is stamped once everything is queued, and
         each later one when the launch before it ends."""

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, DeviceInfo, KernelLaunch, KernelResources
+from lab.backends.base import (
+    Backend,
+    Buffer,
+    CompiledKernel,
+    CompileError,
+    DeviceInfo,
+    KernelLaunch,
+    KernelResources,
+)
 
 FakeFunction = Callable[..., None]  # (grid, block, *args) -> None
 
@@ -42,7 +50,7 @@ class FakeKernel(CompiledKernel):
         self.build_log = ""
 
 
-class FakeBackend(Backend):
+class FakeBackend(Backend[FakeBuffer, FakeKernel]):
     name = "fake"
 
     def __init__(self, kernels: dict[str, FakeFunction], kind: str = "gpu",
@@ -58,7 +66,7 @@ class FakeBackend(Backend):
         self.allocated = 0
 
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],
-                filename: str) -> dict[str, CompiledKernel]:
+                filename: str) -> dict[str, FakeKernel]:
         missing = [e for e in entries if e not in self.kernels]
         if missing:
             raise CompileError(f"{filename}: no kernel {missing[0]!r}")
@@ -90,7 +98,7 @@ class FakeBackend(Backend):
         self.dynamic_shared.append(shared)
         kernel.function(tuple(grid), tuple(block), *args)
 
-    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+    def time_launches(self, launches: list[KernelLaunch[FakeKernel]]) -> list[float]:
         """Each launch run in turn, each taking `seconds(name)`."""
         times = []
         for launch in launches:

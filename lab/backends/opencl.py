@@ -33,7 +33,7 @@ def all_devices() -> list[tuple[Any, Any]]:
     """Every (platform, device) pair, in a stable order: the index `--device` refers to."""
     import pyopencl as cl
 
-    pairs = []
+    pairs: list[tuple[Any, Any]] = []
     for platform in cl.get_platforms():
         try:
             devices = platform.get_devices()
@@ -89,7 +89,7 @@ def _nvidia_limits(device: Any) -> dict[str, int]:
     return limits
 
 
-class OpenCLBackend(Backend):
+class OpenCLBackend(Backend[OpenCLBuffer, OpenCLKernel]):
     name = "opencl"
 
     def __init__(self, device_index: int = 0):
@@ -131,7 +131,7 @@ class OpenCLBackend(Backend):
         return self._compile(CompileUnit(source, tuple(entries), defines, filename))
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
-                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+                    ) -> list[dict[str, OpenCLKernel] | CompileError]:
         return compile_in_order(units, self._compile, before_untrusted)
 
     def _compile(self, unit: CompileUnit) -> dict[str, OpenCLKernel]:
@@ -198,7 +198,7 @@ class OpenCLBackend(Backend):
             kernels[entry].program = program
         return kernels
 
-    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+    def program_image(self, kernels: dict[str, OpenCLKernel]) -> ProgramImage | None:
         """NVIDIA's OpenCL only: its program's binary is PTX, which the CUDA driver loads
         (lab.backends.opencl_ptx); another platform's binary is of no use outside OpenCL."""
         kernel = next((k for k in kernels.values() if isinstance(k, OpenCLKernel) and k.program is not None), None)
@@ -246,8 +246,8 @@ class OpenCLBackend(Backend):
         import numpy as np
 
         # Not waited for: the queue runs in order, so what comes next sees the fill.
-        self._guard(lambda: self._cl.enqueue_fill_buffer(
-            self.queue, buffer.mem, np.uint32(bits), 0, buffer.nbytes // 4 * 4))
+        pattern = np.array([bits], dtype=np.uint32)  # the 4-byte word, as the array PyOpenCL takes
+        self._guard(lambda: self._cl.enqueue_fill_buffer(self.queue, buffer.mem, pattern, 0, buffer.nbytes // 4 * 4))
 
     def copy(self, destination: OpenCLBuffer, source: OpenCLBuffer) -> None:
         self._guard(lambda: self._cl.enqueue_copy(self.queue, destination.mem, source.mem, byte_count=source.nbytes))
@@ -270,7 +270,7 @@ class OpenCLBackend(Backend):
                 args: list[Any]) -> None:
         self._guard(lambda: self._enqueue(kernel, grid, block, args))
 
-    def time_launches(self, launches: list[KernelLaunch]) -> list[float]:
+    def time_launches(self, launches: list[KernelLaunch[OpenCLKernel]]) -> list[float]:
         """From each launch's own profiling start and end: the host's time is never in them."""
 
         def run() -> list[float]:
@@ -294,7 +294,8 @@ class OpenCLBackend(Backend):
             nbytes = 2 * self.info.l2_bytes or (64 << 20)
         if self._scratch is None:
             self._scratch = self.alloc(nbytes)
-        self._cl.enqueue_fill_buffer(self.queue, self._scratch.mem, np.uint32(0), 0, nbytes).wait()
+        zero = np.zeros(1, dtype=np.uint32)
+        self._cl.enqueue_fill_buffer(self.queue, self._scratch.mem, zero, 0, nbytes).wait()
 
 
 def _describe(error: Exception) -> str:

@@ -33,7 +33,6 @@ from typing import Any
 
 from lab.backends import kernel_cache
 from lab.backends.base import (
-    CompiledKernel,
     CompileError,
     CompileUnit,
     LaunchError,
@@ -274,7 +273,7 @@ class OpenCLThroughCuda(CudaBackend):
         return self._through_cuda(CompileUnit(source, tuple(entries), defines, filename))
 
     def compile_all(self, units: list[CompileUnit], before_untrusted: Callable[[], None] | None = None,
-                    ) -> list[dict[str, CompiledKernel] | CompileError]:
+                    ) -> list[dict[str, CudaKernel] | CompileError]:
         return compile_in_order(units, self._through_cuda, before_untrusted)
 
     def _ptx(self, unit: CompileUnit) -> tuple[str, str]:
@@ -283,11 +282,10 @@ class OpenCLThroughCuda(CudaBackend):
         from lab.backends.opencl import _LOG_PATHS
         from lab.sinks import for_regex_replacement
 
-        cl = self._cl
-        if cl is None:
+        cl, device = self._cl, self.cl_device
+        if cl is None or device is None:
             raise CompileError(f"{unit.filename}: opened through CUDA alone, this backend compiles no OpenCL source")
         options = [f"-D{name}={value}" for name, value in unit.defines.items()]
-        device = self.cl_device
         key = kernel_cache.cache_key("opencl-ptx", self.cl_platform, device.version, device.driver_version,
                                      device.name.strip(), unit.source, options) if unit.trusted else ""
         cached = kernel_cache.load(key) if key else None
@@ -315,7 +313,7 @@ class OpenCLThroughCuda(CudaBackend):
             kernel_cache.store(key, ptx.encode("utf-8"), {"log": log})
         return ptx, log
 
-    def program_image(self, kernels: dict[str, CompiledKernel]) -> ProgramImage | None:
+    def program_image(self, kernels: dict[str, CudaKernel]) -> ProgramImage | None:
         return None  # its programs are OpenCL's PTX, rewritten: the grading's own PTX is the image
 
     def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CudaKernel]:

@@ -99,7 +99,9 @@ def _job_options(request: SlurmRequest) -> slurm.JobOptions:
 def refuse_if_running(out: Path) -> None:
     """One cluster run at a time per RESULTS: the last one's jobs must have ended."""
     last = RunFolder.latest(out)
-    jobs = last.jobs() if last is not None else None
+    if last is None:
+        return
+    jobs = last.jobs()
     if jobs is None:
         return
     known = slurm.query([jobs.array_job, jobs.final_job])

@@ -67,7 +67,7 @@ def grade(
     backend: str = typer.Option("auto", "--backend", "-b", help="auto, cuda or opencl"),
     device: str = typer.Option(None, "--device", "-d", help="device index or part of its name"),
     report: Path = typer.Option(None, "--report", help="write feedback to FILE (.html or .md)"),
-    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE "
+    json_file: Path | None = typer.Option(None, "--json", help="write the result as JSON to FILE "
                                    "(-: to standard output, the report then goes to standard error)"),
     seed: int = typer.Option(None, "--seed", help="random seed for the inputs (default: fresh)"),
     no_timing: bool = typer.Option(False, "--no-timing", help="check correctness only"),

@@ -65,10 +65,11 @@ def compare(
     got: np.ndarray,
     *,
     rtol: float,
-    atol: float,
+    atol: float | np.ndarray,
     index_names: tuple[str, ...] | None = None,
 ) -> Verdict:
-    """Compare `got` with the float64 `expected` element by element.
+    """Compare `got` with the float64 `expected` element by element; `atol` is one tolerance
+    for every element, or an array of them (one per element of `expected`).
 
     The grader's poison (one NaN bit pattern) left in `got` is reported as "never written";
     any other NaN was computed by the kernel and is shown as nan.

@@ -166,7 +166,7 @@ class Node:
 
     kernel: str
     grid: tuple[int, int]
-    values: dict[str, int]
+    values: dict[str, int | float]
     bind: dict[str, str]
     writes: str
     step: int | None  # None: the final forward pass
@@ -184,7 +184,7 @@ def schedule(setup: Setup) -> list[Node]:
     def node(kernel: str, n: int, rows: int, cols: int, bind: dict[str, str], writes: str,
              step: int | None) -> None:
         """A launch over the rows x cols matrix it writes, for layer n."""
-        dims = {"n_in": w[n - 1], "n_out": w[n]}
+        dims: dict[str, int | float] = {"n_in": w[n - 1], "n_out": w[n]}
         nodes.append(Node(kernel, (cols // t, rows // t), dims, bind, writes, step))
 
     def forward(s: int | None) -> None:
@@ -429,27 +429,31 @@ class _Norms:
         key = (x.__array_interface__["data"][0], x.shape, x.strides, axis, signed)
         if key in self._kept:
             return self._kept[key][1]
-        parts = []  # [top, s1, s2, s4] of each block
+        # Each block's top, s1 (signed only), s2 and s4.
+        tops: list[np.ndarray] = []
+        s1s: list[np.ndarray] = []
+        s2s: list[np.ndarray] = []
+        s4s: list[np.ndarray] = []
         for at in _blocks(*x.shape):
             block = x[at]
             buffer = np.empty_like(block)
             if signed:
                 np.abs(block, out=buffer)
-                top, s1 = buffer.max(axis=axis), _sums(buffer, axis)
+                tops.append(buffer.max(axis=axis))
+                s1s.append(_sums(buffer, axis))
                 np.multiply(buffer, buffer, out=buffer)  # |x| |x| = x x, to the bit
             else:
-                top, s1 = block.max(axis=axis), None
+                tops.append(block.max(axis=axis))
                 np.multiply(block, block, out=buffer)
-            s2 = _sums(buffer, axis)
-            parts.append([top, s1, s2, _sums(np.multiply(buffer, buffer, out=buffer), axis)])
-        tops, *sums = zip(*parts, strict=True)
-        if axis == 1:  # each block has its own rows
-            top = np.concatenate(tops)
-            s1, s2, s4 = (None if v[0] is None else np.concatenate(v) for v in sums)
-        else:  # each block has a part of every column
-            top = np.max(tops, axis=0)
-            s1, s2, s4 = (None if v[0] is None else np.sum(v, axis=0) for v in sums)
-        stats = _Stats(top.astype(np.float64), s1, s2, s4)
+            s2s.append(_sums(buffer, axis))
+            s4s.append(_sums(np.multiply(buffer, buffer, out=buffer), axis))
+
+        def joined(sums: list[np.ndarray]) -> np.ndarray:
+            # Along rows each block has its own rows; along columns a part of every column.
+            return np.concatenate(sums) if axis == 1 else np.sum(sums, axis=0)
+
+        top = np.concatenate(tops) if axis == 1 else np.max(tops, axis=0)
+        stats = _Stats(top.astype(np.float64), joined(s1s) if signed else None, joined(s2s), joined(s4s))
         self._kept[key] = (x, stats)
         return stats
 

@@ -156,9 +156,9 @@ def check(setup: Setup, inputs: dict[str, np.ndarray], outputs: dict[str, np.nda
                 {**verdict.details, "elements_per_block": span, "tolerance": atol},
             )
     else:
-        verdict = _unwritten(got)
-        if verdict is not None:
-            return verdict
+        unwritten = _unwritten(got)
+        if unwritten is not None:
+            return unwritten
 
     expected_total = float(x.sum())
     got_total = float(got.sum())

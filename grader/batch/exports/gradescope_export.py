@@ -29,7 +29,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from grader.batch.exports.archive import DIR, MAX_METADATA_BYTES, EntryError, Export, ExportError, litter
+from grader.batch.exports.archive import (
+    DIR,
+    MAX_METADATA_BYTES,
+    Entry,
+    EntryError,
+    Export,
+    ExportError,
+    litter,
+)
 from grader.batch.exports.materialize import Pick, place_all
 from grader.batch.exports.naming import kernel_stage
 from grader.batch.layout import (
@@ -181,7 +189,7 @@ def read_gradescope(export: Export, root: str, stage_ids: Collection[str], work:
             keys.append(key)
             students.setdefault(key, person)
         when = (_when(record.get(":created_at")), folder)
-        by_stage: dict[str, list[tuple[str, str, object]]] = {}
+        by_stage: dict[str, list[tuple[str, str, Entry]]] = {}
         for file in export.children(item.path):
             problem = litter(file)
             if problem is not None:

@@ -63,7 +63,10 @@ def place_all(export: Export, picks: list[Pick], work: Path) -> tuple[list[Submi
     problems: list[NotGraded] = []
     for pick in picks:
         placed = place(export, pick, work)
-        (found if isinstance(placed, Submission) else problems).append(placed)
+        if isinstance(placed, Submission):
+            found.append(placed)
+        else:
+            problems.append(placed)
     return found, problems
 
 
