@@ -94,7 +94,7 @@ def test_a_device_that_matches_nothing_suggests_no_other_language(tmp_path):
                     reason="needs OpenCL and no CUDA device")
 def test_a_cuda_file_where_cuda_cannot_run_points_to_the_opencl_skeleton(tmp_path):
     cuda = ROOT / "reference" / "reduce_interleaved" / "solution.cu"
-    (tmp_path / "reduce_interleaved.cu").write_text(cuda.read_text())
+    (tmp_path / "reduce_interleaved.cu").write_text(as_submission(cuda.read_text()))
     done = run_lab("grade", "reduce_interleaved", "reduce_interleaved.cu", cwd=tmp_path)
     assert done.returncode == 2 and NO_SANDBOX not in done.stderr  # a usage error: only the error
     assert "`lab init reduce_interleaved --backend opencl` writes the .cl skeleton" in done.stderr
