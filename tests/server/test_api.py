@@ -109,6 +109,9 @@ def test_another_students_submission_result_history_and_feedback_are_refused(cou
 
 
 def test_an_instructor_sees_every_submission_and_regrades(course_server, graded):
+    with client(course_server.server, course_server.bob) as http:  # bob's own, whatever ran before
+        answer = submit(http, EXAMPLE.read_bytes() + b"// bob's copy\n", name="transpose_coalesced.cl")
+        assert answer.status_code == 202, answer.text
     with client(course_server.server, course_server.teacher) as http:
         everyone = http.get("/api/submissions").json()
         assert {"alice", "bob"} <= {s["login"] for s in everyone}
