@@ -47,11 +47,11 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="the address to listen on (behind a TLS proxy: "
                              "keep 127.0.0.1; docs/server.md)"),
     port: int = typer.Option(8000, "--port", help="the port to listen on"),
-    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+    device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name), one grading lane each; repeat for several GPUs (default: the best one)"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
-    schedule: Path = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
+    schedule: Path | None = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
                                   "submissions (docs/server.md)"),
     local: bool = typer.Option(True, "--local/--no-local", help="grade on this machine; --no-local: only "
                                "remote workers (lab work) grade"),
@@ -83,7 +83,7 @@ def serve(
         fail(str(error))
     if lease <= 0:
         fail(f"--lease {lease:g}: give a positive number of seconds")
-    lanes = (tuple(device) if device else (None,)) if local else ()
+    lanes: tuple[str | None, ...] = (tuple(device) if device else (None,)) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
                               secure_cookies=secure_cookies)
     try:
@@ -92,8 +92,8 @@ def serve(
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     where = application.state.server.store.engine.url.render_as_string(hide_password=True)
-    lanes = ", ".join(device or "the best device" for device in settings.devices)
-    grading = f"grading here on {lanes}" if settings.devices else "grading only on remote workers (lab work)"
+    named = ", ".join(device or "the best device" for device in settings.devices)
+    grading = f"grading here on {named}" if settings.devices else "grading only on remote workers (lab work)"
     console.print(f"{grading}; database {for_terminal(where)}; http://{for_terminal(host)}:{port}")
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
@@ -103,12 +103,12 @@ def tokens(
     roster: Path = typer.Argument(None, help="the class roster (a lab roster CSV or a Canvas gradebook export): "
                                   "every student in it without a token gets one"),
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
-    out: Path = typer.Option(None, "--out", help="write the new tokens to this CSV file (login,name,token), "
+    out: Path | None = typer.Option(None, "--out", help="write the new tokens to this CSV file (login,name,token), "
                              "readable by you alone; default: standard output"),
     reissue: bool = typer.Option(False, "--reissue", help="give every roster student a new token (old ones stop)"),
-    instructor: str = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
-    worker: str = typer.Option(None, "--worker", help="issue a grading worker's token (lab work) for this name"),
-    revoke: str = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
+    instructor: str | None = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
+    worker: str | None = typer.Option(None, "--worker", help="issue a grading worker's token (lab work) for this name"),
+    revoke: str | None = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
 ) -> None:
     """Issue the course server's tokens from a roster, or an instructor's (shown once); or revoke one."""
     _require_extra()
@@ -184,18 +184,18 @@ def _write_tokens(issued: list[tuple[str, str, str]], out: Path | None) -> None:
 @app.command("export-grades")
 def export_grades(
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
-    deadline: str = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
+    deadline: str | None = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
                                  "2026-12-01T23:59:00+01:00 (default: all)"),
-    schedule: Path = typer.Option(None, "--schedule", help="lab serve's schedule: each stage it closes counts "
+    schedule: Path | None = typer.Option(None, "--schedule", help="lab serve's schedule: each stage it closes counts "
                                   "submissions stored by its close (--deadline: the other stages)"),
-    pick: list[str] = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
+    pick: list[str] | None = typer.Option(None, "--pick", help="best (the highest score, default) or last (the latest), "
                                    "for every stage; STAGE=best|last for one (repeatable)"),
     out: Path = typer.Option(Path("gradebook.csv"), "--out", help="the gradebook file to write"),
-    gradebook: list[str] = typer.Option(None, "--gradebook", help="also the LMS's import files beside it: canvas, "
+    gradebook: list[str] | None = typer.Option(None, "--gradebook", help="also the LMS's import files beside it: canvas, "
                                         "moodle (moodle:idnumber, moodle:username), as lab batch writes them"),
-    roster: Path = typer.Option(None, "--roster", help="the roster the tokens came from: how the LMS knows each "
+    roster: Path | None = typer.Option(None, "--roster", help="the roster the tokens came from: how the LMS knows each "
                                 "student"),
-    canvas_assignment: list[str] = typer.Option(None, "--canvas-assignment", help="STAGE=ID: a stage's Canvas "
+    canvas_assignment: list[str] | None = typer.Option(None, "--canvas-assignment", help="STAGE=ID: a stage's Canvas "
                                                 "assignment (repeatable)"),
 ) -> None:
     """Write the course server's gradebook.csv (as lab batch writes it): one submission per student and stage."""
@@ -255,7 +255,7 @@ def export_grades(
 def work(
     url: str = typer.Argument(..., help="the course server's address"),
     token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
-    device: list[str] = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
+    device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name); repeat it for one lane per GPU (default: one lane, the best device)"),
     once: bool = typer.Option(False, "--once", help="each lane grades one submission (or none, where the queue is "
                               "empty), then stops"),
@@ -270,9 +270,10 @@ def work(
     from lab.server.remote_worker import RemoteWorker
 
     catalog = load_catalog()
+    choices: list[str | None] = list(device) if device else [None]
     lanes = []
     try:
-        for choice in device or [None]:
+        for choice in choices:
             lanes.append(RemoteWorker(url, token.strip(), catalog, choice))
         name = lanes[0].check()
     except ClientError as error:
@@ -280,7 +281,7 @@ def work(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     console.print(f"grading for {for_terminal(lanes[0].url)} as {for_terminal(name)}, "
-                  f"{len(lanes)} lane(s): {', '.join(for_terminal(d or 'the best device') for d in device or [None])}")
+                  f"{len(lanes)} lane(s): {', '.join(for_terminal(d or 'the best device') for d in choices)}")
     stop = threading.Event()
     threads = [threading.Thread(target=lane.run, args=(stop, once), daemon=True) for lane in lanes[1:]]
     for thread in threads:

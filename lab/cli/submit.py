@@ -69,8 +69,8 @@ def submit(
     file: Path = typer.Argument(..., help="your kernel: a .cu (CUDA) or .cl (OpenCL) file"),
     wait: float = typer.Option(3600.0, "--wait", help="seconds to wait for the grading (it goes on after; "
                                "lab history shows it)"),
-    report_file: Path = typer.Option(None, "--report", help="write feedback to FILE (.html or .md), as lab grade does"),
-    json_file: Path = typer.Option(None, "--json", help="write the result as JSON to FILE, as lab grade does "
+    report_file: Path | None = typer.Option(None, "--report", help="write feedback to FILE (.html or .md), as lab grade does"),
+    json_file: Path | None = typer.Option(None, "--json", help="write the result as JSON to FILE, as lab grade does "
                                    "(-: to standard output, the report then goes to standard error)"),
 ) -> None:
     """Submit FILE for STAGE to the course GPU server; print its report and exit as `lab grade` does."""

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeGuard, overload
 
 from sqlalchemy import create_engine, event, func, select, update
 from sqlalchemy.engine import Engine
@@ -88,6 +89,12 @@ class Outcome:
     correct: bool = False  # its `correct` check passed
 
 
+@overload
+def _utc(moment: datetime) -> datetime: ...
+@overload
+def _utc(moment: None) -> None: ...
+@overload
+def _utc(moment: datetime | None) -> datetime | None: ...
 def _utc(moment: datetime | None) -> datetime | None:
     if moment is None or moment.tzinfo is not None:
         return moment
@@ -276,9 +283,10 @@ class Store:
         """Put back in the queue what this server's own lanes were grading when it stopped; how
         many. What a remote worker holds stays its own until its lease ends (expire_leases)."""
         with self._session() as db, db.begin():
-            done = db.execute(update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING),
-                                                          SubmissionRow.worker.is_(None))
-                              .values(state=str(State.QUEUED)))
+            done = db.connection().execute(update(SubmissionRow)
+                                           .where(SubmissionRow.state == str(State.GRADING),
+                                                  SubmissionRow.worker.is_(None))
+                                           .values(state=str(State.QUEUED)))
             return done.rowcount or 0
 
     def expire_leases(self) -> list[int]:
@@ -301,7 +309,7 @@ class Store:
             return True
 
     @staticmethod
-    def _held(row: SubmissionRow | None, attempt: int | None, worker: str | None) -> bool:
+    def _held(row: SubmissionRow | None, attempt: int | None, worker: str | None) -> TypeGuard[SubmissionRow]:
         """Whether the claim (attempt, worker) is still the one being graded."""
         return (row is not None and row.state == str(State.GRADING) and (attempt is None or row.attempts == attempt)
                 and row.worker == worker)
@@ -322,18 +330,21 @@ class Store:
     def claim_next(self, worker: str | None = None, lease_s: float | None = None) -> tuple[Submission, bytes] | None:
         """Take the next submission in round-robin order: marked grading (committed), with its bytes.
         `worker`: a remote worker's login, whose hold lasts `lease_s` unless renewed; None: a lane
-        of this server."""
+        of this server. Raises StoreError where the submission first in order is gone when read
+        (another process deleted it)."""
         with self._claim, self._session() as db, db.begin():
             order = self._order(db)
             if not order:
                 return None
             row = db.get(SubmissionRow, order[0])
+            if row is None:
+                raise StoreError(f"submission {order[0]} left the queue while it was being claimed")
             row.state = str(State.GRADING)
             row.attempts += 1
             row.started_at = now()
             row.worker = worker
             row.lease_until = now() + timedelta(seconds=lease_s) if worker is not None and lease_s else None
-            login = db.scalar(select(UserRow.login).where(UserRow.id == row.user_id))
+            login = db.execute(select(UserRow.login).where(UserRow.id == row.user_id)).scalar_one()
             return _submission(row, login), bytes(row.source)
 
     def finish(self, submission_id: int, outcome: Outcome, attempt: int | None = None,
@@ -374,9 +385,13 @@ class Store:
             return True
 
     def set_leaderboard(self, user: User, shown: bool) -> None:
-        """Opt `user` in to (or out of) being named on the leaderboard."""
+        """Opt `user` in to (or out of) being named on the leaderboard. Raises StoreError where
+        `user` is not in the store."""
         with self._session() as db, db.begin():
-            db.get(UserRow, user.id).leaderboard = shown
+            row = db.get(UserRow, user.id)
+            if row is None:
+                raise StoreError(f"{user.login} is no longer a user of the server")
+            row.leaderboard = shown
 
     def fastest(self, stage: str) -> list[tuple[User, Submission]]:
         """Each student's fastest correct, timed submission for `stage` (the highest speedup; the

@@ -31,8 +31,8 @@ def grading_order(waiting: Sequence[Waiting], last_served: Mapping[int, datetime
 
     def turn(student: int) -> tuple[int, float, int]:
         served = last_served.get(student)
-        never = served is None
-        return (0 if never else 1, 0.0 if never else served.timestamp(), by_student[student][0])
+        first = by_student[student][0]
+        return (0, 0.0, first) if served is None else (1, served.timestamp(), first)
 
     students = sorted(by_student, key=turn)
     order: list[int] = []

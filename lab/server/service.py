@@ -36,7 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from grader import GRADER_VERSION
 from lab.catalog import Catalog, UnknownStageError
 from lab.server.body_limit import BodyLimit
-from lab.server.database import User
+from lab.server.database import Submission, User
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.settings import ServerSettings
@@ -85,7 +85,7 @@ def instructor(user: User = Depends(token_user)) -> User:
     return user
 
 
-def _visible(server: Server, user: User, submission_id: int):
+def _visible(server: Server, user: User, submission_id: int) -> Submission:
     try:
         return server.visible(user, submission_id)
     except NotYours as error:
@@ -159,7 +159,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         _visible(server, user, submission_id)
         if not server.regrade(submission_id):
             raise HTTPException(409, f"submission {submission_id} is still queued or being graded")
-        return JSONResponse(server.summary(server.store.get(submission_id)), status_code=202)
+        return JSONResponse(server.summary(_visible(server, user, submission_id)), status_code=202)
 
     @app.post("/api/submissions/{submission_id}/mark")
     async def mark(submission_id: int, request: Request, user: User = Depends(instructor)) -> dict:
@@ -175,7 +175,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         def marked() -> dict:
             _visible(server, user, submission_id)
             server.store.set_mark(submission_id, Mark(given) if given else None, note)
-            return server.summary(server.store.get(submission_id))
+            return server.summary(_visible(server, user, submission_id))
 
         return await run_in_threadpool(marked)
 
@@ -238,7 +238,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         body = await _claim_body(request)
         report = body.get("report")
         graded_by = report.get("grader_version") if isinstance(report, dict) else None
-        if graded_by != GRADER_VERSION:
+        if not isinstance(report, dict) or graded_by != GRADER_VERSION:
             raise HTTPException(422, f"the report comes from grader {graded_by}, this server grades with "
                                      f"{GRADER_VERSION}: run the same lab on every grading machine")
         try:

@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 
 from grader.report import Status
 from lab.catalog import UnknownStageError
@@ -60,7 +61,7 @@ def install(app: FastAPI, server: Server) -> None:
         cookie = request.cookies.get(COOKIE)
         return server.store.session_user(cookie) if cookie else None
 
-    async def checked_form(request: Request) -> tuple[User, object, str] | Response:
+    async def checked_form(request: Request) -> tuple[User, FormData, str] | Response:
         """The signed-in user, the form and the session's form token, where the form carries it.
         (Here and in every async page, the store is called from a thread: it may wait on a lock.)"""
         session = await run_in_threadpool(signed_in, request)
