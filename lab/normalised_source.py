@@ -27,6 +27,13 @@ def tokens(source: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(strip_comments(source)))
 
 
+def token_digest(source: str) -> str:
+    """The hex SHA-256 of `tokens` (its names kept): equal for two sources that differ only in
+    whitespace and comments ("" for a source with no tokens)."""
+    found = tokens(source)
+    return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest() if found else ""
+
+
 DIGEST_SCHEME = "sha256-normalised-tokens-v2"  # v2: the stage's defines and kernel names kept
 
 _C_WORDS = frozenset("""

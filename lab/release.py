@@ -22,7 +22,7 @@ from typing import cast
 
 from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog
-from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest
+from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
 from lab.release_config import ReleaseConfig
 from lab.release_manifest import MANIFEST, ReleaseManifest, TrustedBinary
 from lab.spec import Spec
@@ -178,14 +178,16 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
             shutil.copy2(source, target)
 
     digests: dict[str, dict[str, str]] = {}
+    handout_digests: dict[str, dict[str, str]] = {}
     for stage in config.open:
         if stage in config.solutions:
             continue
         for suffix in SUFFIXES:
             path = catalog.reference_file(stage, suffix)
             if path.is_file():
-                digests.setdefault(stage, {})[suffix] = normalised_digest(path.read_text(encoding="utf-8"),
-                                                                          given_names(catalog.get(stage)))
+                text = path.read_text(encoding="utf-8")
+                digests.setdefault(stage, {})[suffix] = normalised_digest(text, given_names(catalog.get(stage)))
+                handout_digests.setdefault(stage, {})[suffix] = token_digest(text)
 
     binaries: list[TrustedBinary] = []
     missing: dict[str, str] = {}
@@ -218,7 +220,8 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
                 binaries.append(TrustedBinary(stage_id, kernel, suffix, arch, str(where)))
 
     manifest = ReleaseManifest(open=config.open, solutions=config.solutions, digests=digests,
-                               binaries=tuple(binaries), missing=missing, digest_scheme=DIGEST_SCHEME)
+                               binaries=tuple(binaries), missing=missing, digest_scheme=DIGEST_SCHEME,
+                               handout_digests=handout_digests)
     (folder / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
     packaged = folder / "lab" / "course" / "release"  # an installed copy's course is lab/course

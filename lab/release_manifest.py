@@ -47,6 +47,9 @@ class ReleaseManifest:
     binaries: tuple[TrustedBinary, ...] = ()
     missing: dict[str, str] = field(default_factory=dict)  # suffix -> why no PTX was made for it
     digest_scheme: str = ""
+    # stage -> suffix -> lab.normalised_source.token_digest of its reference: another stage's
+    # held-back reference handed in unchanged apart from whitespace and comments (lab.handouts)
+    handout_digests: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -91,6 +94,7 @@ def load_manifest(root: Path) -> ReleaseManifest | None:
             open=tuple(data["open"]), solutions=tuple(data["solutions"]),
             digests={str(k): dict(v) for k, v in data["digests"].items()},
             binaries=tuple(TrustedBinary(**b) for b in data["binaries"]),
-            missing=dict(data.get("missing", {})), digest_scheme=str(data.get("digest_scheme", "")))
+            missing=dict(data.get("missing", {})), digest_scheme=str(data.get("digest_scheme", "")),
+            handout_digests={str(k): dict(v) for k, v in data.get("handout_digests", {}).items()})
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path} cannot be read: {error}") from None

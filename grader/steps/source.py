@@ -14,7 +14,7 @@ from lab.catalog import Catalog
 from lab.divergent_barriers import find_divergent_barriers
 from lab.handouts import Handout, find_handout, is_own_reference
 from lab.missing_barriers import find_unsynced_reads
-from lab.normalised_source import given_names
+from lab.normalised_source import given_names, token_digest
 from lab.source_checks import SubmissionError, check_source
 from lab.spec import Spec
 
@@ -46,8 +46,8 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
 
 def _handout(catalog: Catalog, spec: Spec, source: str, backend: str) -> Handout | None:
     """The handed-out kernel `source` is: by its source where the course holds it, else (a
-    students' copy, which holds another stage's held-back reference only as a digest) by that
-    stage's normalised digest."""
+    students' copy, which holds another stage's held-back reference only as a digest) by the
+    digest of that reference's tokens (whitespace and comments apart, as find_handout)."""
     suffix = registry.by_name(backend).suffix
     references: dict[str, Path] = {}
     for stage in catalog.ids():
@@ -55,11 +55,11 @@ def _handout(catalog: Catalog, spec: Spec, source: str, backend: str) -> Handout
     found = find_handout(source, suffix, spec.id, spec.skeleton(suffix), references)
     if found is not None or catalog.release is None:
         return found
-    for stage in catalog.release.digests:
-        if stage == spec.id or references.get(stage, Path()).is_file() or stage not in catalog.ids():
+    mine = token_digest(source)
+    for stage, by_suffix in catalog.release.handout_digests.items():
+        if stage == spec.id or references.get(stage, Path()).is_file():
             continue
-        if is_own_reference(source, references[stage], catalog.release.digests, stage, suffix,
-                            given_names(catalog.get(stage))):
+        if mine and by_suffix.get(suffix) == mine:
             return Handout(stage, "reference")
     return None
 

@@ -111,3 +111,8 @@ def test_a_held_back_reference_of_another_stage_is_a_handout_in_the_copy(tmp_pat
         checked = check_submission_source(course.get("transpose_coalesced"), source, backend, f"mine{suffix}",
                                           course)
         assert checked.failure == FailureKind.UNCHANGED_HANDOUT, checked.refused
+        # Renamed, it is a student's (slow) kernel in both copies, as the curriculum expects.
+        renamed_copy = (catalog().root / "reference" / "transpose_coalesced" / "wrong" /
+                        f"naive_renamed_not_coalesced{suffix}").read_text(encoding="utf-8")
+        assert check_submission_source(course.get("transpose_coalesced"), renamed_copy, backend,
+                                       f"mine{suffix}", course).ok
