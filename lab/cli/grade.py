@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
 from grader import queue_status
-from grader.feedback import render_json
 from grader.pipeline import Limits, grade_file
-from grader.report import Status
 from grader.sandbox import SandboxUnavailable
 from grader.terminal import render
 from grader.worker_process import take_worker
 from lab.backends import registry
 from lab.backends.discovery import NoDeviceError, Target
 from lab.cli.app import (
-    EXIT_FAILED,
-    EXIT_GRADER_ERROR,
-    EXIT_NOT_WRITTEN,
-    EXIT_PASSED,
-    EXIT_PENDING,
-    EXIT_REVIEW,
     app,
     console,
     errors,
@@ -30,12 +21,9 @@ from lab.cli.app import (
 )
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import grading_status
-from lab.cli.written import check_outputs, write_outputs
+from lab.cli.written import check_outputs, finish
 from lab.launch import prestart_quietly, say_held_notes
 from lab.source_checks import SubmissionError
-
-EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
-             Status.PENDING: EXIT_PENDING, Status.REVIEW: EXIT_REVIEW, Status.SKIPPED: EXIT_GRADER_ERROR}
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:
@@ -128,9 +116,4 @@ def grade(
             (errors if json_to_stdout else console).print(
                 "To see why it runs as fast as it does: --counters shows the GPU's own counters "
                 "(Nsight Compute) for your kernel beside the reference's, at the cost of one profiling run.", style="dim")
-    if json_to_stdout:
-        sys.stdout.write(render_json(result) + "\n")
-        sys.stdout.flush()
-    if not write_outputs(result, report, json_file, notes=errors if json_to_stdout else console):
-        raise typer.Exit(EXIT_NOT_WRITTEN)
-    raise typer.Exit(EXIT_CODE[result.status])
+    finish(result, report, json_file, json_to_stdout)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lab.cli.app import EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_USAGE, app, console, errors, fail
+from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fail
 from lab.sinks import for_terminal
 
 POLL_S = 1.0
@@ -74,12 +74,9 @@ def submit(
                                    "(-: to standard output, the report then goes to standard error)"),
 ) -> None:
     """Submit FILE for STAGE to the course GPU server; print its report and exit as `lab grade` does."""
-    import sys
 
-    from grader.feedback import render_json
     from grader.terminal import render
-    from lab.cli.grade import EXIT_CODE
-    from lab.cli.written import check_outputs, write_outputs
+    from lab.cli.written import check_outputs, finish
     from lab.server.client import ClientError
     from lab.server.report_json import ReportJsonError, report_from_json
     from lab.source_checks import SubmissionError, read_submission_bytes
@@ -128,12 +125,7 @@ def submit(
     except ReportJsonError as error:
         fail(f"submission {shown['id']}: the server's report is {error}", EXIT_GRADER_ERROR)
     render(report, errors if json_to_stdout else console)
-    if json_to_stdout:
-        sys.stdout.write(render_json(report) + "\n")
-        sys.stdout.flush()
-    if not write_outputs(report, report_file, json_file, notes=errors if json_to_stdout else console):
-        raise typer.Exit(EXIT_NOT_WRITTEN)
-    raise typer.Exit(EXIT_CODE[report.status])
+    finish(report, report_file, json_file, json_to_stdout)
 
 
 @app.command()

@@ -6,15 +6,28 @@ one line says why, and the exit code says so (EXIT_NOT_WRITTEN)."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
+import typer
 from rich.console import Console
 
 from grader.feedback import render_json, write_atomic, write_report
-from grader.report import Report
-from lab.cli.app import console, errors, fail
+from grader.report import Report, Status
+from lab.cli.app import (
+    EXIT_FAILED,
+    EXIT_GRADER_ERROR,
+    EXIT_NOT_WRITTEN,
+    EXIT_PASSED,
+    EXIT_PENDING,
+    EXIT_REVIEW,
+    console,
+    errors,
+    fail,
+)
 from lab.sinks import for_terminal
 
 
@@ -50,6 +63,22 @@ def check_outputs(outputs: Sequence[tuple[str, Path | None]]) -> None:
     for option, path in outputs:
         if path is not None and (problem := output_problem(path)) is not None:
             fail(f"{option} {path}: {problem}")
+
+
+EXIT_CODE = {Status.PASSED: EXIT_PASSED, Status.FAILED: EXIT_FAILED, Status.ERROR: EXIT_GRADER_ERROR,
+             Status.PENDING: EXIT_PENDING, Status.REVIEW: EXIT_REVIEW, Status.SKIPPED: EXIT_GRADER_ERROR}
+
+
+def finish(result: Report, report: Path | None, json_file: Path | None, json_to_stdout: bool) -> NoReturn:
+    """How `lab grade` and `lab submit` end, once the report is on the terminal: its JSON on
+    standard output where `--json -` asked for it, the files asked for, and the exit code of its
+    status (EXIT_NOT_WRITTEN where a file could not be written)."""
+    if json_to_stdout:
+        sys.stdout.write(render_json(result) + "\n")
+        sys.stdout.flush()
+    if not write_outputs(result, report, json_file, notes=errors if json_to_stdout else console):
+        raise typer.Exit(EXIT_NOT_WRITTEN)
+    raise typer.Exit(EXIT_CODE[result.status])
 
 
 def write_outputs(result: Report, report: Path | None, json_file: Path | None, notes: Console = console) -> bool:
