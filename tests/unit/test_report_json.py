@@ -19,7 +19,7 @@ SCORING_TESTS = [f for name, f in inspect.getmembers(scoring_tests, inspect.isfu
                  if name.startswith("test_")]
 
 
-def reports_made_by(test, spec, tmp_path, monkeypatch) -> list[Report]:
+def reports_made_by(test, scoring_spec, tmp_path, monkeypatch) -> list[Report]:
     """Every Report `test` built (each passes Report.__post_init__)."""
     made: list[Report] = []
     original = Report.__post_init__
@@ -29,14 +29,14 @@ def reports_made_by(test, spec, tmp_path, monkeypatch) -> list[Report]:
         made.append(self)
 
     monkeypatch.setattr(Report, "__post_init__", record)
-    given = {"spec": spec, "tmp_path": tmp_path}
+    given = {"spec": scoring_spec, "tmp_path": tmp_path}
     test(**{name: given[name] for name in inspect.signature(test).parameters})
     monkeypatch.undo()
     return made
 
 
 @pytest.mark.parametrize("test", SCORING_TESTS, ids=lambda f: f.__name__)
-def test_every_report_of_the_scoring_tests_round_trips(test, spec, tmp_path, monkeypatch):
+def test_every_report_of_the_scoring_tests_round_trips(test, spec, tmp_path, monkeypatch):  # noqa: F811
     for report in reports_made_by(test, spec, tmp_path, monkeypatch):
         assert Report.from_json(render_json(report)) == report
         assert Report.from_json(json.loads(render_json(report))) == report
