@@ -2,7 +2,7 @@
 
 Each file is written atomically (a temporary file, then os.replace). result.json is removed
 first and written last, after feedback.md, feedback.html and results.json: a folder whose
-result.json is missing, unreadable or carries another key is graded again, so a batch killed
+result.json is missing, unreadable (grader.batch.stored) or carries another key is graded again, so a batch killed
 at any moment (even with SIGKILL) loses at most the submissions it was grading.
 """
 
