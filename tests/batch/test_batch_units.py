@@ -172,6 +172,14 @@ def test_store_writes_result_json_last_and_only_a_complete_matching_folder_is_fr
     store.save(sub, report(), "k1", BatchInfo("ann", STAGE, f"ann/{STAGE}.cl"))
     (store.folder(sub) / RESULT).write_text('{"cache_key": "k1", "trunc')
     assert store.fresh(sub, {"k1"}) is None
+    # Whole JSON that is no result this grader reads (an edited file, another grader's fields):
+    # no result, so graded again, never a crash.
+    for change in ({"status": "splendid"}, {"checks": "none"}, {"batch": {"graded": True}}, {"cache_key": 7}):
+        (store.folder(sub) / RESULT).write_text(json.dumps({**data.to_json(), **change}))
+        assert store.load(sub) is None and store.fresh(sub, {"k1"}) is None, change
+    (store.folder(sub) / RESULT).write_text(json.dumps({**data.to_json(), "from_a_later_grader": 1}))
+    assert store.fresh(sub, {"k1"}) == data
+    store.save(sub, report(), "k1", BatchInfo("ann", STAGE, f"ann/{STAGE}.cl"))
     (store.folder(sub) / ".result.json.ab12_x").write_text("half")
     (store.folder(sub) / ".notes").write_text("mine")
     assert store.sweep_temp_files() == 1
