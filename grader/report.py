@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from grader.counters.view import CountersShown
+from grader.json_reading import read
 from grader.results import FailureKind
 from grader.sandbox import SandboxInfo
 
@@ -160,3 +163,21 @@ class Report:
             for c in self.checks
         ]
         return data
+
+    @classmethod
+    def from_json(cls, data: str | dict[str, Any]) -> Report:
+        """The report `to_json` (or `grader.feedback.render_json`) wrote: `data` is that JSON text
+        or its decoded object. `Report.from_json(render_json(r)) == r`.
+
+        Keys it does not know are ignored. A field that has a default here may be absent (a
+        report from an older grader, written before that field existed) and takes the default;
+        a missing field without one, or a value of the wrong type, raises ValueError naming the
+        field: such a report is not read at all (the batch grades that submission again)."""
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except ValueError as error:
+                raise ValueError(f"report: not JSON ({error})") from None
+        if not isinstance(data, dict):
+            raise ValueError("report: not a JSON object")
+        return read(cls, data, "", overrides={"counters": CountersShown | None})

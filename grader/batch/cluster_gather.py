@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
 from grader.batch.errors import GRADER_ERROR, error_report
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Submission
-from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import submission_digest
 from grader.batch.store import ResultStore
+from grader.batch.stored import BatchInfo, StoredResult
 from lab.catalog import Catalog
 
 LOST = ("not graded yet: the Slurm array task that had it ended first (node failure, time limit, "
@@ -51,15 +51,14 @@ class Gathered:
     shares: tuple[Share, ...]  # by device model, most submissions first
 
 
-def _run_of(data: dict[str, Any]) -> str:
-    return str(((data.get("batch") or {}).get("slurm") or {}).get("run") or "")
+def _run_of(stored: StoredResult) -> str:
+    return stored.slurm.run if stored.slurm is not None else ""
 
 
 def _not_graded_yet(catalog: Catalog, sub: Submission, why: str) -> Outcome:
     report = error_report(catalog.get(sub.stage), sub.relative, sub.backend, why, GRADER_ERROR, note=RERUN)
-    data = report.to_json()
-    data["batch"] = {"student": sub.student, "stage": sub.stage, "submission": sub.relative, "graded": False}
-    return outcome_from_result(sub, data, graded_now=False)
+    batch = BatchInfo(sub.student, sub.stage, sub.relative, graded=False)
+    return outcome_of(sub, StoredResult(report, batch), graded_now=False)
 
 
 def gather(submissions: Sequence[Submission], catalog: Catalog, store: ResultStore, options: GradingOptions,
@@ -76,23 +75,23 @@ def gather(submissions: Sequence[Submission], catalog: Catalog, store: ResultSto
         data = fresh_anywhere(store, sub, fingerprint(sub), options, digest)
         if data is None:
             stored = store.load(sub)
-            batch = (stored or {}).get("batch") or {}
-            if stored is not None and digest is not None and batch.get("submission_sha256") == digest \
-                    and not batch.get("graded") and _run_of(stored) == run_id:
+            batch = stored.batch if stored is not None else None
+            if stored is not None and batch is not None and digest is not None \
+                    and batch.submission_sha256 == digest and not batch.graded and _run_of(stored) == run_id:
                 data = stored  # this run's verdict that it cannot be graded here (no device, ...)
         if data is None:
             left.append(sub.relative)
             outcomes.append(_not_graded_yet(catalog, sub, LOST if sub.relative in in_run else NEW))
             continue
         graded_now = _run_of(data) == run_id
-        outcome = outcome_from_result(sub, data, graded_now=graded_now)
+        outcome = outcome_of(sub, data, graded_now=graded_now)
         outcomes.append(outcome)
         if graded_now:
             now.append(outcome)
         if outcome.graded:
             model = (outcome.device, outcome.device_kind)
             devices[model] += 1
-            node = str((((data.get("batch") or {}).get("slurm")) or {}).get("node") or "")
+            node = data.slurm.node if data.slurm is not None else ""
             if node:
                 nodes.setdefault(model, set()).add(node)
     shares = tuple(Share(device, kind, tuple(sorted(nodes.get((device, kind), ()))), count)

@@ -15,32 +15,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from grader.batch.keys import GradingOptions, result_key, stage_digest
 from grader.batch.layout import Submission
-from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import submission_digest
 from grader.batch.store import ResultStore
+from grader.batch.stored import StoredResult
 from lab.catalog import Catalog
 
 
-def graded_on(data: dict[str, Any]) -> set[str]:
+def graded_on(stored: StoredResult) -> set[str]:
     """The device names a stored result may have been keyed with: the report's device, and
     the name a cluster task recorded for the device it graded on."""
-    names = {str((data.get("device") or {}).get("name") or "")}
-    cluster = (data.get("batch") or {}).get("slurm") or {}
-    names.add(str(cluster.get("device_name") or ""))
+    names = {str(stored.report.device.get("name") or "")}
+    if stored.slurm is not None:
+        names.add(stored.slurm.device_name or "")
     return {n for n in names if n}
 
 
 def fresh_anywhere(store: ResultStore, sub: Submission, fingerprint: str, options: GradingOptions,
-                   digest: str | None) -> dict[str, Any] | None:
+                   digest: str | None) -> StoredResult | None:
     """The stored result when it is a grade of exactly these inputs, on whatever device."""
-    data = store.load(sub)
-    if data is None or digest is None or not (data.get("batch") or {}).get("graded"):
+    stored = store.load(sub)
+    if stored is None or digest is None or stored.batch is None or not stored.batch.graded:
         return None
-    keys = {result_key(digest, fingerprint, sub.backend, name, options) for name in graded_on(data)}
+    keys = {result_key(digest, fingerprint, sub.backend, name, options) for name in graded_on(stored)}
     return store.fresh(sub, keys) if keys else None
 
 
@@ -73,7 +73,7 @@ def make_cluster_plan(submissions: Iterable[Submission], catalog: Catalog, store
         digest = submission_digest(sub)
         data = None if force else fresh_anywhere(store, sub, fingerprint(sub), options, digest)
         if data is not None:
-            fresh.append(outcome_from_result(sub, data, graded_now=False))
+            fresh.append(outcome_of(sub, data, graded_now=False))
         else:
             to_grade.append((sub, digest))
     return ClusterPlan(tuple(to_grade), tuple(fresh))

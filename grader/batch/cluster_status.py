@@ -24,6 +24,7 @@ from grader.batch.claims import Holder
 from grader.batch.cluster_run import FinalRecord, RunFolder, RunJobs, RunManifest, TaskRecord
 from grader.batch.slurm import JobInfo, query
 from grader.batch.store import ResultStore
+from grader.batch.stored import SlurmInfo, StoredResult
 
 
 class ItemState(StrEnum):
@@ -98,18 +99,21 @@ def _alive(holder: Holder | None, tasks: dict[int, TaskStatus], records: dict[in
     return record is None or record.restart == holder.restart  # a requeued task gave that claim back
 
 
+def _slurm_of(stored: StoredResult | None) -> SlurmInfo | None:
+    return stored.slurm if stored is not None else None
+
+
 def run_status(folder: RunFolder, store: ResultStore) -> RunStatus:
     manifest = folder.manifest()
     jobs = folder.jobs()
     info = query([jobs.array_job, jobs.final_job]) if jobs is not None else None
     records = folder.tasks()
     root = Path(manifest.submissions)
-    results = {item.index: store.load(item.submission(root)) or {} for item in manifest.items}
+    runs = {item.index: _slurm_of(store.load(item.submission(root))) for item in manifest.items}
     graded: Counter[int] = Counter()
-    for data in results.values():
-        cluster = (data.get("batch") or {}).get("slurm") or {}
-        _, _, task = str(cluster.get("job") or "").partition("_")
-        if cluster.get("run") == manifest.run_id and task.isdigit():
+    for cluster in runs.values():
+        _, _, task = (cluster.job if cluster is not None else "").partition("_")
+        if cluster is not None and cluster.run == manifest.run_id and task.isdigit():
             graded[int(task)] += 1
     tasks = {i: _task_state(i, info, jobs, records.get(i), graded[i]) for i in range(manifest.tasks)}
     array_active = any(t.state in ("PENDING", "RUNNING", "RUNNING?", "CONFIGURING", "COMPLETING", "REQUEUED",
@@ -118,8 +122,8 @@ def run_status(folder: RunFolder, store: ResultStore) -> RunStatus:
     items: dict[str, ItemState] = {}
     for item in manifest.items:
         sub = item.submission(root)
-        data = results[item.index]
-        if ((data.get("batch") or {}).get("slurm") or {}).get("run") == manifest.run_id:
+        cluster = runs[item.index]
+        if cluster is not None and cluster.run == manifest.run_id:
             state = ItemState.DONE
         elif item.index in claims:
             state = ItemState.RUNNING if _alive(claims[item.index], tasks, records, array_active) else ItemState.FAILED

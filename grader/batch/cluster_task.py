@@ -17,9 +17,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from grader.batch.claims import Claims, Holder
 from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
@@ -30,6 +29,7 @@ from grader.batch.outcome import Outcome
 from grader.batch.plan import Job, Unavailable, submission_digest
 from grader.batch.runner import BatchEvent, GradeFunction, Runner
 from grader.batch.store import LOCK, ResultStore
+from grader.batch.stored import BatchInfo, SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
 from lab.backends.discovery import Target
@@ -73,11 +73,10 @@ class ClusterRunner(Runner):
         self.holder = holder
         self.device_names = device_names  # target label -> device name (the key's device)
 
-    def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> dict[str, Any]:
-        meta = super()._meta(job, graded, device, digest)
-        meta["slurm"] = {"run": self.run_id, "job": self.holder.job_id, "restart": self.holder.restart,
-                         "node": self.holder.host, "device_name": self.device_names.get(device or "")}
-        return meta
+    def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> BatchInfo:
+        slurm = SlurmInfo(self.run_id, self.holder.job_id, self.holder.restart, self.holder.host,
+                          self.device_names.get(device or ""))
+        return replace(super()._meta(job, graded, device, digest), slurm=slurm)
 
     def _record(self, job: Job, report: Report, key: str | None, graded: bool,
                 device: str | None, digest: str | None) -> None:
@@ -134,9 +133,9 @@ class ClusterTask:
 
     def _done(self, item: RunItem, fingerprint: str) -> bool:
         sub = item.submission(self.root)
-        data = self.store.load(sub)
-        mine = (((data or {}).get("batch") or {}).get("slurm") or {}).get("run") == self.manifest.run_id
-        if mine and data is not None and data.get("cache_key"):
+        stored = self.store.load(sub)
+        mine = stored is not None and stored.slurm is not None and stored.slurm.run == self.manifest.run_id
+        if mine and stored is not None and stored.cache_key:
             return True  # graded by this run already (an earlier incarnation of a requeued task)
         if self.manifest.force:
             return False

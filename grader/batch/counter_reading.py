@@ -1,14 +1,14 @@
 """What one grading's result.json says of the hardware counters, as the class summary needs it:
 each shown indicator's value for the submission, the reference and the baseline, or why the
 grading carried none (grader.counters.model.Unavailable). Read from the report's `counters`
-field (grader.counters.view.CountersShown as JSON): null where counters were not asked for."""
+(grader.counters.view.CountersShown): None where counters were not asked for."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from grader.counters.model import Unavailable
+from grader.counters.view import CountersShown
 
 
 @dataclass(frozen=True)
@@ -38,31 +38,19 @@ class CounterReadings:
 NOT_ASKED = CounterReadings(Unavailable.NOT_ASKED)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _number(value: float | None) -> float | None:
+    if value is None:
         return None
     value = float(value)
     return value if value == value and value not in (float("inf"), float("-inf")) else None
 
 
-def _reason(value: Any) -> Unavailable:
-    try:
-        return Unavailable(str(value))
-    except ValueError:  # a result written by another grader version: a reason this one does not know
-        return Unavailable.FAILED
-
-
-def counter_readings(data: Any) -> CounterReadings:
-    """`data`: a result.json's `counters` (None, or the CountersShown's fields)."""
-    if not isinstance(data, dict):
+def counter_readings(shown: CountersShown | None) -> CounterReadings:
+    """`shown`: a report's `counters` (None where they were not asked for)."""
+    if shown is None:
         return NOT_ASKED
-    line_value = data.get("line")
-    line = line_value if isinstance(line_value, str) else ""
-    if not data.get("available"):
-        return CounterReadings(_reason(data.get("reason")), (), line)
-    rows = []
-    for row in data.get("rows") or ():
-        if isinstance(row, dict) and isinstance(row.get("indicator"), str):
-            rows.append(IndicatorReading(row["indicator"], _number(row.get("yours")),
-                                         _number(row.get("reference")), _number(row.get("baseline"))))
-    return CounterReadings(None, tuple(rows), line)
+    if not shown.available:
+        return CounterReadings(shown.reason or Unavailable.FAILED, (), shown.line)
+    rows = tuple(IndicatorReading(r.indicator, _number(r.yours), _number(r.reference), _number(r.baseline))
+                 for r in shown.rows)
+    return CounterReadings(None, rows, shown.line)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from grader.report import ERROR, FAILED
+from grader.report import ERROR, FAILED, Check
 from grader.results import FailureKind
 
 KIND_LABELS = {
@@ -66,32 +65,28 @@ def _compile_label(message: str) -> str:
     return "compile error: " + first_words(text) if text else "compile error"
 
 
-def classify(checks: list[dict[str, Any]], path: str = "") -> Failure | None:
-    """The failure of a result (its checks as in result.json), or None if nothing failed. The
-    kind is the one the grader recorded; the label only shortens the message where the kind
-    alone does not group (compile errors and refusals by their first words, crashes by signal)."""
+def classify(checks: list[Check], path: str = "") -> Failure | None:
+    """The failure of a result (its report's checks), or None if nothing failed. The kind is the
+    one the grader recorded; the label only shortens the message where the kind alone does not
+    group (compile errors and refusals by their first words, crashes by signal)."""
     for check in checks:
-        status = check.get("status")
-        if status not in (FAILED, ERROR):
+        if check.status not in (FAILED, ERROR):
             continue
-        name = str(check.get("name", "?"))
-        message = shorten_paths(str(check.get("message", "")), path)
-        try:
-            kind = FailureKind(check.get("failure") or ("grader_error" if status == ERROR else "wrong"))
-        except ValueError:
-            kind = FailureKind.GRADER_ERROR
+        name = check.name
+        message = shorten_paths(check.message, path)
+        kind = check.failure or (FailureKind.GRADER_ERROR if check.status == ERROR else FailureKind.WRONG)
         if kind == FailureKind.CRASH:
-            signal = (check.get("details") or {}).get("signal")
+            signal = check.details.get("signal")
             return Failure(name, kind, f"crashed ({signal})" if isinstance(signal, str) and signal else "crashed", message)
         if kind == FailureKind.COMPILE_ERROR:
             return Failure(name, kind, _compile_label(message), message)
         if kind == FailureKind.REFUSED_SOURCE:
             reason = _LOCATION.sub("", _LEADING_FILE.sub("", message))
             return Failure(name, kind, "refused: " + first_words(reason), message)
-        if kind == FailureKind.GRADER_ERROR and status == ERROR:
+        if kind == FailureKind.GRADER_ERROR and check.status == ERROR:
             return Failure(name, kind, "grader error: " + first_words(_LOCATION.sub("", message)), message)
         label = KIND_LABELS.get(kind, kind.value)
-        if kind == FailureKind.WRONG and (check.get("details") or {}).get("unwritten"):
+        if kind == FailureKind.WRONG and check.details.get("unwritten"):
             label += " (some elements never written)"
         return Failure(name, kind, label, message)
     return None

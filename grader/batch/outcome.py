@@ -1,5 +1,5 @@
-"""One submission's result as the class outputs need it, read from its result.json content
-(the `lab grade --json` report plus the batch's own fields), whether graded now or earlier."""
+"""One submission's result as the class outputs need it, from its stored result (the report
+and the batch's own fields: grader.batch.stored), whether graded now or earlier."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 from grader.batch.counter_reading import NOT_ASKED, CounterReadings, counter_readings
 from grader.batch.failures import Failure, classify
 from grader.batch.layout import Submission
+from grader.batch.stored import StoredResult
+from grader.report import Status
 
 
 @dataclass(frozen=True)
@@ -48,40 +50,41 @@ class Outcome:
         return self.graded and self.status == "review"
 
 
-def _float(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
-def _score(data: dict[str, Any]) -> int | None:
-    """None where the report has no score (it could not be graded)."""
-    value = data.get("score")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or data.get("status") == "error":
-        return None
-    return int(value)
-
-
-def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now: bool) -> Outcome:
-    """`data`: the content of a result.json (see grader.batch.store)."""
-    batch = data.get("batch") or {}
-    perf = data.get("performance") or {}
-    graded = bool(batch.get("graded", True))
-    checks = data.get("checks") or []
+def outcome_of(submission: Submission, stored: StoredResult, graded_now: bool) -> Outcome:
+    """The class outputs' view of a stored result (see grader.batch.store)."""
+    report = stored.report
+    perf = report.performance
+    graded = stored.graded and report.status != Status.ERROR and report.score is not None
     return Outcome(
         student=submission.student,
         stage=submission.stage,
         file=submission.relative,
-        status=str(data.get("status", "error")),
-        score=_score(data) if graded else None,
-        max_score=int(data.get("max_score", 0)),
-        failure=classify(checks, str(data.get("file", ""))),
-        speedup=_float(perf.get("speedup")),
-        reference_speedup=_float(perf.get("reference_speedup")),
-        required_speedup=_float(perf.get("required_speedup")),
-        speed_graded=bool(perf.get("graded", False)),
-        device=str((data.get("device") or {}).get("name", "")),
-        device_kind=str((data.get("device") or {}).get("kind", "")),
-        duration_s=_float(data.get("duration_s")) or 0.0,
+        status=str(report.status),
+        score=int(report.score) if graded and report.score is not None else None,
+        max_score=report.max_score,
+        failure=classify(report.checks, report.file),
+        speedup=_float(perf.speedup) if perf else None,
+        reference_speedup=_float(perf.reference_speedup) if perf else None,
+        required_speedup=_float(perf.required_speedup) if perf else None,
+        speed_graded=perf.graded if perf else False,
+        device=str(report.device.get("name", "")),
+        device_kind=str(report.device.get("kind", "")),
+        duration_s=float(report.duration_s),
         graded_now=graded_now,
-        phases={k: v for k, v in (data.get("phases") or {}).items() if _float(v) is not None},
-        counters=counter_readings(data.get("counters")),
+        phases=dict(report.phases),
+        counters=counter_readings(report.counters),
     )
+
+
+def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now: bool) -> Outcome:
+    """`data`: a report's JSON object, bare or as result.json holds it (grader.batch.stored).
+    One that cannot be read as a report is an outcome with no grade (status error)."""
+    try:
+        return outcome_of(submission, StoredResult.from_json(data), graded_now)
+    except ValueError:
+        return Outcome(submission.student, submission.stage, submission.relative, str(Status.ERROR), None, 0,
+                       None, None, None, None, False, "", "", 0.0, graded_now, {})

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from grader.batch.devices import Pool
 from grader.batch.keys import GradingOptions, result_key, stage_digest, submission_file_digest
 from grader.batch.layout import Submission
-from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.store import ResultStore
+from grader.batch.stored import StoredResult
 from lab.catalog import Catalog
 from lab.source_checks import SubmissionError
 from lab.spec import Spec
@@ -56,17 +57,16 @@ def submission_digest(submission: Submission) -> str | None:
         return None
 
 
-def _graded_elsewhere(store: ResultStore, sub: Submission, digest: str | None) -> dict | None:
+def _graded_elsewhere(store: ResultStore, sub: Submission, digest: str | None) -> StoredResult | None:
     """A real grade of exactly this file, from a run that had a device for it: a run without
     one keeps it rather than replace it with "no device here"."""
-    data = store.load(sub)
-    if data is None or digest is None:
+    stored = store.load(sub)
+    if stored is None or stored.batch is None or digest is None:
         return None
-    batch = data.get("batch") or {}
-    key = data.get("cache_key")
-    if (batch.get("graded") and batch.get("submission_sha256") == digest and isinstance(key, str)
+    key = stored.cache_key
+    if (stored.batch.graded and stored.batch.submission_sha256 == digest and key
             and store.fresh(sub, {key}) is not None):
-        return data
+        return stored
     return None
 
 
@@ -90,12 +90,12 @@ def make_plan(submissions: Iterable[Submission], catalog: Catalog, pool: Pool, s
             keys = {result_key(digest, fingerprint, sub.backend, name, options) for name in names}
             data = store.fresh(sub, keys)
             if data is not None:
-                fresh.append(outcome_from_result(sub, data, graded_now=False))
+                fresh.append(outcome_of(sub, data, graded_now=False))
                 continue
         if missing is not None:
             kept = _graded_elsewhere(store, sub, digest)
             if kept is not None:  # graded from these very bytes on a machine that had the device
-                fresh.append(outcome_from_result(sub, kept, graded_now=False))
+                fresh.append(outcome_of(sub, kept, graded_now=False))
             else:
                 unavailable.append(missing)
         else:

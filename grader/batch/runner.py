@@ -15,18 +15,18 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from grader.batch.devices import BACKEND_ORDER, Pool
 from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
 from grader.batch.keys import GradingOptions, result_key
-from grader.batch.outcome import Outcome, outcome_from_result
+from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import Job, Plan, Unavailable, submission_digest
 from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
+from grader.batch.stored import BatchInfo, StoredResult
 from grader.pipeline import Limits, grade_file
 from grader.queue_status import QueueEvent
 from grader.report import ERROR, Report
@@ -100,11 +100,10 @@ class Runner:
         self._problems: list[str] = []
 
     # -- one submission ------------------------------------------------------------------
-    def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> dict[str, Any]:
+    def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> BatchInfo:
         sub = job.submission
-        return {"student": sub.student, "stage": sub.stage, "submission": sub.relative,
-                "submission_sha256": digest, "graded": graded, "graded_at": _now(), "device": device,
-                "options": self.options.as_dict()}
+        return BatchInfo(sub.student, sub.stage, sub.relative, digest, graded, _now(),
+                         device, dict(self.options.as_dict()))
 
     def _record(self, job: Job, report: Report, key: str | None, graded: bool,
                 device: str | None, digest: str | None) -> None:
@@ -112,13 +111,12 @@ class Runner:
         problem = ""
         meta = self._meta(job, graded, device, digest)
         try:
-            data = self.store.save(sub, report, key, meta)
+            stored = self.store.save(sub, report, key, meta)
         except OSError as error:
             problem = f"{sub.relative}: its result could not be written ({error.strerror or error})"
-            data = report.to_json()
             # Not stored, so no grade: the gradebook counts only results on disk (the next run grades it again).
-            data["batch"] = {**meta, "graded": False}
-        outcome = outcome_from_result(sub, data, graded_now=True)
+            stored = StoredResult(report, replace(meta, graded=False))
+        outcome = outcome_of(sub, stored, graded_now=True)
         with self._lock:
             self._outcomes.append(outcome)
             if problem:

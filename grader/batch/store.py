@@ -2,13 +2,12 @@
 
 Each file is written atomically (a temporary file, then os.replace). result.json is removed
 first and written last, after feedback.md, feedback.html and results.json: a folder whose
-result.json is missing, unreadable or carries another key is graded again, so a batch killed
+result.json is missing, unreadable (grader.batch.stored) or carries another key is graded again, so a batch killed
 at any moment (even with SIGKILL) loses at most the submissions it was grading.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Collection, Iterator
@@ -18,8 +17,9 @@ from typing import Any
 
 from grader.batch.gradescope import gradescope_results
 from grader.batch.layout import Submission
+from grader.batch.stored import BatchInfo, StoredResult
 from grader.feedback import render_html, render_markdown, write_atomic
-from grader.report import Report
+from grader.report import Report, Status
 from lab.sinks import for_json, for_path_component
 
 RESULT = "result.json"
@@ -55,30 +55,30 @@ class ResultStore:
     def folder(self, submission: Submission) -> Path:
         return self.root / for_path_component(submission.student) / for_path_component(submission.stage)
 
-    def load(self, submission: Submission) -> dict[str, Any] | None:
-        """The content of a submission's result.json, or None when it is missing or unreadable."""
+    def load(self, submission: Submission) -> StoredResult | None:
+        """A submission's result.json, or None when it is missing or cannot be read as a result
+        (half written, or from a grader version whose results this one does not read): such a
+        submission is graded again."""
         try:
-            data = json.loads((self.folder(submission) / RESULT).read_text(encoding="utf-8"))
+            return StoredResult.from_json((self.folder(submission) / RESULT).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
 
-    def fresh(self, submission: Submission, keys: Collection[str]) -> dict[str, Any] | None:
+    def fresh(self, submission: Submission, keys: Collection[str]) -> StoredResult | None:
         """The stored result if it was graded from the same inputs (its key is one of `keys`)
         and its other files are all there; otherwise None."""
-        data = self.load(submission)
-        if data is None or not data.get("cache_key") or data.get("cache_key") not in keys:
+        stored = self.load(submission)
+        if stored is None or not stored.cache_key or stored.cache_key not in keys:
             return None
-        if data.get("status") == "error" and (data.get("batch") or {}).get("graded", True):
+        if stored.report.status == Status.ERROR and stored.graded:
             return None  # the grader failed on it (not a grade): graded again
         folder = self.folder(submission)
         if not all((folder / name).is_file() for name in SIBLINGS):
             return None
-        return data
+        return stored
 
-    def save(self, submission: Submission, report: Report, key: str | None,
-             batch: dict[str, Any]) -> dict[str, Any]:
-        """Write the four files of one result, result.json last; return result.json's content.
+    def save(self, submission: Submission, report: Report, key: str | None, batch: BatchInfo) -> StoredResult:
+        """Write the four files of one result, result.json last; return what result.json holds.
 
         `key` None: the result is shown but graded again by the next run."""
         folder = self.folder(submission)
@@ -87,11 +87,9 @@ class ResultStore:
         write_atomic(folder / FEEDBACK_MD, render_markdown(report))
         write_atomic(folder / FEEDBACK_HTML, render_html(report))
         write_atomic(folder / GRADESCOPE, dumps(gradescope_results(report)))
-        data = report.to_json()
-        data["cache_key"] = key
-        data["batch"] = batch
-        write_atomic(folder / RESULT, dumps(data))
-        return data
+        stored = StoredResult(report, batch, key)
+        write_atomic(folder / RESULT, stored.dumps())
+        return stored
 
     def write_class_file(self, name: str, text: str) -> Path:
         path = self.root / name

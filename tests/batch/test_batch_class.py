@@ -24,6 +24,9 @@ from typer.testing import CliRunner
 
 from grader.batch.processes import child_workers
 from grader.batch.store import is_temp_file
+from grader.batch.stored import StoredResult
+from grader.feedback import render_json
+from grader.report import Report, Status
 from lab.cli import app
 from tests.batch.classroom import (
     ERROR,
@@ -119,6 +122,23 @@ def test_every_submission_has_its_four_files_and_the_right_verdict(room, graded)
             assert not pending or not {"status", "score", "max_score"} & set(test)
         assert not [p.name for p in folder.iterdir() if p.name.startswith(".")]
     assert "class summary" in result.output
+
+
+def test_every_stored_result_reads_back_as_the_report_it_was_written_from(room, graded):
+    """Real gradings on the device present (a reference, wrong, crashing and refused files, a
+    pending speed check): StoredResult.from_json gives the typed result, and writing that again
+    gives result.json byte for byte."""
+    out, _, _ = graded
+    statuses = set()
+    for path in sorted(out.glob("*/*/result.json")):
+        text = path.read_text(encoding="utf-8")
+        stored = StoredResult.from_json(text)
+        assert stored.dumps() == text, path
+        assert Report.from_json(render_json(stored.report)) == stored.report
+        assert stored.batch is not None and stored.batch.student == path.parent.parent.name
+        statuses.add(stored.report.status)
+        assert all(isinstance(c.status, Status) for c in stored.report.checks)
+    assert {Status.FAILED, Status.ERROR, Status.PENDING} <= statuses
 
 
 def test_gradebook_has_a_row_per_student_and_a_column_per_stage(room, graded):

@@ -29,10 +29,11 @@ from grader.batch.layout import (
     LayoutError,
     scan,
 )
-from grader.batch.outcome import outcome_from_result
+from grader.batch.outcome import outcome_of
 from grader.batch.plan import make_plan
 from grader.batch.runner import Finished, Runner
 from grader.batch.store import FEEDBACK_HTML, RESULT, ResultStore, StoreBusy, is_temp_file
+from grader.batch.stored import BatchInfo, StoredResult
 from grader.batch.summary import BatchStats, Redactor, summarize
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
 from grader.results import FailureKind
@@ -162,15 +163,23 @@ def test_store_writes_result_json_last_and_only_a_complete_matching_folder_is_fr
     order = []
     real = store_module.write_atomic
     monkeypatch.setattr(store_module, "write_atomic", lambda p, t: (order.append(p.name), real(p, t)))
-    data = store.save(sub, report(), "k1", {"graded": True})
+    data = store.save(sub, report(), "k1", BatchInfo("ann", STAGE, f"ann/{STAGE}.cl"))
     assert order[-1] == RESULT and len(order) == 4
-    assert data["cache_key"] == "k1" and store.fresh(sub, {"k1"}) is not None
+    assert data.cache_key == "k1" and store.fresh(sub, {"k1"}) == data
     assert store.fresh(sub, {"k2"}) is None
     (store.folder(sub) / FEEDBACK_HTML).unlink()
     assert store.fresh(sub, {"k1"}) is None
-    store.save(sub, report(), "k1", {"graded": True})
+    store.save(sub, report(), "k1", BatchInfo("ann", STAGE, f"ann/{STAGE}.cl"))
     (store.folder(sub) / RESULT).write_text('{"cache_key": "k1", "trunc')
     assert store.fresh(sub, {"k1"}) is None
+    # Whole JSON that is no result this grader reads (an edited file, another grader's fields):
+    # no result, so graded again, never a crash.
+    for change in ({"status": "splendid"}, {"checks": "none"}, {"batch": {"graded": True}}, {"cache_key": 7}):
+        (store.folder(sub) / RESULT).write_text(json.dumps({**data.to_json(), **change}))
+        assert store.load(sub) is None and store.fresh(sub, {"k1"}) is None, change
+    (store.folder(sub) / RESULT).write_text(json.dumps({**data.to_json(), "from_a_later_grader": 1}))
+    assert store.fresh(sub, {"k1"}) == data
+    store.save(sub, report(), "k1", BatchInfo("ann", STAGE, f"ann/{STAGE}.cl"))
     (store.folder(sub) / ".result.json.ab12_x").write_text("half")
     (store.folder(sub) / ".notes").write_text("mine")
     assert store.sweep_temp_files() == 1
@@ -228,12 +237,10 @@ def test_gradescope_results_have_the_autograder_format():
      "", "race", "results change between runs"),
 ])
 def test_failures_group_by_check_and_kind_without_paths(check, message, kind, label):
-    failure = classify([{"name": "compiles", "status": PASSED, "message": "compiles"},
-                        {"name": check.name, "status": check.status, "message": check.message,
-                         "details": check.details, "failure": check.failure.value}], "subs/ann/x.cl")
+    failure = classify([Check("compiles", PASSED, "compiles"), check], "subs/ann/x.cl")
     assert failure.kind == kind and failure.label.startswith(label)
     assert "subs/ann" not in failure.message
-    assert classify([{"name": "compiles", "status": PASSED}]) is None
+    assert classify([Check("compiles", PASSED, "")]) is None
 
 
 def test_gradebook_leaves_cells_empty_where_there_is_no_grade(tmp_path):
@@ -242,8 +249,9 @@ def test_gradebook_leaves_cells_empty_where_there_is_no_grade(tmp_path):
     passed = report(PASSED, 100, checks=[Check("compiles", PASSED, "compiles", 10, 10),
                                          Check("correct", PASSED, "correct", 60, 60),
                                          Check("fast", PASSED, "fast", 30, 30)])
-    outcomes = [outcome_from_result(ann, {**passed.to_json(), "batch": {"graded": True}}, True),
-                outcome_from_result(bob, {**report(ERROR, None).to_json(), "batch": {"graded": False}}, True)]
+    outcomes = [outcome_of(ann, StoredResult(passed), True),
+                outcome_of(bob, StoredResult(report(ERROR, None), BatchInfo("bob", STAGE, bob.relative, graded=False)),
+                           True)]
     rows = list(csv.reader(io.StringIO(render_gradebook(["ann", "bob", "cid"], [STAGE], outcomes))))
     assert rows == [["student", STAGE, "total"], ["ann", "100", "100"], ["bob", "", ""], ["cid", "", ""]]
 
@@ -256,7 +264,7 @@ def test_the_summary_names_no_student():
         sub = type("S", (), {"student": student, "stage": STAGE, "relative": f"{student}/{STAGE}.cl"})()
         bad = report(FAILED, 0, None, file=f"subs/{student}/{STAGE}.cl",
                      checks=[Check("compiles", FAILED, f"compile error: {student} is not declared", 0, 10)])
-        outcomes.append(outcome_from_result(sub, {**bad.to_json(), "batch": {"graded": True}}, True))
+        outcomes.append(outcome_of(sub, StoredResult(bad), True))
     stats = BatchStats(2, 2, 0, 0, 60.0, 3.0, (), GradingOptions())
     summary = summarize([catalog().get(STAGE)], ["ann", "bob.smith"], outcomes, [], stats)
     text = json.dumps([r.__dict__ for r in summary.stages[0].reasons])
@@ -282,7 +290,7 @@ def test_the_run_loop_records_every_submission_whatever_the_grader_does(tmp_path
     by_student = {o.student: o for o in result.outcomes}
     assert by_student["bob"].status == ERROR and by_student["bob"].score is None
     assert "the disk fell off" in by_student["bob"].failure.message
-    assert store.load(subs[1])["cache_key"] is None  # graded again next time
+    assert store.load(subs[1]).cache_key is None  # graded again next time
     assert sum(isinstance(e, Finished) for e in events) == 4
     again = make_plan(subs, catalog(), pool, store, options)
     assert [j.submission.student for j in again.to_grade] == ["bob"] and len(again.up_to_date) == 3
@@ -329,7 +337,7 @@ def test_a_machine_without_the_device_keeps_a_real_grade_of_the_same_file(tmp_pa
     on_gpu = build_pool(Discovery(GPUS), {"cuda"})
     Runner(store, options, lambda spec, p, target, shown_as: report(file=str(p))).run(
         make_plan([sub], catalog(), on_gpu, store, options), on_gpu)
-    assert store.load(sub)["batch"]["device"] == "cuda:0"
+    assert store.load(sub).batch.device == "cuda:0"
 
     no_gpu = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"cuda"})
     for force in (False, True):
@@ -389,12 +397,13 @@ def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tm
         return report(file=str(path))
 
     Runner(store, options, grade).run(make_plan(subs, catalog(), pool, store, options), pool)
-    assert store.load(subs[1])["cache_key"] is None and store.load(subs[0])["cache_key"]
+    assert store.load(subs[1]).cache_key is None and store.load(subs[0]).cache_key
     again = make_plan(subs, catalog(), pool, store, options)
     assert [j.submission.student for j in again.to_grade] == ["bob"]
     # An error stored with a key (by an older grader) is graded again too.
     ann = store.load(subs[0])
-    key = ann["cache_key"]
+    key = ann.cache_key
     assert store.fresh(subs[0], {key}) is not None
-    (store.folder(subs[0]) / "result.json").write_text(json.dumps({**ann, "status": "error", "score": None}))
+    (store.folder(subs[0]) / "result.json").write_text(
+        json.dumps({**ann.to_json(), "status": "error", "score": None}))
     assert store.fresh(subs[0], {key}) is None

@@ -14,12 +14,14 @@ import pytest
 from grader.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import scan
-from grader.batch.outcome import outcome_from_result
+from grader.batch.outcome import outcome_of
 from grader.batch.outputs import SIMILARITY_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
 from grader.batch.similarity import REPORT_AT, Skip, Source, compare_class, compare_stage, stage_boilerplate
 from grader.batch.similarity_report import render_similarity_csv, render_similarity_html
 from grader.batch.store import ResultStore
+from grader.batch.stored import StoredResult
 from grader.batch.summary import BatchStats
+from grader.report import PASSED, Report
 from tests.batch import similar_class
 from tests.batch.similar_class import STAGE
 from tests.conftest import catalog
@@ -192,8 +194,8 @@ def test_student_text_is_escaped_in_the_html_and_the_csv(tmp_path):
 def test_the_batch_writes_the_files_and_the_summary_names_no_one(tmp_path):
     room = similar_class.build(tmp_path / "subs")
     layout = scan(room.root, catalog().ids())
-    outcomes = [outcome_from_result(s, {"status": "passed", "score": 70, "max_score": 100, "checks": [],
-                                        "batch": {"graded": True}}, True) for s in layout.submissions]
+    outcomes = [outcome_of(s, StoredResult(Report(s.stage, "t", "c", s.backend, {}, s.relative, PASSED, 70, 100, [],
+                                                  None)), True) for s in layout.submissions]
     stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 60.0, 30.0, (), GradingOptions(timing=False))
     store = ResultStore(tmp_path / "out")
     write_class_outputs(store, catalog(), layout, outcomes, stats)

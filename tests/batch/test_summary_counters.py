@@ -63,7 +63,7 @@ def result(stage: str, counters: CountersShown | None, status: str = PASSED, bac
                     score=70 if status == PASSED else 10, max_score=100, checks=checks, performance=perf, grader_version="1",
                     duration_s=2.0, counters=counters)
     # Through JSON, as result.json is read back (enums become strings).
-    return json.loads(json.dumps({**report.to_json(), "batch": {"graded": True}}, default=str))
+    return json.loads(json.dumps(report.to_json(), default=str))
 
 
 def outcome(student: str, stage: str, counters: CountersShown | None, **kw):
@@ -184,16 +184,17 @@ def test_counters_change_the_result_key_only_when_asked_for():
     assert GradingOptions(**GradingOptions(counters=True).as_dict()).counters  # a Slurm run's manifest
 
 
-def test_an_unknown_reason_or_malformed_counters_do_not_break_the_summary():
-    data = result(COALESCED, None)
-    data["counters"] = {"available": False, "reason": "from_a_newer_grader"}
-    assert outcome_from_result(Sub("a", COALESCED), data, True).counters.reason == Unavailable.FAILED
-    data["counters"] = {"available": True, "rows": [{"indicator": SECTORS, "yours": "32", "reference": True},
-                                                    "junk", {"yours": 1.0}]}
-    read = outcome_from_result(Sub("a", COALESCED), data, True).counters
-    assert read.reason is None and read.of(SECTORS).yours is None and read.of(SECTORS).reference is None
-    data["counters"] = "not a table"
-    assert outcome_from_result(Sub("a", COALESCED), data, True).counters.reason == Unavailable.NOT_ASKED
+@pytest.mark.parametrize("counters", [
+    {"available": False, "reason": "from_a_newer_grader"},
+    {"available": True, "rows": [{"indicator": SECTORS, "yours": "32", "reference": True}, "junk"]},
+    "not a table",
+])
+def test_a_result_with_an_unknown_reason_or_malformed_counters_is_no_grade(counters):
+    data = {**result(COALESCED, None), "counters": counters}
+    with pytest.raises(ValueError, match="counters"):
+        Report.from_json(data)
+    read = outcome_from_result(Sub("a", COALESCED), data, True)  # the summary is still made
+    assert read.status == "error" and not read.graded and read.counters.reason == Unavailable.NOT_ASKED
 
 
 HOSTILE = "<script>alert(1)</script>\x1b[2J \u202e=cmd|' /C calc'!A0 {{ 7*7 }}"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from datetime import timedelta
 
 import pytest
 
+from grader.feedback import render_json
+from grader.report import Report
 from lab.server.states import Role
 from tests.server.running import ROOT, lab_env, needs_server_extra
 
@@ -22,8 +23,8 @@ def graded(store, user, n: int, score: int, status: str = "passed"):
     submission, _ = store.submit(user, STAGE, "k.cl", "opencl", f"// {n}\n".encode())
     claimed, _ = store.claim_next()
     assert claimed.id == submission.id
-    report = json.dumps({"status": status, "score": score, "max_score": 100, "checks": [], "file": "k.cl",
-                         "device": {"name": "H100", "kind": "gpu"}})
+    report = render_json(Report(STAGE, "t", "c", "opencl", {"name": "H100", "kind": "gpu"}, "k.cl", status, score,
+                                100, [], None))  # as grading_lane stores it
     store.finish(submission.id, Outcome(status, score, 100, None, report, ""))
     return store.get(submission.id)
 

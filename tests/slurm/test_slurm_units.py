@@ -24,6 +24,7 @@ from grader.batch.errors import error_report
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Submission, scan
 from grader.batch.store import ResultStore
+from grader.batch.stored import SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
 from lab.backends.discovery import Target
@@ -176,9 +177,8 @@ def test_tasks_share_a_run_each_submission_graded_once_and_recorded_with_its_nod
     assert result.graded == 10 and not result.interrupted  # it went round and took the others' shares
     second = _task(folder, manifest, store, holder(0))
     assert second.run().graded == 0
-    data = store.load(next(s for s in subs if s.student == HOSTILE))
-    assert data["batch"]["slurm"] == {"run": manifest.run_id, "job": "7_1", "restart": 0, "node": "node1",
-                                      "device_name": "Fake GPU"}
+    stored = store.load(next(s for s in subs if s.student == HOSTILE))
+    assert stored.slurm == SlurmInfo(manifest.run_id, "7_1", 0, "node1", "Fake GPU")
     found = gather(subs, catalog(), store, OPTIONS, manifest.run_id, {s.relative for s in subs})
     assert not found.left and len(found.graded_now) == 10
     assert [s.describe() for s in found.shares] == ["Fake GPU (gpu) on node1: 10 submissions"]
