@@ -64,7 +64,7 @@ def course_server(url: str, token: str, wait_s: float = DEFAULT_SERVER_WAIT_S) -
         parts, port_ok = None, False
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok \
             or parts.query or parts.fragment:
-        raise BuildError(f"--server {url or "''"}: a server's address is http(s)://HOST[:PORT]")
+        raise BuildError(f"--server {url or '(empty)'}: a server's address is http(s)://HOST[:PORT]")
     token = token.strip()
     if not token or any(c.isspace() or not c.isprintable() for c in token):
         raise BuildError("--server-token: give the autograder's token (lab tokens --grader NAME on the server)")
