@@ -198,13 +198,15 @@ def with_server_speed(report: Report, speed: ServerSpeed) -> Report:
         if check.name != FAST or check.status != PENDING:
             checks.append(check)
         elif speed.check is not None:
-            where = f" on {speed.device}" if speed.device else ""
-            checks.append(replace(speed.check, message=f"{speed.check.message} (graded on the course GPU "
-                                                       f"server{where}, its submission {speed.submission})"))
+            where = f" ({speed.device})" if speed.device else ""
+            checks.append(replace(speed.check, message=f"{speed.check.message}; graded on the course GPU "
+                                                       f"server{where}, its submission {speed.submission}"))
         else:
             checks.append(replace(check, message=f"{check.message}; {speed.reason}"))
     if speed.check is None:
         return replace(report, checks=checks)
     status = PASSED if all(c.status == PASSED for c in checks) else FAILED
     score = (report.score or 0) + speed.check.points
-    return replace(report, checks=checks, status=status, score=score)
+    note = (f"The speed was graded on the course GPU server{f' ({speed.device})' if speed.device else ''}, "
+            f"its submission {speed.submission}: the server's history shows its full report.")
+    return replace(report, checks=checks, status=status, score=score, notes=[*report.notes, note])

@@ -56,7 +56,7 @@ def test_fake_answer_with_a_graded_speed_gives_its_fast_check_points_and_message
     assert (fast["status"], fast["score"], fast["max_score"]) == ("passed", 30, 30)
     assert "pending" not in fast["name"]
     assert "speedup 1.93x over reduce_interleaved" in fast["output"]
-    assert "graded on the course GPU server on NVIDIA H100 80GB HBM3, its submission 42" in fast["output"]
+    assert "graded on the course GPU server (NVIDIA H100 80GB HBM3), its submission 42" in fast["output"]
     assert results["score"] == 100 and results["extra_data"]["pending_points"] == 0
     compiles = next(t for t in results["tests"] if ": compiles" in t["name"])
     assert compiles["score"] == 10  # the checks graded here are kept as they were
@@ -136,3 +136,12 @@ def test_a_bad_server_option_is_one_line(url, token, wait, words):
     with pytest.raises(BuildError, match=words.replace("(", r"\(").replace(")", r"\)")):
         course_server(url, token, wait)
 
+
+
+def test_lab_gradescope_takes_the_server_and_its_token_together():
+    from typer.testing import CliRunner
+
+    from lab.cli import app
+
+    done = CliRunner().invoke(app, ["gradescope", STAGE, "--server", "https://gpu.example"])
+    assert done.exit_code == 2 and "--server and --server-token go together" in done.output
