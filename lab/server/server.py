@@ -12,8 +12,8 @@ from lab.catalog import Catalog
 from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lane, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
-from lab.server.settings import ServerSettings
 from lab.server.roster_logins import alias_key
+from lab.server.settings import ServerSettings
 from lab.server.states import Role, State
 
 log = logging.getLogger("lab.server")

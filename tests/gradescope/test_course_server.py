@@ -16,10 +16,11 @@ import pytest
 
 from lab.autograder.build import build_zip, course_server
 from tests.conftest import catalog
-from tests.gradescope.test_autograder import (  # noqa: F401 - checkout_venv is a fixture
+from tests.gradescope.test_autograder import (
+    PROJECT,
     autograder_root,
-    checkout_venv,
     needs_opencl,
+    prepared_venv,
     run_autograder,
     solution,
 )
@@ -29,6 +30,12 @@ pytestmark = [needs_opencl, needs_server_extra]
 
 STAGE = "reduce_sequential"  # correct on PoCL, with a speed check left pending there
 WAIT_S = 400.0  # long enough for a grading on PoCL on a loaded 2-core machine
+
+
+@pytest.fixture(scope="module")
+def checkout_venv(tmp_path_factory) -> Path:
+    """A virtual environment that imports the lab from this checkout (as test_autograder's)."""
+    return prepared_venv(tmp_path_factory.mktemp("venv") / "lab-venv", PROJECT)
 
 
 def roster(folder: Path) -> Path:
