@@ -29,6 +29,7 @@ from grader.report import FAILED, PASSED, PENDING, Check, Report
 FAST = "fast"
 POLL_S = 2.0  # between two looks at the server's gradings
 REQUEST_TIMEOUT_S = 20.0  # one request's limit (the whole wait is server_wait_s)
+MIN_REQUEST_S = 2.0  # a request made at the end of the wait still gets this long
 GRADED = (PASSED, FAILED)  # a fast check the server graded (REVIEW: held for a person, so not yet)
 
 
@@ -45,6 +46,10 @@ class ServerSpeed:
 
 class Unanswered(Exception):
     """A request to the server did not give what was asked; the message says why in one line."""
+
+
+class TimedOut(Unanswered):
+    """The server took the request but did not answer it in the time left."""
 
 
 def student_names(metadata: Path) -> list[str]:
@@ -79,16 +84,19 @@ class ServerConnection:
     def __init__(self, url: str, token: str):
         self.url, self._token = url.rstrip("/"), token
 
-    def _call(self, request: urllib.request.Request) -> dict[str, Any]:
+    def _call(self, request: urllib.request.Request, timeout_s: float) -> dict[str, Any]:
         request.add_header("Authorization", f"Bearer {self._token}")
         request.add_header("Accept", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as answer:  # noqa: S310 - http(s) only
+            with urllib.request.urlopen(request, timeout=timeout_s) as answer:  # noqa: S310 - http(s) only
                 body = answer.read()
         except urllib.error.HTTPError as error:
             raise Unanswered(f"the server could not grade it: {_detail(error)}") from None
         except (urllib.error.URLError, OSError) as error:
             why = getattr(error, "reason", None) or error
+            if isinstance(why, TimeoutError):
+                raise TimedOut(f"the course GPU server took the request but did not answer in {timeout_s:g} s") \
+                    from None
             raise Unanswered(f"the course GPU server is unreachable: {why}") from None
         try:
             data = json.loads(body)
@@ -98,7 +106,8 @@ class ServerConnection:
             raise Unanswered("the course GPU server's answer is not a submission")
         return data
 
-    def submit(self, stage: str, names: list[str], filename: str, source: bytes) -> dict[str, Any]:
+    def submit(self, stage: str, names: list[str], filename: str, source: bytes,
+               timeout_s: float = REQUEST_TIMEOUT_S) -> dict[str, Any]:
         boundary = f"lab-{secrets.token_hex(16)}"
         parts = [(name, value) for name, value in [("stage", stage), *(("student", n) for n in names[:2])]]
         body = b"".join(
@@ -109,10 +118,10 @@ class ServerConnection:
                  f"Content-Type: text/plain\r\n\r\n").encode() + source + f"\r\n--{boundary}--\r\n".encode()
         request = urllib.request.Request(f"{self.url}/api/submissions", data=body, method="POST",
                                          headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
-        return self._call(request)
+        return self._call(request, timeout_s)
 
-    def submission(self, submission_id: int) -> dict[str, Any]:
-        return self._call(urllib.request.Request(f"{self.url}/api/submissions/{submission_id}"))
+    def submission(self, submission_id: int, timeout_s: float = REQUEST_TIMEOUT_S) -> dict[str, Any]:
+        return self._call(urllib.request.Request(f"{self.url}/api/submissions/{submission_id}"), timeout_s)
 
 
 def _detail(error: urllib.error.HTTPError) -> str:
@@ -152,12 +161,23 @@ def ask_server(connection: ServerConnection, names: list[str], files: Mapping[st
     deadline = clock() + wait_s
     done: dict[str, ServerSpeed] = {}
     waiting: dict[str, int] = {}
+    late = f"the course GPU server did not answer within {wait_s:g} s"
+
+    def request_limit() -> float:  # no request outlasts the wait (a server that takes it and hangs)
+        return min(REQUEST_TIMEOUT_S, max(MIN_REQUEST_S, deadline - clock()))
+
     if not names:
         return {stage: ServerSpeed(stage, reason="Gradescope named no student for this upload "
                                                  "(submission_metadata.json)") for stage in files}
     for stage, (filename, source) in files.items():
+        if clock() >= deadline:
+            done[stage] = ServerSpeed(stage, reason=f"{late} (not sent)")
+            continue
         try:
-            shown = connection.submit(stage, names, filename, source)
+            shown = connection.submit(stage, names, filename, source, request_limit())
+        except TimedOut:
+            done[stage] = ServerSpeed(stage, reason=late)
+            continue
         except Unanswered as error:
             done[stage] = ServerSpeed(stage, reason=str(error))
             continue
@@ -170,9 +190,13 @@ def ask_server(connection: ServerConnection, names: list[str], files: Mapping[st
     while waiting:
         for stage, number in list(waiting.items()):
             try:
-                shown = connection.submission(number)
+                shown = connection.submission(number, request_limit())
+            except TimedOut:
+                done[stage] = ServerSpeed(stage, reason=f"{late} (its submission {number})", submission=number)
+                del waiting[stage]
+                continue
             except Unanswered as error:
-                done[stage] = replace(ServerSpeed(stage, reason=str(error)), submission=number)
+                done[stage] = ServerSpeed(stage, reason=str(error), submission=number)
                 del waiting[stage]
                 continue
             if shown.get("state") in ("done", "failed"):
@@ -181,8 +205,7 @@ def ask_server(connection: ServerConnection, names: list[str], files: Mapping[st
         left = deadline - clock()
         if waiting and left <= 0:
             for stage, number in waiting.items():
-                done[stage] = ServerSpeed(stage, reason=f"the course GPU server did not answer within {wait_s:g} s "
-                                                        f"(its submission {number} is still in its queue)",
+                done[stage] = ServerSpeed(stage, reason=f"{late} (its submission {number} is still in its queue)",
                                           submission=number)
             break
         if waiting:

@@ -146,3 +146,19 @@ def test_a_student_the_server_does_not_know_leaves_the_speed_pending_with_the_se
     assert "score" not in fast and "status" not in fast
     assert "the server could not grade it: no student carol@uni.example" in fast["output"], fast
     assert results["score"] == 70
+
+
+def test_a_server_that_takes_the_upload_and_never_answers_costs_no_more_than_the_wait(tmp_path, checkout_venv):
+    import socket
+
+    with socket.socket() as silent:  # connections are taken (the kernel's backlog), never answered
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        results, log = graded_upload(tmp_path, checkout_venv, url, "lab_x", 1, solution(STAGE),
+                                     [{"email": "alice@uni.example"}])
+    fast = fast_test(results)
+    assert "score" not in fast and "status" not in fast
+    assert "the course GPU server did not answer within 1 s" in fast["output"], fast
+    assert results["score"] == 70
+    assert "speed pending" in log
