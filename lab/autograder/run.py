@@ -1,5 +1,6 @@
 """Grading inside Gradescope's container: the upload's file for each stage of the assignment,
-through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), into one
+through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), with the speed
+asked of the course GPU server where the assignment names one (course_server), into one
 results.json; and the warm-up setup.sh runs once at build time (each stage's reference kernel
 graded, which checks the install and fills the kernel caches)."""
 
