@@ -145,3 +145,23 @@ def test_lab_gradescope_takes_the_server_and_its_token_together():
 
     done = CliRunner().invoke(app, ["gradescope", STAGE, "--server", "https://gpu.example"])
     assert done.exit_code == 2 and "--server and --server-token go together" in done.output
+
+
+def test_lab_gradescope_with_a_server_says_where_the_speed_comes_from(tmp_path):
+    import zipfile
+
+    from typer.testing import CliRunner
+
+    from lab.cli import app
+
+    wheel = tmp_path / "gpu_teaching_lab-0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    out = tmp_path / "autograder.zip"
+    done = CliRunner().invoke(app, ["gradescope", STAGE, "--wheel", str(wheel), "--out", str(out),
+                                    "--server", "https://gpu.example/", "--server-token", "lab_t",
+                                    "--server-wait", "90"])
+    assert done.exit_code == 0, done.output
+    assert "sent to https://gpu.example" in done.output and "90 s" in done.output
+    with zipfile.ZipFile(out) as opened:
+        assert json.loads(opened.read("lab-autograder.json"))["server_url"] == "https://gpu.example"
+        assert opened.read("lab-server-token") == b"lab_t\n"
