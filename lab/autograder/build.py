@@ -1,7 +1,8 @@
 """`lab gradescope`: the autograder zip an instructor uploads to a Gradescope assignment.
 
     setup.sh, run_autograder      scripts/ of this package (Gradescope wants them at the root)
-    lab-autograder.json           the assignment's stages (config.py)
+    lab-autograder.json           the assignment's stages, and the course GPU server's address (config.py)
+    lab-server-token              the autograder's token for that server (only where one is named)
     wheels/<the lab>.whl          the lab, built from its source checkout (or given: --wheel)
     course/assignments/, course/reference/
                                   the course, whole: a stage's spec may name another stage's
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from lab.autograder.config import AutograderConfig
-from lab.autograder.paths import CONFIG_NAME, COURSE_FOLDER, WHEELS_FOLDER
+from lab.autograder.config import DEFAULT_SERVER_WAIT_S, AutograderConfig
+from lab.autograder.paths import CONFIG_NAME, COURSE_FOLDER, SERVER_TOKEN_NAME, WHEELS_FOLDER
 from lab.catalog import Catalog, UnknownStageError
 
 SCRIPTS = ("setup.sh", "run_autograder")
@@ -40,6 +41,36 @@ ZIP_TIME = (2024, 1, 1, 0, 0, 0)
 
 class BuildError(ValueError):
     """The zip cannot be built; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class CourseServer:
+    """The course GPU server that grades the speed of each upload (lab serve), and how to reach it."""
+
+    url: str  # http(s)://HOST[:PORT][/path], without a trailing /
+    token: str  # an autograder's token (lab tokens --grader NAME)
+    wait_s: float = DEFAULT_SERVER_WAIT_S
+
+
+def course_server(url: str, token: str, wait_s: float = DEFAULT_SERVER_WAIT_S) -> CourseServer:
+    """The server, checked; a BuildError says what is wrong in one line."""
+    from urllib.parse import urlsplit
+
+    url = url.strip().rstrip("/")
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok \
+            or parts.query or parts.fragment:
+        raise BuildError(f"--server {url or '(empty)'}: a server's address is http(s)://HOST[:PORT]")
+    token = token.strip()
+    if not token or any(c.isspace() or not c.isprintable() for c in token):
+        raise BuildError("--server-token: give the autograder's token (lab tokens --grader NAME on the server)")
+    if not wait_s > 0:
+        raise BuildError(f"--server-wait {wait_s:g}: give a positive number of seconds")
+    return CourseServer(url, token, wait_s)
 
 
 @dataclass(frozen=True)
@@ -118,10 +149,10 @@ def _last_error(done: subprocess.CompletedProcess[str]) -> str:
     return said[-1] if said else f"pip exited with {done.returncode}"
 
 
-def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False, mode: int | None = None) -> None:
     info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
     info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = (0o100755 if executable else 0o100644) << 16
+    info.external_attr = (0o100000 | (mode if mode is not None else 0o755 if executable else 0o644)) << 16
     archive.writestr(info, data)
 
 
@@ -142,8 +173,11 @@ def check_stages(catalog: Catalog, stages: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(set(stages), key=order.index))
 
 
-def build_zip(catalog: Catalog, stages: Sequence[str], out: Path, wheel: Path | None = None) -> Built:
-    """Write the autograder zip for `stages` to `out` (atomically: a zip is whole or absent)."""
+def build_zip(catalog: Catalog, stages: Sequence[str], out: Path, wheel: Path | None = None,
+              server: CourseServer | None = None) -> Built:
+    """Write the autograder zip for `stages` to `out` (atomically: a zip is whole or absent).
+    With `server`, each upload's speed is asked of that course GPU server: its address goes in
+    the config, its token in a file of its own (mode 0600)."""
     chosen = check_stages(catalog, stages)
     if wheel is not None and (wheel.suffix != ".whl" or not wheel.is_file()):
         raise BuildError(f"--wheel {wheel}: not a wheel file (.whl)")
@@ -154,7 +188,8 @@ def build_zip(catalog: Catalog, stages: Sequence[str], out: Path, wheel: Path | 
     out.parent.mkdir(parents=True, exist_ok=True)
     from grader import GRADER_VERSION
 
-    config = AutograderConfig(chosen, _lab_version(), GRADER_VERSION)
+    config = AutograderConfig(chosen, _lab_version(), GRADER_VERSION, server.url if server else "",
+                              server.wait_s if server else DEFAULT_SERVER_WAIT_S)
     scripts = resources.files("lab.autograder") / "scripts"
     with tempfile.TemporaryDirectory(prefix="lab-gradescope-") as tmp:
         if wheel is None:
@@ -172,6 +207,9 @@ def build_zip(catalog: Catalog, stages: Sequence[str], out: Path, wheel: Path | 
                 _add(archive, CONFIG_NAME, config.to_json().encode())
                 _add(archive, f"{WHEELS_FOLDER}/{wheel.name}", wheel.read_bytes())
                 files += len(SCRIPTS) + 2
+                if server is not None:
+                    _add(archive, SERVER_TOKEN_NAME, f"{server.token}\n".encode(), mode=0o600)
+                    files += 1
                 for part in COURSE_PARTS:
                     folder = catalog.root / part
                     for path in _files_under(folder):

@@ -18,6 +18,7 @@ DEFAULT_ROOT = Path("/autograder")
 CONFIG_NAME = "lab-autograder.json"  # in the zip, beside setup.sh: the assignment's stages
 COURSE_FOLDER = "course"  # in the zip: the course's assignments/ and reference/
 WHEELS_FOLDER = "wheels"  # in the zip: the lab itself, as a wheel
+SERVER_TOKEN_NAME = "lab-server-token"  # in the zip, beside setup.sh: the course server's autograder token
 VENV_FOLDER = "lab-venv"  # made by setup.sh under the root: the lab and its dependencies
 
 
@@ -49,6 +50,10 @@ class AutograderPaths:
     @property
     def config(self) -> Path:
         return self.source / CONFIG_NAME
+
+    @property
+    def server_token(self) -> Path:
+        return self.source / SERVER_TOKEN_NAME
 
     @property
     def course(self) -> Path:

@@ -11,7 +11,8 @@ from grader.report import Report
 from lab.sinks import for_markdown, for_text
 
 COURSE_GPU_NOTE = ("Gradescope's machines have no GPU: here each kernel is checked for correctness on "
-                   "the CPU (PoCL). Speed is graded later, on the course GPU.")
+                   "the CPU (PoCL). Speed is graded on the course GPU: by its server during this upload where the "
+                   "course has one and it answers in time, otherwise later.")
 
 
 def _notes_markdown(notes: list[str]) -> str:

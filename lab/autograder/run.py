@@ -1,5 +1,6 @@
 """Grading inside Gradescope's container: the upload's file for each stage of the assignment,
-through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), into one
+through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), with the speed
+asked of the course GPU server where the assignment names one (course_server), into one
 results.json; and the warm-up setup.sh runs once at build time (each stage's reference kernel
 graded, which checks the install and fills the kernel caches)."""
 
@@ -97,7 +98,48 @@ def grade_upload(paths: AutograderPaths) -> GradedUpload:
     config, catalog, specs = load_course(paths)
     with tempfile.TemporaryDirectory(prefix="lab-upload-") as work:
         upload = take_in(scan_upload(paths.submission, config.stages), paths.submission, Path(work))
-        return _grade_all(catalog, specs, upload)
+        graded = _grade_all(catalog, specs, upload)
+        if config.server_url:
+            try:
+                _speed_from_server(paths, config, upload, graded)
+            except Exception:  # noqa: BLE001 - a bug here must not cost the correctness graded above
+                graded.log += ["error: asking the course GPU server failed; the speed stays pending:",
+                               traceback.format_exc()]
+        return graded
+
+
+def _speed_from_server(paths: AutograderPaths, config: AutograderConfig, upload: Upload, graded: GradedUpload) -> None:
+    """Ask the course GPU server for the speed of each stage correct here with its speed pending
+    (lab.autograder.course_server), and put its answer in that stage's report."""
+    from lab.autograder.course_server import (
+        ServerConnection,
+        ServerSpeed,
+        ask_server,
+        needs_server,
+        read_token,
+        student_names,
+        with_server_speed,
+    )
+
+    asked = {report.assignment: i for i, report in enumerate(graded.reports)
+             if needs_server(report) and report.assignment in upload.found}
+    if not asked:
+        return
+    token = read_token(paths.server_token)
+    if not token:
+        graded.log.append(f"error: {paths.server_token}: missing or empty: rebuild the zip with --server-token")
+        speeds = {stage: ServerSpeed(stage, reason="the autograder has no token for the course GPU server")
+                  for stage in asked}
+    else:
+        files = {stage: (upload.found[stage].path.name, upload.found[stage].path.read_bytes()) for stage in asked}
+        speeds = ask_server(ServerConnection(config.server_url, token), student_names(paths.metadata), files,
+                            config.server_wait_s)
+    for stage, index in asked.items():
+        speed = speeds[stage]
+        graded.reports[index] = with_server_speed(graded.reports[index], speed)
+        said = (f"speed graded: {speed.check.status}, {speed.check.points} of {speed.check.max_points}"
+                if speed.check is not None else f"speed pending: {speed.reason}")
+        graded.log.append(f"{stage}: course GPU server (submission {speed.submission}): {said}")
 
 
 def _grade_all(catalog: Catalog, specs: list[Spec], upload: Upload) -> GradedUpload:

@@ -59,6 +59,8 @@ def serve(
                                 "renewing it; after that it is queued again"),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
+    roster: Path | None = typer.Option(None, "--roster", help="the roster the tokens came from: an autograder "
+                                       "(lab gradescope --server) names a student by its email or SID in it"),
 ) -> None:
     """Run the course GPU server: it stores, queues and grades students' submissions (docs/server.md)."""
     _require_extra()
@@ -83,9 +85,18 @@ def serve(
         fail(str(error))
     if lease <= 0:
         fail(f"--lease {lease:g}: give a positive number of seconds")
+    roster_ids: dict[str, str] = {}
+    if roster is not None:
+        from grader.batch.roster import RosterError, load_roster
+        from lab.server.roster_logins import roster_aliases
+
+        try:
+            roster_ids = roster_aliases(load_roster(roster).entries)
+        except RosterError as error:
+            fail(str(error))
     lanes: tuple[str | None, ...] = (tuple(device) if device else (None,)) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
-                              secure_cookies=secure_cookies)
+                              secure_cookies=secure_cookies, roster_ids=roster_ids)
     try:
         application = create_app(settings, catalog)
     except StoreError as error:
@@ -108,12 +119,14 @@ def tokens(
     reissue: bool = typer.Option(False, "--reissue", help="give every roster student a new token (old ones stop)"),
     instructor: str | None = typer.Option(None, "--instructor", help="issue an instructor token for this login"),
     worker: str | None = typer.Option(None, "--worker", help="issue a grading worker's token (lab work) for this name"),
+    grader: str | None = typer.Option(None, "--grader", help="issue an autograder's token (lab gradescope --server) "
+                                      "for this name: it submits for any student and reads those results"),
     revoke: str | None = typer.Option(None, "--revoke", help="revoke this login's token and sessions"),
 ) -> None:
     """Issue the course server's tokens from a roster, or an instructor's (shown once); or revoke one."""
     _require_extra()
-    if roster is None and instructor is None and worker is None and revoke is None:
-        fail("give a ROSTER, --instructor LOGIN, --worker NAME or --revoke LOGIN")
+    if roster is None and instructor is None and worker is None and grader is None and revoke is None:
+        fail("give a ROSTER, --instructor LOGIN, --worker NAME, --grader NAME or --revoke LOGIN")
     from lab.server.database import StoreError
 
     store = _open_store(database)
@@ -135,6 +148,12 @@ def tokens(
             from lab.server.states import Role
 
             issued.append((worker, "", store.issue_token(worker.strip(), role=Role.WORKER)))
+        if grader is not None:
+            if not grader.strip():
+                fail("--grader: give the autograder's name (e.g. gradescope)")
+            from lab.server.states import Role
+
+            issued.append((grader, "", store.issue_token(grader.strip(), role=Role.GRADER)))
         if roster is not None:
             from grader.batch.roster import RosterError, load_roster
             from lab.server.roster_logins import roster_login

@@ -17,7 +17,7 @@ Modules, one concept each:
   web               the browser pages (templates/)
   report_json       a Report read back from its JSON
   gradebook_export  gradebook.csv (and the LMS files) by a deadline
-  roster_logins     the login a roster row's student gets
+  roster_logins     the login a roster row's student gets, and the row's ids that lead to it
   credentials       a student's saved server and token (`lab login`)
   client            the student's side of the API (`lab submit`, `lab history`)
   remote_worker     a grading machine that takes submissions over HTTP (`lab work`)

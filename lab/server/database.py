@@ -210,6 +210,11 @@ class Store:
             row = db.scalar(select(UserRow).where(UserRow.token_hash == token_hash(token)))
             return None if row is None else _user(row)
 
+    def user_by_login(self, login: str) -> User | None:
+        with self._session() as db:
+            row = db.scalar(select(UserRow).where(UserRow.login == login))
+            return None if row is None else _user(row)
+
     def users(self) -> list[User]:
         with self._session() as db:
             return [_user(row) for row in db.scalars(select(UserRow).order_by(UserRow.login))]

@@ -12,8 +12,9 @@ from lab.catalog import Catalog
 from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lane, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
+from lab.server.roster_logins import alias_key
 from lab.server.settings import ServerSettings
-from lab.server.states import State
+from lab.server.states import Role, State
 
 log = logging.getLogger("lab.server")
 
@@ -95,9 +96,25 @@ class Server:
         return [stage for stage in self.catalog.ids() if user.instructor or stage not in self.settings.schedule
                 or self.settings.schedule[stage].refusal(stage, moment) is None]
 
+    def student_named(self, names: list[str]) -> User | None:
+        """The student an autograder names (Gradescope's email or SID of them): the first of
+        `names` that is a student's login, or leads to one through the roster (--roster)."""
+        for name in names:
+            for login in (name.strip(), self.settings.roster_ids.get(alias_key(name))):
+                found = self.store.user_by_login(login) if login else None
+                if found is not None and found.role == Role.STUDENT:
+                    return found
+        return None
+
     def visible(self, user: User, submission_id: int) -> Submission:
-        """The submission, where `user` may see it (their own; an instructor: any). Raises NotYours."""
+        """The submission, where `user` may see it (their own; an instructor: any; an
+        autograder's token: a student's, as it submits for students). Raises NotYours."""
         found = self.store.get(submission_id)
+        if found is not None and user.role == Role.GRADER and found.user_id != user.id:
+            owner = self.store.user_by_login(found.login)
+            if owner is not None and owner.role == Role.STUDENT:
+                return found
+            found = None
         if found is None or (found.user_id != user.id and not user.instructor):
             raise NotYours(f"no submission {submission_id} of yours")
         return found

@@ -5,11 +5,13 @@ grading, and starts one grading lane per device.
 API (every answer JSON; an error is {"detail": one line}):
   GET  /api/whoami                      who the token is
   POST /api/submissions                 multipart: stage, file -> 202 queued (200: an identical
-                                        earlier submission, `reused`)
+                                        earlier submission, `reused`); an autograder's token
+                                        (Role.GRADER) adds `student` and submits as that student
   GET  /api/submissions[?stage=&student=]  one's own submissions, newest first (an instructor:
                                         everyone's, or one student's)
   GET  /api/submissions/{id}            its state, queue position, grading phase, and once
-                                        graded its report (Report.to_json)
+                                        graded its report (Report.to_json); an autograder's token
+                                        reads any student's (only this of the API)
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   POST /api/submissions/{id}/regrade    instructors only
   POST /api/submissions/{id}/mark       instructors only: {"mark": "held"|"cheated"|null, "note": ...}
@@ -66,10 +68,17 @@ def token_owner(request: Request) -> User:
     return user
 
 
-def token_user(user: User = Depends(token_owner)) -> User:
-    """A person's token (a student's or an instructor's); 403 for a grading worker's."""
+def submitter(user: User = Depends(token_owner)) -> User:
+    """A person's token or an autograder's; 403 for a grading worker's."""
     if user.role == Role.WORKER:
         raise HTTPException(403, "a worker's token only takes submissions to grade (lab work)")
+    return user
+
+
+def token_user(user: User = Depends(submitter)) -> User:
+    """A person's token (a student's or an instructor's); 403 for a worker's or an autograder's."""
+    if user.role == Role.GRADER:
+        raise HTTPException(403, "an autograder's token only submits for a student and reads that result")
     return user
 
 
@@ -112,11 +121,23 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
                 "grader_version": GRADER_VERSION}
 
     @app.post("/api/submissions")
-    async def submit(request: Request, user: User = Depends(token_user)) -> JSONResponse:
-        form = await request.form(max_files=1, max_fields=4)
+    async def submit(request: Request, user: User = Depends(submitter)) -> JSONResponse:
+        form = await request.form(max_files=1, max_fields=6)
         stage, upload = form.get("stage"), form.get("file")
         if not isinstance(stage, str) or upload is None or isinstance(upload, str):
             raise HTTPException(422, "send the stage as the field 'stage' and the kernel as the file 'file'")
+        names = [name for name in form.getlist("student") if isinstance(name, str) and name.strip()]
+        if user.role == Role.GRADER:
+            if not names:
+                raise HTTPException(422, "an autograder names the student it submits for: the field 'student' "
+                                         "(their login, email or SID)")
+            student = await run_in_threadpool(server.student_named, names[:2])
+            if student is None:
+                raise HTTPException(404, f"no student {names[0][:200]} on the course server (lab tokens ROSTER "
+                                         "issues the roster's logins; lab serve --roster maps emails and SIDs)")
+            user = student
+        elif form.getlist("student"):
+            raise HTTPException(403, "only an autograder's token submits for another student")
         data = await upload.read()
         try:
             accepted = await run_in_threadpool(server.accept, user, stage, upload.filename, data)
@@ -139,7 +160,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         return [server.summary(s) for s in found]
 
     @app.get("/api/submissions/{submission_id}")
-    def one(submission_id: int, user: User = Depends(token_user)) -> dict:
+    def one(submission_id: int, user: User = Depends(submitter)) -> dict:
         submission = _visible(server, user, submission_id)
         body = server.summary(submission, server.position(submission))
         report = server.store.report_json(submission_id) if submission.state == State.DONE else None

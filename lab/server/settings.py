@@ -19,6 +19,8 @@ class ServerSettings:
     schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)
     lease_s: float = 120.0  # a remote worker's hold on a submission, renewed while it grades
     secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
+    roster_ids: Mapping[str, str] = field(default_factory=dict)  # a roster id (alias_key of an email, SID,
+    # ...) -> that student's login (--roster): how an autograder's token names a student
 
     @property
     def body_limit(self) -> int:

@@ -28,3 +28,5 @@ class Role(StrEnum):
     STUDENT = "student"  # sees only their own submissions
     INSTRUCTOR = "instructor"  # sees every submission, may regrade
     WORKER = "worker"  # a grading machine: takes submissions to grade, sees nothing else
+    GRADER = "grader"  # an autograder (Gradescope's): submits a named student's file and reads that
+    # submission's result, nothing else

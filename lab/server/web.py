@@ -94,7 +94,7 @@ def install(app: FastAPI, server: Server) -> None:
         token = form.get("token")
         given = token.strip() if isinstance(token, str) else ""
         user = await run_in_threadpool(server.store.user_by_token, given) if given else None
-        if user is None or user.role == Role.WORKER:
+        if user is None or user.role in (Role.WORKER, Role.GRADER):
             return _page("signin.html.j2", 401, error="that token is not valid: copy it again, or ask your "
                                                       "instructor for a new one")
         cookie, _ = await run_in_threadpool(server.store.open_session, user)
