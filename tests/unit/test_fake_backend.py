@@ -135,7 +135,7 @@ def test_a_timed_plan_is_queued_whole_and_its_time_is_the_sum_of_its_launches():
     plan = [Launch("first", (1,), (32,)), Launch("second", (2,), (32,)), Launch("first", (1,), (32,))]
     batches = []
     queue = backend.time_launches
-    backend.time_launches = lambda launches: batches.append([l.kernel.name for l in launches]) or queue(launches)
+    backend.time_launches = lambda launches: batches.append([launch.kernel.name for launch in launches]) or queue(launches)
     assert run_plan(backend, kernels, specs, plan, {}, buffers, timed=True) == pytest.approx(0.007)
     assert batches == [["first", "second", "first"]]
     called = []
