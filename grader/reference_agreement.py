@@ -41,17 +41,6 @@ def agrees(problem: Any, ops: Any, own: CaseBuffers, reference: CaseBuffers) -> 
     return True
 
 
-def changed_inputs(ops: Any, own: CaseBuffers, pristine: CaseBuffers) -> list[str]:
-    """The inputs of `own` whose values differ at all from `pristine`'s (filled from the same
-    seed and never written), compared on the device."""
-    changed = []
-    for name, (_, guarded) in own.guarded_inputs.items():
-        other = pristine.guarded_inputs[name][1]
-        if not ops.compare(guarded.inner, other.inner, guarded.count, 0.0, 0.0).ok:
-            changed.append(name)
-    return changed
-
-
 def oracle_verdict(problem: Any, buffers: CaseBuffers, expected: Any = None) -> Verdict:
     """The problem's own oracle on the host: bounds, then the values (against `expected`, the
     problem's `expect` for these inputs, where it was computed ahead)."""
