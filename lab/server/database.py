@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from lab.server import scheduling
 from lab.server.states import Mark, Role, State
-from lab.server.tables import SessionRow, SubmissionRow, UserRow
+from lab.server.tables import AutograderRequestRow, SessionRow, SubmissionRow, UserRow
 from lab.server.tokens import new_token, token_hash
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -249,19 +249,22 @@ class Store:
     # Submissions
 
     def submit(self, user: User, stage: str, filename: str, backend: str, source: bytes,
-               per_hour: int = 0) -> tuple[Submission, bool]:
+               per_hour: int = 0, requested_by: User | None = None) -> tuple[Submission, bool]:
         """Store a submission, queued; committed before this returns. Where the same student sent
         the same bytes for the same stage before (and its grading did not fail), that earlier
         submission is returned instead, with True: nothing new is stored or graded.
 
         `per_hour` (0: no limit): a student (not an instructor) with that many submissions
-        stored in the last hour is refused with RateLimited (an identical resubmission is not)."""
+        stored in the last hour is refused with RateLimited (an identical resubmission is not).
+        `requested_by`: the autograder whose token sent it for `user`; the submission returned
+        (new or earlier) becomes one that autograder may read (may_read), in the same commit."""
         digest = hashlib.sha256(source).hexdigest()
         with self._session() as db, db.begin():
             earlier = db.scalar(select(SubmissionRow).where(
                 SubmissionRow.user_id == user.id, SubmissionRow.stage == stage, SubmissionRow.digest == digest,
                 SubmissionRow.state != str(State.FAILED)).order_by(SubmissionRow.id.desc()).limit(1))
             if earlier is not None:
+                self._grant(db, earlier.id, requested_by)
                 return _submission(earlier, user.login), True
             if per_hour > 0 and not user.instructor:
                 self._check_rate(db, user, per_hour)
@@ -269,7 +272,18 @@ class Store:
                                 digest=digest, submitted_at=now(), state=str(State.QUEUED), attempts=0)
             db.add(row)
             db.flush()
+            self._grant(db, row.id, requested_by)
             return _submission(row, user.login), False
+
+    @staticmethod
+    def _grant(db: Session, submission_id: int, grader: User | None) -> None:
+        if grader is not None and db.get(AutograderRequestRow, (submission_id, grader.id)) is None:
+            db.add(AutograderRequestRow(submission_id=submission_id, grader_id=grader.id))
+
+    def may_read(self, grader: User, submission_id: int) -> bool:
+        """Whether the autograder `grader` sent (or was answered with) this submission."""
+        with self._session() as db:
+            return db.get(AutograderRequestRow, (submission_id, grader.id)) is not None
 
     @staticmethod
     def _check_rate(db: Session, user: User, per_hour: int) -> None:

@@ -73,9 +73,11 @@ class Server:
         for lane in self.lanes:
             lane.wake()
 
-    def accept(self, user: User, stage: str, filename: str | None, data: bytes) -> Accepted:
+    def accept(self, user: User, stage: str, filename: str | None, data: bytes,
+               requested_by: User | None = None) -> Accepted:
         """Check and store an upload (committed), then wake the lanes. Raises UploadRefused (429:
-        over the student's rate limit; 403: the stage is not open to students now)."""
+        over the student's rate limit; 403: the stage is not open to students now).
+        `requested_by`: the autograder that sends it for the student `user` (it may then read it)."""
         upload: Upload = check_upload(self.catalog, stage, filename, data, self.settings.upload_limit)
         window = self.settings.schedule.get(upload.stage)
         closed = window.refusal(upload.stage, now()) if window is not None and not user.instructor else None
@@ -83,7 +85,7 @@ class Server:
             raise UploadRefused(closed, 403)
         try:
             submission, reused = self.store.submit(user, upload.stage, upload.filename, upload.backend, upload.source,
-                                                   self.settings.per_hour)
+                                                   self.settings.per_hour, requested_by)
         except RateLimited as error:
             raise UploadRefused(str(error), 429) from None
         if not reused:
@@ -108,11 +110,10 @@ class Server:
 
     def visible(self, user: User, submission_id: int) -> Submission:
         """The submission, where `user` may see it (their own; an instructor: any; an
-        autograder's token: a student's, as it submits for students). Raises NotYours."""
+        autograder's token: only those it sent, or was answered with). Raises NotYours."""
         found = self.store.get(submission_id)
-        if found is not None and user.role == Role.GRADER and found.user_id != user.id:
-            owner = self.store.user_by_login(found.login)
-            if owner is not None and owner.role == Role.STUDENT:
+        if found is not None and user.role == Role.GRADER:
+            if self.store.may_read(user, submission_id):
                 return found
             found = None
         if found is None or (found.user_id != user.id and not user.instructor):

@@ -11,7 +11,7 @@ API (every answer JSON; an error is {"detail": one line}):
                                         everyone's, or one student's)
   GET  /api/submissions/{id}            its state, queue position, grading phase, and once
                                         graded its report (Report.to_json); an autograder's token
-                                        reads any student's (only this of the API)
+                                        reads only those it sent (only this of the API)
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   POST /api/submissions/{id}/regrade    instructors only
   POST /api/submissions/{id}/mark       instructors only: {"mark": "held"|"cheated"|null, "note": ...}
@@ -127,6 +127,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         if not isinstance(stage, str) or upload is None or isinstance(upload, str):
             raise HTTPException(422, "send the stage as the field 'stage' and the kernel as the file 'file'")
         names = [name for name in form.getlist("student") if isinstance(name, str) and name.strip()]
+        requested_by = None
         if user.role == Role.GRADER:
             if not names:
                 raise HTTPException(422, "an autograder names the student it submits for: the field 'student' "
@@ -135,12 +136,12 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
             if student is None:
                 raise HTTPException(404, f"no student {names[0][:200]} on the course server (lab tokens ROSTER "
                                          "issues the roster's logins; lab serve --roster maps emails and SIDs)")
-            user = student
+            user, requested_by = student, user
         elif form.getlist("student"):
             raise HTTPException(403, "only an autograder's token submits for another student")
         data = await upload.read()
         try:
-            accepted = await run_in_threadpool(server.accept, user, stage, upload.filename, data)
+            accepted = await run_in_threadpool(server.accept, user, stage, upload.filename, data, requested_by)
         except UploadRefused as error:
             raise HTTPException(error.status, str(error)) from None
         shown = accepted.submission

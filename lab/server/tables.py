@@ -1,4 +1,5 @@
-"""The server's tables (SQLAlchemy 2 declarative): users, submissions, browser sessions.
+"""The server's tables (SQLAlchemy 2 declarative): users, submissions, browser sessions, and
+which submissions each autograder asked for.
 
 The schema is made and upgraded by the Alembic revisions in lab/server/migrations; these
 classes are what the code reads and writes, and the revisions must agree with them."""
@@ -64,3 +65,13 @@ class SessionRow(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     csrf: Mapped[str] = mapped_column(String(100))  # the session's form token
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AutograderRequestRow(Base):
+    """A submission an autograder's token sent for a student (or was answered with, where the
+    student had sent the same bytes): the only submissions that token may read."""
+
+    __tablename__ = "autograder_requests"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), primary_key=True)
+    grader_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)

@@ -12,16 +12,20 @@ from tests.server.running import EXAMPLE, STAGE, client, needs_server_extra, sub
 pytestmark = needs_server_extra
 
 
-@pytest.fixture(scope="module")
-def grader_token(course_server) -> str:
+def issue_grader(course_server, name: str) -> str:
     from lab.server.database import Store, sqlite_url
     from lab.server.states import Role
 
     store = Store(sqlite_url(course_server.server.database))
     try:
-        return store.issue_token("gradescope", role=Role.GRADER)
+        return store.issue_token(name, role=Role.GRADER)
     finally:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def grader_token(course_server) -> str:
+    return issue_grader(course_server, "gradescope")
 
 
 def submit_for(http, student: str | None, source: bytes):
@@ -59,6 +63,34 @@ def test_the_autograders_token_does_nothing_else(course_server, grader_token):
         assert http.post("/api/worker/claim").status_code == 403
     with client(course_server.server, None) as http:
         assert http.post("/signin", data={"token": grader_token}, follow_redirects=False).status_code == 401
+
+
+def test_the_autograder_reads_only_the_submissions_it_sent(course_server, grader_token):
+    own = EXAMPLE.read_bytes() + b"\n// alice's own, sent with lab submit\n"
+    with client(course_server.server, course_server.alice) as http:
+        alices = submit(http, own)
+        assert alices.status_code == 202, alices.text
+    with client(course_server.server, course_server.bob) as http:
+        bobs = submit(http, EXAMPLE.read_bytes() + b"\n// bob's own\n")
+        assert bobs.status_code == 202, bobs.text
+    with client(course_server.server, grader_token) as http:
+        sent = submit_for(http, "bob", EXAMPLE.read_bytes() + b"\n// bob's, through the autograder\n")
+        assert sent.status_code == 202, sent.text
+        assert http.get(f"/api/submissions/{sent.json()['id']}").status_code == 200
+        # A student's own submissions, by id, are not the autograder's to read.
+        for theirs in (alices, bobs):
+            refused = http.get(f"/api/submissions/{theirs.json()['id']}")
+            assert refused.status_code == 404 and "of yours" in refused.json()["detail"]
+        assert http.get(f"/api/submissions/{sent.json()['id'] + 1000}").status_code == 404
+        # Sending the same bytes alice sent answers with her submission: now the autograder's to read.
+        again = submit_for(http, "alice", own)
+        assert again.status_code == 200 and again.json()["reused"] is True
+        assert again.json()["id"] == alices.json()["id"]
+        assert http.get(f"/api/submissions/{alices.json()['id']}").status_code == 200
+    # Another autograder's token reads none of the first one's.
+    with client(course_server.server, issue_grader(course_server, "another-autograder")) as http:
+        for asked in (sent, again):
+            assert http.get(f"/api/submissions/{asked.json()['id']}").status_code == 404
 
 
 def test_a_student_cannot_submit_for_another(course_server):
