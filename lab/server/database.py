@@ -1,8 +1,15 @@
 """The store: every user, submission and result, in SQLite (one file) or PostgreSQL (a URL).
 
 Every change is committed before the call returns: a submission `submit` returned is on disk
-(SQLite runs with synchronous=FULL), so a kill -9 right after loses nothing. Claims are
-serialized in this process (one lock), so two lanes never take the same submission.
+(SQLite runs with synchronous=FULL), so a kill -9 right after loses nothing.
+
+A claim takes a submission with one conditional UPDATE (`... WHERE id = ? AND state =
+'queued'`): of several lanes, workers or `lab serve` processes on one database that reach for
+the same submission, exactly one changes the row and the others go on to the next in order.
+Every grading is held under a lease: a remote worker renews its own, a server renews its lanes'
+(renew_server); one not renewed in time is queued again (expire_leases), so a dead server's or
+worker's grading is handed on, and a result sent under an old claim is refused (its attempt
+number is no longer the row's).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from lab.server import scheduling
+from lab.server.serving_process import ServingProcess
 from lab.server.states import Mark, Role, State
 from lab.server.tables import AutograderRequestRow, SessionRow, SubmissionRow, UserRow
 from lab.server.tokens import new_token, token_hash
@@ -73,7 +81,8 @@ class Submission:
     error: str | None
     mark: Mark | None = None
     mark_note: str | None = None
-    worker: str | None = None  # the remote worker grading it (None: this server's own lanes)
+    worker: str | None = None  # the remote worker grading it (None: a server's own lanes)
+    server: str | None = None  # the lab serve process whose lane grades it (serving_process)
 
 
 @dataclass(frozen=True)
@@ -154,7 +163,7 @@ def _submission(row: SubmissionRow, login: str) -> Submission:
     return Submission(row.id, row.user_id, login, row.stage, row.filename, row.backend, row.digest, len(row.source),
                       _utc(row.submitted_at), State(row.state), row.attempts, _utc(row.started_at),
                       _utc(row.finished_at), row.status, row.score, row.max_score, row.speedup, row.error,
-                      Mark(row.mark) if row.mark else None, row.mark_note, row.worker)
+                      Mark(row.mark) if row.mark else None, row.mark_note, row.worker, row.server)
 
 
 class Store:
@@ -298,25 +307,70 @@ class Store:
             raise RateLimited(f"at most {per_hour} {noun} an hour: the next one is accepted in "
                               f"{wait // 60} min {wait % 60} s")
 
-    def requeue_interrupted(self) -> int:
-        """Put back in the queue what this server's own lanes were grading when it stopped; how
-        many. What a remote worker holds stays its own until its lease ends (expire_leases)."""
+    def requeue_interrupted(self, this: ServingProcess) -> int:
+        """Put back in the queue what a server's own lanes were grading when it stopped, where
+        `this` process (a server starting) knows that server is gone: one of this host whose pid
+        no longer runs, or a claim of a server too old to record its process. How many. Another
+        host's server's claims end with their lease (expire_leases); what a remote worker holds
+        stays its own until its lease ends."""
+        with self._session() as db:
+            held = list(db.execute(select(SubmissionRow.id, SubmissionRow.server).where(
+                SubmissionRow.state == str(State.GRADING), SubmissionRow.worker.is_(None))))
+        gone = []
+        for submission_id, server in held:
+            holder = ServingProcess.parse(server) if server else None
+            if server is None or (holder is not None and this.knows_gone(holder)):
+                gone.append((submission_id, server))
+        again = 0
+        for submission_id, server in gone:
+            with self._session() as db, db.begin():
+                done = db.connection().execute(
+                    update(SubmissionRow).where(SubmissionRow.id == submission_id,
+                                                SubmissionRow.state == str(State.GRADING),
+                                                SubmissionRow.server.is_(None) if server is None
+                                                else SubmissionRow.server == server)
+                    .values(state=str(State.QUEUED), server=None, lease_until=None))
+                again += done.rowcount or 0
+        return again
+
+    def release(self, this: ServingProcess) -> int:
+        """Queue again every grading `this` server's lanes hold (it is stopping); how many. A
+        lane that finishes one after this stores nothing (its claim is no longer the row's)."""
         with self._session() as db, db.begin():
-            done = db.connection().execute(update(SubmissionRow)
-                                           .where(SubmissionRow.state == str(State.GRADING),
-                                                  SubmissionRow.worker.is_(None))
-                                           .values(state=str(State.QUEUED)))
+            done = db.connection().execute(
+                update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING),
+                                            SubmissionRow.server == str(this))
+                .values(state=str(State.QUEUED), server=None, lease_until=None))
+            return done.rowcount or 0
+
+    def renew_server(self, this: ServingProcess, lease_s: float) -> int:
+        """Extend the leases of every grading `this` server's lanes hold; how many."""
+        with self._session() as db, db.begin():
+            done = db.connection().execute(
+                update(SubmissionRow).where(SubmissionRow.state == str(State.GRADING),
+                                            SubmissionRow.server == str(this))
+                .values(lease_until=now() + timedelta(seconds=lease_s)))
             return done.rowcount or 0
 
     def expire_leases(self) -> list[int]:
-        """Queue again what a remote worker stopped renewing (it died, or lost the network)."""
-        with self._session() as db, db.begin():
-            lapsed = list(db.scalars(select(SubmissionRow).where(
+        """Queue again what a remote worker or another server stopped renewing (it died, or lost
+        the network); the ids. Each row changes only while still lapsed, so two servers' sweeps
+        never put back a grading that a third claimed meanwhile."""
+        with self._session() as db:
+            lapsed = list(db.scalars(select(SubmissionRow.id).where(
                 SubmissionRow.state == str(State.GRADING), SubmissionRow.lease_until.is_not(None),
                 SubmissionRow.lease_until < now())))
-            for row in lapsed:
-                row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
-            return [row.id for row in lapsed]
+        again = []
+        for submission_id in lapsed:
+            with self._session() as db, db.begin():
+                done = db.connection().execute(
+                    update(SubmissionRow).where(SubmissionRow.id == submission_id,
+                                                SubmissionRow.state == str(State.GRADING),
+                                                SubmissionRow.lease_until < now())
+                    .values(state=str(State.QUEUED), worker=None, server=None, lease_until=None))
+                if done.rowcount:
+                    again.append(submission_id)
+        return again
 
     def renew(self, submission_id: int, attempt: int, worker: str, lease_s: float) -> bool:
         """Extend a remote worker's hold on a submission it grades; False where it no longer holds it."""
@@ -333,9 +387,11 @@ class Store:
         return (row is not None and row.state == str(State.GRADING) and (attempt is None or row.attempts == attempt)
                 and row.worker == worker)
 
-    def _order(self, db: Session) -> list[int]:
-        waiting = [scheduling.Waiting(sid, uid) for sid, uid in db.execute(
-            select(SubmissionRow.id, SubmissionRow.user_id).where(SubmissionRow.state == str(State.QUEUED)))]
+    def _order(self, db: Session, backends: frozenset[str] | None = None) -> list[int]:
+        queued = select(SubmissionRow.id, SubmissionRow.user_id).where(SubmissionRow.state == str(State.QUEUED))
+        if backends is not None:
+            queued = queued.where(SubmissionRow.backend.in_(sorted(backends)))
+        waiting = [scheduling.Waiting(sid, uid) for sid, uid in db.execute(queued)]
         served = {uid: _utc(at) for uid, at in db.execute(
             select(SubmissionRow.user_id, func.max(SubmissionRow.started_at)).group_by(SubmissionRow.user_id))
             if at is not None}
@@ -346,25 +402,34 @@ class Store:
         with self._session() as db:
             return self._order(db)
 
-    def claim_next(self, worker: str | None = None, lease_s: float | None = None) -> tuple[Submission, bytes] | None:
+    def claim_next(self, worker: str | None = None, lease_s: float | None = None, server: ServingProcess | None = None,
+                   backends: frozenset[str] | None = None) -> tuple[Submission, bytes] | None:
         """Take the next submission in round-robin order: marked grading (committed), with its bytes.
-        `worker`: a remote worker's login, whose hold lasts `lease_s` unless renewed; None: a lane
-        of this server. Raises StoreError where the submission first in order is gone when read
-        (another process deleted it)."""
-        with self._claim, self._session() as db, db.begin():
-            order = self._order(db)
-            if not order:
-                return None
-            row = db.get(SubmissionRow, order[0])
-            if row is None:
-                raise StoreError(f"submission {order[0]} left the queue while it was being claimed")
-            row.state = str(State.GRADING)
-            row.attempts += 1
-            row.started_at = now()
-            row.worker = worker
-            row.lease_until = now() + timedelta(seconds=lease_s) if worker is not None and lease_s else None
-            login = db.execute(select(UserRow.login).where(UserRow.id == row.user_id)).scalar_one()
-            return _submission(row, login), bytes(row.source)
+        `worker`: a remote worker's login; else `server`: the lab serve process whose lane takes
+        it (None: a store used alone, as the tests do). The hold lasts `lease_s` unless renewed
+        (None or 0: no lease). `backends`: only submissions of these (None: any).
+
+        Safe across processes: the row is taken only if still queued (one conditional UPDATE);
+        one another process took first is passed over for the next in order."""
+        with self._claim:
+            with self._session() as db:
+                order = self._order(db, backends)
+            for submission_id in order:
+                started = now()
+                with self._session() as db, db.begin():
+                    taken = db.connection().execute(
+                        update(SubmissionRow).where(SubmissionRow.id == submission_id,
+                                                    SubmissionRow.state == str(State.QUEUED))
+                        .values(state=str(State.GRADING), attempts=SubmissionRow.attempts + 1, started_at=started,
+                                worker=worker, server=None if worker is not None or server is None else str(server),
+                                lease_until=started + timedelta(seconds=lease_s) if lease_s else None))
+                    if not taken.rowcount:
+                        continue  # another lane, worker or server took it first
+                    row, login = db.execute(select(SubmissionRow, UserRow.login)
+                                            .join(UserRow, UserRow.id == SubmissionRow.user_id)
+                                            .where(SubmissionRow.id == submission_id)).one()
+                    return _submission(row, login), bytes(row.source)
+            return None
 
     def finish(self, submission_id: int, outcome: Outcome, attempt: int | None = None,
                worker: str | None = None) -> bool:
@@ -398,7 +463,7 @@ class Store:
             row = db.get(SubmissionRow, submission_id)
             if row is None or not State(row.state).finished:
                 return False
-            row.state, row.worker, row.lease_until = str(State.QUEUED), None, None
+            row.state, row.worker, row.server, row.lease_until = str(State.QUEUED), None, None, None
             row.status = row.score = row.max_score = row.speedup = row.correct = None
             row.report_json = row.feedback_html = row.error = row.finished_at = None
             return True

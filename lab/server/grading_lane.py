@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lab.catalog import Catalog
 from lab.server.database import Outcome, Store, Submission
+from lab.server.serving_process import ServingProcess
 
 log = logging.getLogger("lab.server")
 
@@ -105,8 +106,12 @@ class Lane:
     """One device's grading thread. `wake()` after a submission is stored; `stop()` to end it
     (the grading under way finishes first)."""
 
-    def __init__(self, store: Store, catalog: Catalog, progress: Progress, device: str | None = None):
+    def __init__(self, store: Store, catalog: Catalog, progress: Progress, device: str | None = None,
+                 server: ServingProcess | None = None, lease_s: float = 0.0, backends: frozenset[str] | None = None):
+        """`server`: the lab serve process the lane's claims belong to, held `lease_s` (its
+        sweeper renews them); `backends`: the kernel languages it takes (None: any)."""
         self.store, self.catalog, self.progress, self.device = store, catalog, progress, device
+        self.server, self.lease_s, self.backends = server, lease_s, backends
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lab-lane-{device or 'auto'}", daemon=True)
@@ -126,7 +131,7 @@ class Lane:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                claimed = self.store.claim_next()
+                claimed = self.store.claim_next(server=self.server, lease_s=self.lease_s, backends=self.backends)
             except Exception:  # noqa: BLE001 - the database is away for a moment: try again
                 log.exception("cannot read the queue")
                 claimed = None
@@ -156,5 +161,5 @@ class Lane:
     def _store(write) -> None:
         try:
             write()
-        except Exception:  # noqa: BLE001 - left "grading": the next start queues it again
+        except Exception:  # noqa: BLE001 - left "grading": queued again when its lease ends
             log.exception("cannot store a grading's result")

@@ -13,6 +13,7 @@ from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lane, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
 from lab.server.roster_logins import alias_key
+from lab.server.serving_process import ServingProcess
 from lab.server.settings import ServerSettings
 from lab.server.states import Role, State
 
@@ -35,14 +36,16 @@ class Server:
         self.settings, self.catalog = settings, catalog
         self.store = Store(settings.database_url)
         self.progress = Progress()
-        self.lanes = [Lane(self.store, catalog, self.progress, device) for device in settings.devices]
+        self.identity = ServingProcess.this_one()
+        self.lanes = [Lane(self.store, catalog, self.progress, device, self.identity, settings.lease_s)
+                      for device in settings.devices]
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
 
     def start(self) -> None:
-        """Queue again what a stopped server was grading, then start the lanes and the watch on
-        remote workers' leases."""
-        again = self.store.requeue_interrupted()
+        """Queue again what a stopped server of this host was grading, then start the lanes and
+        the watch on leases (this server's own renewed, lapsed ones of others queued again)."""
+        again = self.store.requeue_interrupted(self.identity)
         if again:
             log.info("%d submission(s) interrupted mid-grading are queued again", again)
         for lane in self.lanes:
@@ -50,23 +53,31 @@ class Server:
         self._sweeper.start()
 
     def stop(self) -> None:
+        """Stop the lanes and queue again what they were grading (another server, or this one
+        started again, grades it)."""
         self._stopping.set()
         for lane in self.lanes:
             lane.stop()
         self._sweeper.join(5)
+        try:
+            self.store.release(self.identity)
+        except Exception:  # noqa: BLE001 - the database is away: the leases end by themselves
+            log.exception("cannot hand back the gradings under way")
         self.store.close()
 
     def _sweep(self) -> None:
-        """Every few seconds: queue again what a remote worker stopped renewing."""
+        """Every few seconds: renew this server's own leases, then queue again what a remote
+        worker or another server stopped renewing."""
         every = max(0.5, min(5.0, self.settings.lease_s / 4))
         while not self._stopping.wait(every):
             try:
+                self.store.renew_server(self.identity, self.settings.lease_s)
                 lapsed = self.store.expire_leases()
             except Exception:  # noqa: BLE001 - the database is away for a moment: try again
-                log.exception("cannot look at the workers' leases")
+                log.exception("cannot look at the gradings' leases")
                 continue
             if lapsed:
-                log.info("queued again, their worker stopped renewing: %s", ", ".join(map(str, lapsed)))
+                log.info("queued again, their worker or server stopped renewing: %s", ", ".join(map(str, lapsed)))
                 self.wake()
 
     def wake(self) -> None:

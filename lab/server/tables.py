@@ -52,6 +52,8 @@ class SubmissionRow(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)  # State.FAILED: why
     worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the remote worker grading it
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # its hold ends
+    server: Mapped[str | None] = mapped_column(String(300), nullable=True)  # the lab serve whose lane grades it
+    # (serving_process.ServingProcess: HOST/PID/NONCE)
     mark: Mapped[str | None] = mapped_column(String(20), nullable=True)  # states.Mark, or None
     mark_note: Mapped[str | None] = mapped_column(Text, nullable=True)  # the instructor's words, shown
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
+from lab.server.serving_process import ServingProcess
 from lab.server.states import Role, State
 from tests.server.running import needs_server_extra
 
@@ -47,17 +51,79 @@ def test_claims_take_students_in_turn(store):
 
 def test_a_restart_queues_again_what_was_being_graded_and_nothing_graded(store):
     who = users(store)
-    first, _ = put(store, who["ana"], 1)
-    second, _ = put(store, who["ben"], 2)
-    done, _ = store.claim_next()
-    assert store.finish(done.id, outcome())
-    cut, _ = store.claim_next()  # the server stops here, mid-grading
-    assert store.requeue_interrupted() == 1
+    this = ServingProcess.this_one()
+    before = ServingProcess(this.host, this.pid, "a server that ran here before")
+    put(store, who["ana"], 1)
+    put(store, who["ben"], 2)
+    done, _ = store.claim_next(server=before, lease_s=60)
+    assert store.finish(done.id, outcome(), done.attempts)
+    cut, _ = store.claim_next(server=before, lease_s=60)  # the server stops here, mid-grading
+    assert store.requeue_interrupted(this) == 1
     assert store.get(cut.id).state == State.QUEUED and store.get(done.id).state == State.DONE
-    again, _ = store.claim_next()
+    again, _ = store.claim_next(server=this, lease_s=60)
     assert again.id == cut.id and again.attempts == 2
     assert store.claim_next() is None
     assert not store.finish(done.id, outcome())  # a result is stored once: only while being graded
+    assert not store.finish(cut.id, outcome(), cut.attempts)  # nor under the claim that was cut short
+    assert store.finish(again.id, outcome(), again.attempts)
+
+
+def test_a_server_of_another_host_keeps_its_grading_until_its_lease_ends(store):
+    who = users(store)
+    elsewhere = ServingProcess("another-gpu-host", 1, "x")
+    put(store, who["ana"], 1)
+    theirs, _ = store.claim_next(server=elsewhere, lease_s=0.2)
+    this = ServingProcess.this_one()
+    assert store.requeue_interrupted(this) == 0 and store.get(theirs.id).state == State.GRADING
+    assert store.renew_server(elsewhere, 0.2) == 1
+    assert store.expire_leases() == []
+    time.sleep(0.3)  # it stopped renewing: it died, or lost the database
+    assert store.expire_leases() == [theirs.id]
+    mine, _ = store.claim_next(server=this, lease_s=60)
+    assert mine.id == theirs.id and mine.attempts == 2
+    assert store.renew_server(elsewhere, 60) == 0  # the dead server's claim is not its own any more
+    assert not store.finish(theirs.id, outcome(), theirs.attempts)  # its late result is refused
+    assert store.finish(mine.id, outcome(), mine.attempts)
+
+
+def test_a_stopping_server_hands_back_its_gradings(store):
+    who = users(store)
+    this = ServingProcess.this_one()
+    put(store, who["ana"], 1)
+    held, _ = store.claim_next(server=this, lease_s=60)
+    assert store.release(this) == 1 and store.get(held.id).state == State.QUEUED
+
+
+def test_servers_sharing_a_database_claim_each_submission_exactly_once(store, database):
+    from lab.server.database import Store, sqlite_url
+
+    who = users(store)
+    ids = {put(store, who[login], n)[0].id for n in range(6) for login in ("ana", "ben")}
+    other = Store(str(database) if "://" in str(database) else sqlite_url(database))
+    claimed: list[int] = []
+    errors: list[BaseException] = []
+
+    def lane(opened, server) -> None:
+        try:
+            while (next_one := opened.claim_next(server=server, lease_s=60)) is not None:
+                claimed.append(next_one[0].id)
+                assert opened.finish(next_one[0].id, outcome(), next_one[0].attempts)
+        except BaseException as error:  # noqa: BLE001 - shown by the assertion below
+            errors.append(error)
+
+    try:
+        servers = [ServingProcess.this_one(), ServingProcess("another-gpu-host", 7, "y")]
+        lanes = [threading.Thread(target=lane, args=(opened, server)) for opened, server in
+                 ((store, servers[0]), (store, servers[0]), (other, servers[1]), (other, servers[1]))]
+        for thread in lanes:
+            thread.start()
+        for thread in lanes:
+            thread.join(120)
+    finally:
+        other.close()
+    assert not errors, errors
+    assert sorted(claimed) == sorted(ids)  # every one taken, none twice
+    assert all(store.get(i).attempts == 1 and store.get(i).state == State.DONE for i in ids)
 
 
 def test_an_identical_resubmission_is_the_earlier_one_unless_it_failed(store):
