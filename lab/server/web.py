@@ -2,12 +2,16 @@
 
 A browser session is a random cookie (HttpOnly, SameSite=Lax; Secure behind TLS) whose hash the
 store keeps with the session's form token; every form that changes something carries that
-token and is refused without it (cross-site requests). Every value a template shows goes
+token and is refused without it (cross-site requests). The sign-in form carries the value of a
+sign-in cookie (SameSite=Strict) set with the page, so another site cannot sign a browser in to
+an account of its choosing; every form post is also refused where the browser says it comes
+from another site (lab.server.form_guard). Every value a template shows goes
 through lab.sinks.for_html (jinja2's finalize, with autoescape on); a student's text never runs
 as a template."""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -19,14 +23,16 @@ from starlette.datastructures import FormData
 from grader.report import Status
 from lab.catalog import UnknownStageError
 from lab.server.database import User
+from lab.server.form_guard import foreign_origin, token_matches
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.service import FEEDBACK_POLICY, MARK_NOTE_LIMIT
 from lab.server.states import Mark, Role, State
-from lab.server.tokens import same_secret
 from lab.sinks import html_finalize
 
 COOKIE = "lab_session"
+SIGNIN_COOKIE = "lab_signin"  # the sign-in form's token, until signed in
+SIGNIN_COOKIE_S = 24 * 3600
 REFRESH_S = 2  # a page of a submission not yet graded reloads itself this often
 PAGE_POLICY = "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'"
 
@@ -54,6 +60,12 @@ def _to(path: str) -> RedirectResponse:
     return RedirectResponse(path, status_code=303)
 
 
+def _forged(why: str) -> HTMLResponse:
+    return _page("message.html.j2", 403, title="Refused",
+                 message=f"{why}: this form did not come from this site's page (its token is missing or old, or "
+                         "another site sent it); reload the page and send it again")
+
+
 def install(app: FastAPI, server: Server) -> None:
     """Add the web pages to `app`."""
 
@@ -64,16 +76,26 @@ def install(app: FastAPI, server: Server) -> None:
     async def checked_form(request: Request) -> tuple[User, FormData, str] | Response:
         """The signed-in user, the form and the session's form token, where the form carries it.
         (Here and in every async page, the store is called from a thread: it may wait on a lock.)"""
+        foreign = foreign_origin(request)
+        if foreign:
+            return _forged(foreign)
         session = await run_in_threadpool(signed_in, request)
         if session is None:
             return _to("/")
         form = await request.form(max_files=1, max_fields=4)
-        given = form.get("csrf")
-        if not isinstance(given, str) or not same_secret(given, session[1]):
-            return _page("message.html.j2", 403, title="Refused",
-                         message="this form did not come from this site's page (its token is missing or old): "
-                                 "reload the page and send it again")
+        if not token_matches(form.get("csrf"), session[1]):
+            return _forged("refused")
         return session[0], form, session[1]
+
+    def signin_page(request: Request, status: int = 200, error: str | None = None) -> HTMLResponse:
+        """The sign-in form, with its token: the sign-in cookie's value (set anew where absent)."""
+        kept = request.cookies.get(SIGNIN_COOKIE, "")
+        token = kept if 20 <= len(kept) <= 100 else secrets.token_urlsafe(32)
+        response = _page("signin.html.j2", status, error=error, csrf=token)
+        if token != kept:
+            response.set_cookie(SIGNIN_COOKIE, token, max_age=SIGNIN_COOKIE_S, httponly=True, samesite="strict",
+                                secure=server.settings.secure_cookies, path="/")
+        return response
 
     def home(user: User, csrf: str, status: int = 200, error: str | None = None, stage: str = "") -> HTMLResponse:
         mine = server.store.submissions(None if user.instructor else user)
@@ -85,22 +107,28 @@ def install(app: FastAPI, server: Server) -> None:
     def index(request: Request) -> HTMLResponse:
         session = signed_in(request)
         if session is None:
-            return _page("signin.html.j2")
+            return signin_page(request)
         return home(*session)
 
     @app.post("/signin")
     async def signin(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=2)
+        foreign = foreign_origin(request)
+        if foreign:
+            return _forged(foreign)
+        form = await request.form(max_files=0, max_fields=3)
+        if not token_matches(form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)):
+            return _forged("refused")
         token = form.get("token")
         given = token.strip() if isinstance(token, str) else ""
         user = await run_in_threadpool(server.store.user_by_token, given) if given else None
         if user is None or user.role in (Role.WORKER, Role.GRADER):
-            return _page("signin.html.j2", 401, error="that token is not valid: copy it again, or ask your "
-                                                      "instructor for a new one")
+            return signin_page(request, 401, "that token is not valid: copy it again, or ask your instructor for a "
+                                             "new one")
         cookie, _ = await run_in_threadpool(server.store.open_session, user)
         response = _to("/")
         response.set_cookie(COOKIE, cookie, httponly=True, samesite="lax", secure=server.settings.secure_cookies,
                             path="/")
+        response.delete_cookie(SIGNIN_COOKIE, path="/")
         return response
 
     @app.post("/signout")

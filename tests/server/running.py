@@ -120,3 +120,13 @@ def wait_graded(http, submission_id: int, limit_s: float = GRADE_S) -> dict:
             return shown
         time.sleep(0.3)
     raise AssertionError(f"submission {submission_id} not graded in {limit_s} s")
+
+
+def signin_token(http) -> str:
+    """The sign-in form's hidden token, from the front page (its cookie kept in `http`)."""
+    import re
+
+    page = http.get("/")
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)

@@ -7,7 +7,7 @@ import pytest
 
 from grader.batch.roster import RosterEntry
 from lab.server.roster_logins import alias_key, roster_aliases
-from tests.server.running import EXAMPLE, STAGE, client, needs_server_extra, submit
+from tests.server.running import EXAMPLE, STAGE, client, needs_server_extra, signin_token, submit
 
 pytestmark = needs_server_extra
 
@@ -62,7 +62,8 @@ def test_the_autograders_token_does_nothing_else(course_server, grader_token):
             assert http.get(path).status_code == 403, path
         assert http.post("/api/worker/claim").status_code == 403
     with client(course_server.server, None) as http:
-        assert http.post("/signin", data={"token": grader_token}, follow_redirects=False).status_code == 401
+        signin = {"token": grader_token, "csrf": signin_token(http)}
+        assert http.post("/signin", data=signin, follow_redirects=False).status_code == 401
 
 
 def test_the_autograder_reads_only_the_submissions_it_sent(course_server, grader_token):
