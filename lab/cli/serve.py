@@ -40,6 +40,22 @@ def _open_store(database: str):
         fail(str(error))
 
 
+def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
+    """The grading lanes of `lab serve` or `lab work` (lab.server.lane_plan): the named devices,
+    else those this machine has."""
+    from lab.server.lane_plan import PoolError, plan_lanes
+
+    discovery = None
+    if not device:
+        from lab.backends.discovery import discover
+
+        discovery = discover()
+    try:
+        return plan_lanes(discovery, device or (), gpus, cpu_lanes)
+    except PoolError as error:
+        fail(str(error))
+
+
 @app.command()
 def serve(
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="a SQLite file, or a database URL "
@@ -48,7 +64,11 @@ def serve(
                              "keep 127.0.0.1; docs/server.md)"),
     port: int = typer.Option(8000, "--port", help="the port to listen on"),
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
-                                     "name), one grading lane each; repeat for several GPUs (default: the best one)"),
+                                     "name), one grading lane each, any kernel language; repeat for several "
+                                     "(default: one lane per GPU present, as lab batch plans them)"),
+    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on, one lane each: a count (2) or indices "
+                                    "(0,2) (default: all)"),
+    cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
     schedule: Path | None = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
@@ -94,7 +114,7 @@ def serve(
             roster_ids = roster_aliases(load_roster(roster).entries)
         except RosterError as error:
             fail(str(error))
-    lanes: tuple[str | None, ...] = (tuple(device) if device else (None,)) if local else ()
+    lanes = _plan_lanes(device, gpus, cpu_lanes) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
                               secure_cookies=secure_cookies, roster_ids=roster_ids)
     try:
@@ -103,8 +123,9 @@ def serve(
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     where = application.state.server.store.engine.url.render_as_string(hide_password=True)
-    named = ", ".join(device or "the best device" for device in settings.devices)
-    grading = f"grading here on {named}" if settings.devices else "grading only on remote workers (lab work)"
+    named = ", ".join(plan.label for plan in settings.lanes)
+    grading = (f"grading here, {len(settings.lanes)} lane(s): {named}" if settings.lanes
+               else "grading only on remote workers (lab work)")
     console.print(f"{grading}; database {for_terminal(where)}; http://{for_terminal(host)}:{port}")
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
@@ -275,7 +296,11 @@ def work(
     url: str = typer.Argument(..., help="the course server's address"),
     token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
-                                     "name); repeat it for one lane per GPU (default: one lane, the best device)"),
+                                     "name), one lane each, any kernel language; repeat for several (default: one "
+                                     "lane per GPU present, as lab batch plans them)"),
+    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on, one lane each: a count (2) or indices "
+                                    "(0,2) (default: all)"),
+    cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
     once: bool = typer.Option(False, "--once", help="each lane grades one submission (or none, where the queue is "
                               "empty), then stops"),
 ) -> None:
@@ -289,18 +314,18 @@ def work(
     from lab.server.remote_worker import RemoteWorker
 
     catalog = load_catalog()
-    choices: list[str | None] = list(device) if device else [None]
+    plans = _plan_lanes(device, gpus, cpu_lanes)
     lanes = []
     try:
-        for choice in choices:
-            lanes.append(RemoteWorker(url, token.strip(), catalog, choice))
+        for plan in plans:
+            lanes.append(RemoteWorker(url, token.strip(), catalog, plan.device, plan.backends))
         name = lanes[0].check()
     except ClientError as error:
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     console.print(f"grading for {for_terminal(lanes[0].url)} as {for_terminal(name)}, "
-                  f"{len(lanes)} lane(s): {', '.join(for_terminal(d or 'the best device') for d in choices)}")
+                  f"{len(lanes)} lane(s): {', '.join(for_terminal(plan.label) for plan in plans)}")
     stop = threading.Event()
     threads = [threading.Thread(target=lane.run, args=(stop, once), daemon=True) for lane in lanes[1:]]
     for thread in threads:

@@ -40,8 +40,11 @@ class Claim:
 
 
 class RemoteWorker:
-    def __init__(self, url: str, token: str, catalog: Catalog, device: str | None = None):
-        self.url, self.catalog, self.device = base_url(url), catalog, device
+    def __init__(self, url: str, token: str, catalog: Catalog, device: str | None = None,
+                 backends: frozenset[str] | None = None):
+        """One lane: grades on `device` (lab grade --device's selector; None: the best) the
+        submissions of `backends` (None: any)."""
+        self.url, self.catalog, self.device, self.backends = base_url(url), catalog, device, backends
         self._http = httpx.Client(base_url=self.url, timeout=TIMEOUT_S, headers={"Authorization": f"Bearer {token}"})
         self._phase = "starting"
 
@@ -74,7 +77,7 @@ class RemoteWorker:
         return me["login"]
 
     def claim(self) -> Claim | None:
-        answer = self._post("/api/worker/claim")
+        answer = self._post("/api/worker/claim", None if self.backends is None else {"backends": sorted(self.backends)})
         if answer.status_code == 204:
             return None
         if answer.status_code != 200:

@@ -37,8 +37,8 @@ class Server:
         self.store = Store(settings.database_url)
         self.progress = Progress()
         self.identity = ServingProcess.this_one()
-        self.lanes = [Lane(self.store, catalog, self.progress, device, self.identity, settings.lease_s)
-                      for device in settings.devices]
+        self.lanes = [Lane(self.store, catalog, self.progress, plan.device, self.identity, settings.lease_s,
+                           plan.backends) for plan in settings.lanes]
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
 

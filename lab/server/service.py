@@ -18,7 +18,8 @@ API (every answer JSON; an error is {"detail": one line}):
   GET  /api/leaderboard/{stage}         the fastest correct kernels, one per student (names: opted in)
   POST /api/leaderboard/opt-in          {"shown": true|false}: one's name on the leaderboards
   GET  /api/queue                       instructors only: the grading order
-  POST /api/worker/claim                workers (lab work): the next submission to grade, held for a
+  POST /api/worker/claim                workers (lab work; JSON {"backends": [...]}: only those
+                                        kernel languages): the next submission to grade, held for a
                                         lease they renew (/api/worker/{id}/renew) until they send its
                                         /result or /fail; a lapsed lease queues it again
   GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
@@ -220,8 +221,19 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
         return {"login": user.login, "leaderboard": body["shown"]}
 
     @app.post("/api/worker/claim")
-    def worker_claim(user: User = Depends(worker)) -> Response:
-        claimed = server.store.claim_next(user.login, settings.lease_s)
+    async def worker_claim(request: Request, user: User = Depends(worker)) -> Response:
+        body = None
+        if await request.body():
+            try:
+                body = await request.json()
+            except ValueError:
+                body = "?"
+        given = body.get("backends") if isinstance(body, dict) else None if body is None else "?"
+        if given is not None and (not isinstance(given, list) or not all(isinstance(b, str) for b in given)):
+            raise HTTPException(422, 'send nothing, or JSON {"backends": ["cuda", "opencl"]}: the kernel languages '
+                                     "this lane takes")
+        backends = frozenset(given) if given is not None else None
+        claimed = await run_in_threadpool(server.store.claim_next, user.login, settings.lease_s, None, backends)
         if claimed is None:
             return Response(status_code=204)
         submission, source = claimed

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from lab.server.lane_plan import LanePlan
 from lab.server.stage_windows import StageWindow
 from lab.source_checks import MAX_BYTES
 
@@ -12,8 +13,8 @@ from lab.source_checks import MAX_BYTES
 @dataclass(frozen=True)
 class ServerSettings:
     database_url: str  # sqlite:///PATH or postgresql://...
-    devices: tuple[str | None, ...] = (None,)  # one grading lane each: an index or part of a name; None: the
-    # best; () grades nothing here (remote workers only: lab work)
+    lanes: tuple[LanePlan, ...] = (LanePlan(None),)  # the grading lanes here (lane_plan.plan_lanes); ()
+    # grades nothing here (remote workers only: lab work)
     upload_limit: int = MAX_BYTES  # bytes of one kernel file, as `lab grade` allows
     per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
     schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)

@@ -180,7 +180,7 @@ def install(app: FastAPI, server: Server) -> None:
         grading = [s for s in server.store.submissions() if s.state == State.GRADING]
         order = server.store.queue_order()
         waiting = [found for found in map(server.store.get, order) if found is not None]
-        return _page("queue.html.j2", refresh=REFRESH_S, lanes=[d or "the best device" for d in server.settings.devices],
+        return _page("queue.html.j2", refresh=REFRESH_S, lanes=[plan.label for plan in server.settings.lanes],
                      grading=grading, phases={s.id: server.progress.phase(s.id) for s in grading}, waiting=waiting)
 
     @app.get("/leaderboard", response_class=HTMLResponse)

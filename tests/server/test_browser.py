@@ -85,7 +85,11 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
     # The instructor sees every submission, whose it is, and grades one again.
     teacher, theirs = sign_in(browser, url, course_server.teacher)
     theirs.click("#queue")
-    assert "This server grades on: the best device." in theirs.inner_text("#lanes")
+    from lab.backends.discovery import discover
+    from lab.server.lane_plan import plan_lanes
+
+    planned = ", ".join(plan.label for plan in plan_lanes(discover()))  # one lane per GPU, as lab batch plans
+    assert f"This server grades on: {planned}." in theirs.inner_text("#lanes")
     theirs.goto(url)
     assert theirs.locator(f"a[href='/submissions/{mine}']").count() == 1
     theirs.goto(f"{url}/submissions/{mine}")
