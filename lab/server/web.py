@@ -60,10 +60,14 @@ def _to(path: str) -> RedirectResponse:
     return RedirectResponse(path, status_code=303)
 
 
+NO_FORM_TOKEN = ("this form did not come from this site's page: its token is missing or old (a form another site "
+                 "sends has none)")
+
+
 def _forged(why: str) -> HTMLResponse:
-    return _page("message.html.j2", 403, title="Refused",
-                 message=f"{why}: this form did not come from this site's page (its token is missing or old, or "
-                         "another site sent it); reload the page and send it again")
+    """The answer to a form post refused as cross-site (`why`: one line)."""
+    return _page("message.html.j2", 403, title="Refused", message=f"{why}: reload this site's page and send the "
+                                                                  "form from it")
 
 
 def install(app: FastAPI, server: Server) -> None:
@@ -84,7 +88,7 @@ def install(app: FastAPI, server: Server) -> None:
             return _to("/")
         form = await request.form(max_files=1, max_fields=4)
         if not token_matches(form.get("csrf"), session[1]):
-            return _forged("refused")
+            return _forged(NO_FORM_TOKEN)
         return session[0], form, session[1]
 
     def signin_page(request: Request, status: int = 200, error: str | None = None) -> HTMLResponse:
@@ -117,7 +121,7 @@ def install(app: FastAPI, server: Server) -> None:
             return _forged(foreign)
         form = await request.form(max_files=0, max_fields=3)
         if not token_matches(form.get("csrf"), request.cookies.get(SIGNIN_COOKIE)):
-            return _forged("refused")
+            return _forged(NO_FORM_TOKEN)
         token = form.get("token")
         given = token.strip() if isinstance(token, str) else ""
         user = await run_in_threadpool(server.store.user_by_token, given) if given else None
