@@ -4,15 +4,18 @@ Each command runs as a subprocess of the checkout given (cwd=<checkout>, PYTHONP
 in front) with a call tracer in every Python process it starts: the command itself (the
 parent) and the grading workers (`python -m grader.worker`). The tracer is a sitecustomize
 module this script writes into a temporary folder on PYTHONPATH; it records, per process, each
-function of the checkout's lab/ and grader/ the first time it is called (module-level code,
-that is importing, is left out), in the order of those first calls, from every thread. A
-function called again is not recorded again, so a loop over test cases counts once: the path
-is the order in which the grading reaches its code.
+function of the checkout's lab/ and grader/ the first time it is called, in the order of those
+first calls, from every thread. Imports are left out: a module's own code, and every call made
+while a module other than __main__ is being imported (a table built at import time is where the
+import graph goes, not where the submission goes). A function called again is not recorded
+again, so a loop over test cases counts once: the path is the order in which the grading
+reaches its code.
 
 A module's room is the folder its file is in (lab, lab/cli, lab/backends, grader, grader/steps,
 ...); its layer is the one tests/layers.py gives it (front doors, waist, engine, course and
 backends). From each process's sequence of rooms (one room repeated counts once):
-  - crossings: steps between lab/ and grader/ (the first folder of the room changes);
+  - crossings: steps between top-level packages (lab/ and grader/ today: the first folder of
+    the room changes);
   - returns: steps into a room the path had already been in and left;
 and the same two over layers (layer changes, returns to a layer). A path through folders that
 match the layers crosses and returns less.
@@ -63,14 +66,24 @@ def _install(folder, root):
     seen = set()
     prefixes = tuple(os.path.join(root, package) + os.sep for package in PACKAGES)
 
+    def importing(frame):
+        """Whether a module's code below the __main__ module's is running: an import."""
+        while frame is not None:
+            if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") != "__main__":
+                return True
+            frame = frame.f_back
+        return False
+
     def profile(frame, event, arg):
         if event != "call":
             return
         code = frame.f_code
         if code in seen:
             return
-        seen.add(code)
-        if code.co_name != "<module>" and code.co_filename.startswith(prefixes):
+        if code.co_name == "<module>" or not code.co_filename.startswith(prefixes):
+            seen.add(code)
+        elif not importing(frame.f_back):
+            seen.add(code)
             out.write(f"{code.co_filename[len(root) + 1:]}\\t{code.co_qualname}\\n")
 
     sys.setprofile(profile)
@@ -87,7 +100,7 @@ if os.environ.get("LAB_PATH_TRACE"):
 class Counts:
     steps: int  # modules (or functions) reached
     rooms: int  # steps of the room path (a room repeated counts once)
-    crossings: int  # steps between lab/ and grader/
+    crossings: int  # steps between top-level packages (lab/, grader/)
     returns: int  # steps into a room already left
     layer_changes: int
     layer_returns: int
@@ -110,16 +123,46 @@ class ProcessPath:
         files = [path for path, _ in self.functions]
         return list(dict.fromkeys(files)) if grain == "module" else files
 
-    def rooms(self, grain: str) -> list[str]:
+    def rooms(self, grain: str, layout: dict[str, str] | None = None) -> list[str]:
+        """The room path: each step's folder, or with `layout` the room it gives the module."""
+        if layout is not None:
+            return collapse([proposed_room(module_name(path), layout) for path in self.files(grain)])
         return collapse([Path(path).parent.as_posix() for path in self.files(grain)])
 
     def layers(self, grain: str) -> list[str]:
         return collapse([LAYERS[layer_index(module_name(path))].name for path in self.files(grain)])
 
-    def counts(self, grain: str) -> Counts:
-        rooms, layers = self.rooms(grain), self.layers(grain)
+    def counts(self, grain: str, layout: dict[str, str] | None = None) -> Counts:
+        rooms, layers = self.rooms(grain, layout), self.layers(grain)
         return Counts(len(self.files(grain)), len(rooms), crossings(rooms), returns(rooms),
                       max(len(layers) - 1, 0), returns(layers))
+
+
+# The layouts docs/architecture.md sketches ("Layers"): module or package -> its room there
+# (the longest name that matches wins). "grader holds the rest": lab/ the front doors alone,
+# grader/ the waist, the engine and, in folders of their own, the course and the backends.
+# "four packages": the bottom moved out of lab/ into course/ and backends/ of their own.
+_COURSE = ("spec", "catalog", "counter_spec", "expressions", "stage_readme", "release_config", "release_manifest",
+           "handouts", "dialect", "sinks", "mismatch_picture", "occupancy")
+_CHECKS = ("source_checks", "normalised_source", "macros", "divergent_barriers", "missing_barriers")
+_DOORS = {"lab": "lab", "lab.cli": "lab/cli", "lab.autograder": "lab/autograder", "lab.server": "lab/server",
+          "grader.batch": "lab/batch", "grader.batch.exports": "lab/batch/exports"}
+_ENGINE = {"grader": "grader", "grader.steps": "grader/steps", "grader.counters": "grader/counters"}
+LAYOUTS: dict[str, dict[str, str]] = {
+    "grader holds the rest": {
+        **_DOORS, **_ENGINE, **{f"lab.{name}": "grader/course" for name in _COURSE},
+        "lab.problems": "grader/course/problems", **{f"lab.{name}": "grader/course/checks" for name in _CHECKS},
+        "lab.backends": "grader/backends"},
+    "four packages": {
+        **_DOORS, **_ENGINE, **{f"lab.{name}": "course" for name in _COURSE},
+        "lab.problems": "course/problems", **{f"lab.{name}": "course/checks" for name in _CHECKS},
+        "lab.backends": "backends"},
+}
+
+
+def proposed_room(module: str, layout: dict[str, str]) -> str:
+    matches = [name for name in layout if module == name or module.startswith(name + ".")]
+    return layout[max(matches, key=len)] if matches else module.rpartition(".")[0].replace(".", "/")
 
 
 def module_name(path: str) -> str:
@@ -202,18 +245,21 @@ def follow(name: str, command: list[str], checkout: Path, site: Path, cache: Pat
     return read_traces(traces, pid)
 
 
-def summary(paths: list[ProcessPath]) -> dict:
+def summary(paths: list[ProcessPath], layout: dict[str, str] | None = None) -> dict:
     """For each grain: the counts of each process and their total (idle workers not counted),
-    and each process's room and layer paths."""
+    and each process's room and layer paths (rooms by `layout` where one is given)."""
     result: dict = {}
     for grain in GRAINS:
         total = Counts(0, 0, 0, 0, 0, 0)
         for path in paths:
             if path.role != "idle worker":
-                total = total + path.counts(grain)
+                total = total + path.counts(grain, layout)
         result[grain] = {"total": asdict(total),
-                         "processes": [{"role": p.role, **asdict(p.counts(grain)), "room_path": p.rooms(grain),
-                                        "layer_path": p.layers(grain)} for p in paths]}
+                         "processes": [{"role": p.role, **asdict(p.counts(grain, layout)),
+                                        "room_path": p.rooms(grain, layout), "layer_path": p.layers(grain),
+                                        **({"modules": [module_name(f) for f in p.files(grain)]}
+                                           if grain == "module" else {})}
+                                       for p in paths]}
     return result
 
 
@@ -257,6 +303,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the paths and their counts to FILE")
     parser.add_argument("--compare", type=Path, help="a JSON this script wrote earlier: its totals beside these")
     parser.add_argument("--label", help="what to call the checkout in the JSON (default: its git commit)")
+    parser.add_argument("--proposed", action="store_true",
+                        help="also count the same path with each module in its room of each sketched layout")
     parser.add_argument("--show-path", action="store_true", help="print each process's room path")
     args = parser.parse_args()
     checkout = args.checkout.expanduser().resolve()
@@ -292,6 +340,11 @@ def main() -> None:
                 print(f"{command}, {process['role']}, layers: " + " > ".join(process["layer_path"]))
             print()
     print(table(results, compare))
+    if args.proposed:
+        for name, layout in LAYOUTS.items():
+            proposed = {"lab grade": summary(graded, layout), "lab batch": summary(batched, layout)}
+            print(f"\nThe same path, each module in its room of the sketched layout {name!r}:")
+            print(table(proposed, None))
     if args.json:
         args.json.write_text(json.dumps({"commit": args.label or git_commit(checkout),
                                          "stage": args.stage, "file": args.file, "commands": results},
