@@ -13,12 +13,15 @@ reaches its code.
 
 A module's room is the folder its file is in (lab, lab/cli, lab/backends, grader, grader/steps,
 ...); its layer is the one tests/layers.py gives it (front doors, waist, engine, course and
-backends). From each process's sequence of rooms (one room repeated counts once):
+backends). The path is counted twice: by module (each module once, where the grading first
+reaches it) and by function (each function once). From each process's sequence of rooms (one
+room repeated counts once):
   - crossings: steps between top-level packages (lab/ and grader/ today: the first folder of
     the room changes);
   - returns: steps into a room the path had already been in and left;
-and the same two over layers (layer changes, returns to a layer). A path through folders that
-match the layers crosses and returns less.
+and over layers, layer changes and returns to a layer (those depend on the calls alone, not on
+where the files are). --proposed counts the same path again with each module in its room of
+the layouts docs/architecture.md sketches (LAYOUTS below).
 
 What it leaves out or fixes, so that two checkouts are compared alike: LAB_SANDBOX=off (the
 tracer's file must be writable from the worker); a kernel cache of this run's own
@@ -31,6 +34,10 @@ of a problem module (lab/problems/<name>, base.py aside).
     python3 benchmarks/grading_path.py                       # this checkout
     python3 benchmarks/grading_path.py --checkout /tmp/old --json old.json --show-path
     python3 benchmarks/grading_path.py --checkout . --compare old.json
+    python3 benchmarks/grading_path.py --compare benchmarks/grading_path_2e27815.json --proposed
+
+benchmarks/grading_path_2e27815.json holds the counts, room and layer paths and modules in
+order of the checkout at 2e27815.
 
 The defaults grade examples/transpose_coalesced.cl for transpose_coalesced (OpenCL: PoCL where
 there is no GPU). Use the Python that has the project's dependencies. Only the standard library
