@@ -312,7 +312,7 @@ def main() -> None:
     parser.add_argument("--label", help="what to call the checkout in the JSON (default: its git commit)")
     parser.add_argument("--proposed", action="store_true",
                         help="also count the same path with each module in its room of each sketched layout")
-    parser.add_argument("--show-path", action="store_true", help="print each process's room path")
+    parser.add_argument("--show-path", action="store_true", help="also print each process's modules in the order they are first reached")
     args = parser.parse_args()
     checkout = args.checkout.expanduser().resolve()
     if not all((checkout / package).is_dir() for package in PACKAGES):
@@ -340,12 +340,13 @@ def main() -> None:
         batched = follow("batch", batch, checkout, site, cache, scratch, args.timeout)
 
     results = {"lab grade": summary(graded), "lab batch": summary(batched)}
-    if args.show_path:
-        for command, result in results.items():
-            for process in result["module"]["processes"]:
-                print(f"{command}, {process['role']}, rooms: " + " > ".join(process["room_path"]))
-                print(f"{command}, {process['role']}, layers: " + " > ".join(process["layer_path"]))
-            print()
+    for command, result in results.items():  # the path by module: rooms, layers, and with --show-path the modules
+        for process in result["module"]["processes"]:
+            print(f"{command}, {process['role']}, rooms: " + " > ".join(process["room_path"]))
+            print(f"{command}, {process['role']}, layers: " + " > ".join(process["layer_path"]))
+            if args.show_path:
+                print(f"{command}, {process['role']}, modules: " + " > ".join(process["modules"]))
+        print()
     print(table(results, compare))
     if args.proposed:
         for name, layout in LAYOUTS.items():
