@@ -7,6 +7,7 @@ from typing import Any
 
 from lab.backends import registry
 from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
+from lab.problems.base import Launch
 from lab.spec import KernelSpec
 
 
@@ -58,23 +59,6 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
             f"({used / 1024:.0f} KiB); this device gives at most {shared_limit} "
             f"({shared_limit / 1024:.0f} KiB)"
         )
-
-
-class Launch:
-    """One kernel launch of a plan: which entry point, its shape, extra scalar values, and
-    which buffer each pointer parameter gets when it is not the buffer of the same name."""
-
-    __slots__ = ("kernel", "grid", "block", "values", "bind", "shared")
-
-    def __init__(self, kernel: str, grid: tuple[int, ...], block: tuple[int, ...],
-                 values: dict[str, int | float] | None = None, bind: dict[str, str] | None = None,
-                 shared: int = 0):
-        self.kernel = kernel
-        self.grid = tuple(grid)
-        self.block = tuple(block)
-        self.values = values or {}
-        self.bind = bind or {}
-        self.shared = shared  # bytes of dynamic shared memory per block
 
 
 def dynamic_shared(declared: int, device: DeviceInfo) -> int:

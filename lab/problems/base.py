@@ -41,6 +41,24 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+class Launch:
+    """One kernel launch of a problem's plan (a problem module's `plan(setup)`: its launches in
+    order): which entry point, its shape, extra scalar values, and which buffer each pointer
+    parameter gets when it is not the buffer of the same name."""
+
+    __slots__ = ("kernel", "grid", "block", "values", "bind", "shared")
+
+    def __init__(self, kernel: str, grid: tuple[int, ...], block: tuple[int, ...],
+                 values: dict[str, int | float] | None = None, bind: dict[str, str] | None = None,
+                 shared: int = 0):
+        self.kernel = kernel
+        self.grid = tuple(grid)
+        self.block = tuple(block)
+        self.values = values or {}
+        self.bind = bind or {}
+        self.shared = shared  # bytes of dynamic shared memory per block
+
+
 MAX_LISTED = 5
 POISON_BITS = np.uint32(0x7FC00000)  # the NaN the grader fills outputs with (grader.memory.POISON)
 

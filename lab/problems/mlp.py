@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.problems.base import Setup, Verdict, compare, random_floats
+from lab.problems.base import Launch, Setup, Verdict, compare, random_floats
 
 UNIT_ROUNDOFF = float(np.finfo(np.float32).eps) / 2
 SIGMOID_ULPS = 16  # error of a float32 sigmoid relative to its value, in units of u
@@ -210,9 +210,7 @@ def schedule(setup: Setup) -> list[Node]:
     return nodes
 
 
-def plan(setup: Setup) -> list[Any]:
-    from grader.launching import Launch
-
+def plan(setup: Setup) -> list[Launch]:
     t = int(setup["TILE"])
     return [Launch(n.kernel, n.grid, (t, t), values=n.values, bind=n.bind) for n in schedule(setup)]
 
