@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import Limits, grade_file
+from grader.grading import Limits, grade_file
 from grader.report import ERROR, FAILED
 from grader.results import FailureKind
 from grader.worker_process import WorkerProcess
