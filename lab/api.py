@@ -111,7 +111,7 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
         raise GradeError(str(error)) from None
 
     def grade_as(path: Path, chosen: str, shown_as: str) -> NotebookReport:
-        return _grade_file(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
+        return _grade_path(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
                            timing=timing, cpu_timing=cpu_timing, time_limit=time_limit)
 
     if _is_source(kernel):
@@ -132,7 +132,7 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     return grade_as(path, own.name, str(path))
 
 
-def _grade_file(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
+def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
                 timing: bool, cpu_timing: bool, time_limit: float) -> NotebookReport:
     from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
     from grader.results import FailureKind
