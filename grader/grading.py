@@ -143,7 +143,8 @@ def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **optio
     """grade() of a file on `target`, with GradeOptions' fields as keywords (tests, benchmarks)."""
     from lab.backends import registry
 
-    return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, options=GradeOptions(**options)))
+    return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target,
+                              options=GradeOptions(**options)))
 
 
 def not_started(report: Report) -> Check | None:

@@ -32,7 +32,7 @@ from grader.queue_status import QueueEvent
 from grader.report import ERROR, Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
-from grader.worker_process import WorkerProcess, prestart_worker, take_worker
+from grader.worker_process import take_worker
 from lab.backends import registry
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
@@ -78,14 +78,10 @@ def pipeline_grader(catalog: Catalog, options: GradingOptions,
                           limits=Limits(run_s=options.run_limit_s), counters=options.counters)
 
     def grade_with(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
-        def worker() -> WorkerProcess:
-            started = take_worker(target.backend)
-            prestart_worker(target.backend)  # the lane's next worker starts while this one grades
-            return started
-
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
+        # The lane's next worker starts while this one grades.
         return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, shown_as, graded,
-                                  worker=worker, on_queue=told))
+                                  worker=lambda: take_worker(target.backend, start_next=True), on_queue=told))
 
     return grade_with
 

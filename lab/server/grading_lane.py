@@ -75,23 +75,18 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
     """Grade stored bytes as `lab grade` grades a file: the Report. Raises NotGraded for a
     grading that could not start (no device, no sandbox where one is required)."""
     from grader.grading import GradeRequest, grade, not_started
-    from grader.worker_process import prestart_worker, take_worker
+    from grader.worker_process import take_worker
     from lab.backends import registry
 
     spec = catalog.get(stage)
     kind = registry.by_name(backend)
-
-    def worker():
-        # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
-        # while it does (a worker dies with the thread that started it).
-        started = take_worker(backend)
-        prestart_worker(backend)
-        return started
-
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
         path = Path(folder) / f"submission{kind.suffix}"
         path.write_bytes(source)
-        report = grade(GradeRequest(catalog, spec, path, kind, device, filename, worker=worker, on_phase=on_phase,
+        # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
+        # while it does (a worker dies with the thread that started it).
+        report = grade(GradeRequest(catalog, spec, path, kind, device, filename,
+                                    worker=lambda: take_worker(backend, start_next=True), on_phase=on_phase,
                                     on_queue=None if on_phase is None else _queue_line(on_phase)))
     refused = not_started(report)
     if refused is not None:
