@@ -165,6 +165,8 @@ def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
 
 def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str) -> Check:
     full = spec.points["fast"]
+    if correct.status == SKIPPED and g.errors and g.compiled is None and g.abort is None:  # never started
+        return Check("fast", SKIPPED, "not run: the submission could not be graded", 0, full)
     if correct.status == SKIPPED:
         return Check("fast", SKIPPED, "not timed: its correctness could not be checked", 0, full)
     if correct.status != PASSED:
