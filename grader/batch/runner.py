@@ -143,18 +143,26 @@ class Runner:
                if digest else None)
         self._record(job, report, key, graded=False, device=None, digest=digest)
 
+    @staticmethod
+    def _not_graded(job: Job, why: str, kind: FailureKind) -> Report:
+        sub = job.submission
+        return not_graded(job.spec, f"the batch could not grade this file: {why}", kind, file=sub.relative,
+                          backend=sub.backend, grader_version=GRADER_VERSION,
+                          note="The next run of the batch grades it again.")
+
     def grade_one(self, job: Job, target: Target) -> None:
         sub = job.submission
         self._emit(Started(job, target.label))
         before = submission_digest(sub)
         try:
             report = self.grade(job.spec, sub.path, target, sub.relative)
-            # No device, no sandbox: a condition of this machine, not the student's grade.
-            graded = not_started(report) is None
+            graded = True
+            refused = not_started(report)
+            if refused is not None:  # no device, no sandbox: a condition of this machine, not a grade
+                report = self._not_graded(job, refused.message, refused.failure or FailureKind.GRADER_ERROR)
+                graded = False
         except Exception as error:  # noqa: BLE001 - one submission's failure is its own result
-            report = not_graded(job.spec, f"the batch could not grade this file: {type(error).__name__}: {error}",
-                                FailureKind.GRADER_ERROR, file=sub.relative, backend=sub.backend,
-                                grader_version=GRADER_VERSION, note="The next run of the batch grades it again.")
+            report = self._not_graded(job, f"{type(error).__name__}: {error}", FailureKind.GRADER_ERROR)
             graded = False
         if self.stop.is_set():
             return  # interrupted: the grading was killed, its verdict means nothing
