@@ -116,3 +116,25 @@ def test_a_step_that_ends_the_grading_ends_it_before_the_verdict_is_told():
 def test_the_parents_steps_are_in_their_order():
     assert [type(step).__name__ for step in parent_steps()] == [
         "CheckSource", "StartProfiling", "RunWorker", "Sanitize", "ReadCounters"]
+
+
+@needs_opencl
+def test_the_course_servers_lane_stores_no_device_as_a_failure_not_a_grade():
+    from lab.server.grading_lane import NotGraded, grade_source
+
+    with pytest.raises(NotGraded, match="matches --device 'no device is called this'"):
+        grade_source(catalog(), STAGE, "opencl", "mine.cl", EXAMPLE.read_bytes(), "no device is called this")
+
+
+@pytest.mark.skipif(any(t.backend == "cuda" for t in targets()), reason="this machine has a CUDA device")
+def test_the_autograder_says_a_cuda_file_waits_for_the_course_gpu():
+    from lab.autograder.run import grade_stage, no_device_message
+    from lab.autograder.uploads import StageFile
+
+    log: list[str] = []
+    report = grade_stage(catalog(), catalog().get(STAGE), StageFile(STAGE, ROOT / "examples" / f"{STAGE}.cu",
+                                                                    f"{STAGE}.cu"), log)
+    failed = report.failure
+    assert failed is not None and failed.failure == FailureKind.NO_DEVICE
+    assert failed.message == no_device_message("cuda") and report.score is None
+    assert log and log[0].startswith(f"{STAGE}: no device for cuda: no usable device for cuda")
