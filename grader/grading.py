@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,10 +110,13 @@ def grade(request: GradeRequest) -> Report:
         except SubmissionError as error:
             if error.usage:
                 raise
-            return refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
+            refused = refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
+            if request.on_verdict is not None:
+                request.on_verdict(refused)
+            return refused
         own = catalog.reference_file(spec.id, path.suffix)
         if own.is_file() and path.resolve() == own.resolve():  # the instructor grading the reference itself
-            options = _accepting_reference(options)
+            options = replace(options, accept_reference=True)
     else:
         source, shown = request.source, request.filename
     started_at = time.monotonic()
@@ -159,12 +162,6 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
     return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
                         backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
                         device=_refused_on(target))
-
-
-def _accepting_reference(options: GradeOptions) -> GradeOptions:
-    from dataclasses import replace
-
-    return replace(options, accept_reference=True)
 
 
 def _not_profiled(asked: bool) -> Any:

@@ -44,7 +44,9 @@ def test_usage_errors_raise_and_nothing_else_does(tmp_path):
 def test_a_refused_file_is_a_report_with_its_kind(tmp_path):
     empty = tmp_path / "empty.cl"
     empty.write_text("")
-    report = grade(_request(empty, filename="shown/empty.cl"))
+    told: list[Report] = []
+    report = grade(_request(empty, filename="shown/empty.cl", on_verdict=told.append))
+    assert told == [report]
     assert report.failure is not None and report.failure.failure == FailureKind.REFUSED_SOURCE
     assert report.file == "shown/empty.cl" and str(tmp_path) not in report.failure.message
     assert not_started(report) is None
