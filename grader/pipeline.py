@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -17,9 +16,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader import GRADER_VERSION, sandbox
+from grader import sandbox
 from grader.device_turn import POLL_S, DeviceTurn
-from grader.report import Report
 from grader.results import (
     Abort,
     CacheEntry,
@@ -32,21 +30,13 @@ from grader.results import (
     PhaseStarted,
     SanitizerFinding,
     SanitizerResult,
-    SourceResult,
     StudentCode,
     WantDevice,
     decode,
     encode,
 )
-from grader.scoring import build_report
 from grader.steps import Request
-from grader.steps.source import check_submission_source
 from grader.worker_process import WorkerProcess, kill_group, wait_for_exit
-from lab.backends.discovery import NoDeviceError
-from lab.backends.registry import Target
-from lab.catalog import Catalog
-from lab.source_checks import SubmissionError
-from lab.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -335,126 +325,6 @@ def _keep(entry: CacheEntry) -> None:
         kernel_cache.store(entry.key, blob, entry.meta, group=sandbox.cache_group())
 
 
-def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, *,
-          seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
-          sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
-          on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None,
-          counters: bool = False, accept_reference: bool = False) -> Report:
-    """Grade one submission on `target`: the source check here, the worker's steps in a child
-    process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
-    memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
-    each grader.queue_status event while the grading waits for its turn on the device.
-    `accept_reference`: the source is the course's own reference file of the stage, graded in
-    place (grade_file says so); any other copy of it is refused."""
-    seed = secrets.randbits(31) if seed is None else seed
-    started_at = time.monotonic()
-    grading = Grading(timed=timing)
-    profile = _not_profiled(counters)
-    grading.source = check_submission_source(spec, source, target.backend, filename, catalog, accept_reference)
-    if grading.source.ok:
-        request = Request(
-            course_root=str(catalog.root), stage=spec.id, source=source, filename=filename,
-            backend=target.backend, device=target.index, device_choice=target.name if target.index < 0 else None,
-            seed=seed, timing=timing, cpu_timing=cpu_timing,
-            # On a CPU device the kernel runs in the worker's own memory: the worker caps it there
-            # (the CUDA driver reserves far more address space than it uses: a GPU worker gets no cap).
-            memory_limit=CPU_MEMORY_LIMIT,
-            # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
-            compile_only=bool(grading.source.divergent_barriers),
-            keep_program=counters,  # the profiling entry loads it rather than compile it again
-        )
-        started = None  # the submission's profiling run: ncu's start and the entry's imports overlap the worker
-        if counters:
-            from grader.counters.grading import start_profiling
-
-            started = start_profiling(catalog, spec, source, filename, target)
-        try:
-            read = _graded(request, limits, grading, worker, on_phase, on_queue, sanitize, counters, catalog,
-                           spec, source, filename, target, seed, started)
-            profile = read if read is not None else profile
-        finally:
-            if started is not None:
-                started.discard()  # (a run that was used is gone already)
-    elif worker is not None:
-        worker.discard()
-    # The grading's own time: its wait in line for the device is the `queued` phase, apart.
-    grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
-    return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
-                        grader_version=GRADER_VERSION,
-                        device=_shown(target) if grading.source.ok else _refused_on(target), counters=profile)
-
-
-def _graded(request: Request, limits: Limits, grading: Grading, worker: WorkerProcess | None,
-            on_phase: Callable[[str], None] | None, on_queue: Callable[[Any], None] | None, sanitize: bool,
-            counters: bool, catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, seed: int,
-            started: Any) -> Any:
-    """The worker's steps, then the sanitizer and the counters where asked, into `grading`; the
-    counters' ProfileResult, or None where they were not asked for. `started`: the submission's
-    profiling run, started beside the worker (grader.counters.grading.start_profiling)."""
-    run_worker(request, limits, grading, worker=worker, on_phase=on_phase, on_queue=on_queue)
-    no_device = next((e for e in grading.errors if e.failure == FailureKind.NO_DEVICE), None)
-    if no_device is not None:
-        raise NoDeviceError(no_device.message)
-    compiled = grading.compiled is not None and grading.compiled.ok
-    if sanitize and compiled and not grading.source.divergent_barriers:
-        if on_phase is not None:
-            on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
-        grading.sanitizer = run_sanitizers(request, limits)
-    if not counters:
-        return None
-    # After the worker: nothing of it runs in a timed phase (grader.counters).
-    from grader.counters.grading import profile_grading
-    from grader.device_turn import parent_turn
-
-    if on_phase is not None:
-        on_phase("hardware counters (Nsight Compute)")
-    # Its replays load the device: it takes a turn in the device's queue as timing does.
-    with parent_turn(grading.device, on_queue) as waited:
-        profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
-                                  request.device_choice, seed, started)
-    grading.phases["counters"] = profile.seconds
-    if waited > 0.001:
-        grading.phases["queued"] = grading.phases.get("queued", 0.0) + waited
-    return profile
-
-
-def _not_profiled(asked: bool) -> Any:
-    """The counters of a grading that never reaches them: None where not asked for."""
-    if not asked:
-        return None
-    from grader.counters.model import Unavailable, unavailable
-
-    return unavailable(Unavailable.NOT_CORRECT)
-
-
-def _shown(target: Target) -> dict[str, str]:
-    """The device as the report shows it where the worker never opened one."""
-    if target.index < 0:
-        return {"name": f"no {target.backend} device opened (nothing ran)", "kind": "none"}
-    return {"name": target.name, "kind": target.kind}
-
-
-def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
-    """The report of a file refused before anything compiles it (empty, binary, too big, ...)."""
-    return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
-                        backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
-                        device=_refused_on(target))
-
-
-def _refused_on(target: Target) -> dict[str, Any]:
-    """The device a refused file would have run on, named as the worker would pick it (the
-    refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
-    if target.index >= 0:
-        return {**_shown(target), "ran": False}
-    from lab.backends.discovery import choose, discover
-
-    try:
-        found = choose(discover((target.backend,)), target.backend, target.name or None)
-    except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
-        return _shown(target)
-    return {"name": found.name, "kind": found.kind, "ran": False}  # "ran": the feedback says it was refused
-
-
 SANITIZER_SLOWDOWN = 20.0  # correctness under compute-sanitizer runs this much slower
 
 
@@ -477,28 +347,3 @@ def run_sanitizers(request: Request, limits: Limits) -> SanitizerResult:
         found, summary = sanitizer.findings(log)
         tools.append(SanitizerFinding(tool, tuple(found), summary, run.abort.message if run.abort else None))
     return SanitizerResult(tuple(tools))
-
-
-def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
-    """Grade a file: a file that cannot be a kernel source gets a failed report with the reason.
-
-    Raises SubmissionError(usage=True) for a path that is missing, a folder, or not .cu/.cl.
-    `shown_as`: the name the report and the compiler's messages give the file (the batch: its
-    path inside SUBMISSIONS, so no student's feedback shows the instructor's folders).
-    """
-    from lab.source_checks import read_submission
-
-    seed = options.pop("seed", None)
-    seed = secrets.randbits(31) if seed is None else seed
-    shown = options.pop("shown_as", None) or str(path)
-    try:
-        submission = read_submission(path)
-    except SubmissionError as error:
-        if options.get("worker") is not None:
-            options["worker"].discard()
-        if error.usage:
-            raise
-        return refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
-    own = catalog.reference_file(spec.id, path.suffix)
-    in_place = own.is_file() and path.resolve() == own.resolve()  # the instructor grading the reference itself
-    return grade(catalog, spec, submission.source, shown, target, seed=seed, accept_reference=in_place, **options)

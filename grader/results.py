@@ -36,7 +36,13 @@ class FailureKind(StrEnum):
     IMPOSSIBLE_TIME = "impossible_time"  # timed under the device's floor for the stage's bytes
     CONCEPT = "concept"  # the GPU's counters do not show the stage's idea (a graded [counters.check])
     NO_DEVICE = "no_device"  # nothing here can run it
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"  # a sandbox is required (LAB_SANDBOX=require) and none starts here
     GRADER_ERROR = "grader_error"  # the grader itself failed
+
+
+# The grading could not start here: a condition of the machine, no verdict on the file. Each
+# front door says what it means to it (`lab grade`: a usage error; the batch: not graded).
+NOT_STARTED = frozenset({FailureKind.NO_DEVICE, FailureKind.SANDBOX_UNAVAILABLE})
 
 
 def _failure(value: Any) -> FailureKind | None:

@@ -20,7 +20,7 @@ from grader.report import (
     Report,
     Status,
 )
-from grader.results import CaseResult, FailureKind, Grading, TimingResult
+from grader.results import CaseResult, FailureKind, GraderError, Grading, TimingResult
 from lab.mismatch_picture import output_tile
 from lab.occupancy import device_limits, occupancy
 from lab.spec import Spec
@@ -95,8 +95,9 @@ def _compiles(spec: Spec, g: Grading) -> Check:
                          f"kernel; grade it again", 0, full, failure=FailureKind.GRADER_ERROR)
         if g.abort is not None:
             return abort_check("compiles", g, full)
-        message = g.errors[0].message if g.errors else "not compiled"
-        return Check("compiles", ERROR, message, 0, full, failure=FailureKind.GRADER_ERROR)
+        if g.errors:  # the grading could not go on: no device, no sandbox, the grader's own fault
+            return Check("compiles", ERROR, g.errors[0].message, 0, full, failure=g.errors[0].failure)
+        return Check("compiles", ERROR, "not compiled", 0, full, failure=FailureKind.GRADER_ERROR)
     if not g.compiled.ok and g.compiled.failure == FailureKind.GRADER_ERROR:  # the machine, not the source
         return Check("compiles", ERROR, g.compiled.message, 0, full, failure=FailureKind.GRADER_ERROR,
                      details={"log": g.compiled.log})
@@ -164,6 +165,8 @@ def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
 
 def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str) -> Check:
     full = spec.points["fast"]
+    if correct.status == SKIPPED and g.errors and g.compiled is None and g.abort is None:  # never started
+        return Check("fast", SKIPPED, "not run: the submission could not be graded", 0, full)
     if correct.status == SKIPPED:
         return Check("fast", SKIPPED, "not timed: its correctness could not be checked", 0, full)
     if correct.status != PASSED:
@@ -202,10 +205,11 @@ def implausible(perf: Performance) -> bool:
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
-                 grader_version: str, device: dict[str, str] | None = None, counters: Any = None) -> Report:
+                 grader_version: str, device: dict[str, str] | None = None, counters: Any = None,
+                 notes: tuple[str, ...] = ()) -> Report:
     """`device`: what the parent knows of the device, where the worker never said. `counters`:
     the hardware counters read after the worker (grader.counters.model.ProfileResult), or None
-    where they were not asked for."""
+    where they were not asked for. `notes`: the caller's own lines, after the grading's."""
     opened = g.device
     shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
                      "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
@@ -223,18 +227,18 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
 
         checks.append(concept_check(spec, counters, correct))
 
-    notes: list[str] = []
+    shown_notes: list[str] = []
     flags: list[str] = []
     phases = {name: round(value, 3) for name, value in g.phases.items()}
     if g.timing and phases:
         phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in g.timing.stats.values()) / 1e3, 3)
     if perf and perf.note:
-        notes.append(perf.note)
+        shown_notes.append(perf.note)
     if correct.status == PASSED and g.source.unsynced_reads:
-        notes.append(f"warning: {g.source.unsynced_reads[0]}. It gave the right results in this run, by "
+        shown_notes.append(f"warning: {g.source.unsynced_reads[0]}. It gave the right results in this run, by "
                      f"luck of timing: on another device or run it may not")
     if kind == "cpu" and g.timed and g.timing is None and compiles.status == PASSED and "fast" in spec.points:
-        notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
+        shown_notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
                      f"the reference's. Timings on a CPU device say nothing about a GPU, so none are taken "
                      f"here (--cpu-timing shows them)")
     if perf and perf.graded and implausible(perf):
@@ -254,20 +258,20 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
                               device_limits(opened.limits))
             occ = found.as_dict() if found else None
         if main.get("spill_bytes"):
-            notes.append(f"the compiler spilled {main['spill_bytes']} bytes of registers to local memory "
+            shown_notes.append(f"the compiler spilled {main['spill_bytes']} bytes of registers to local memory "
                          f"(slow): fewer live values per thread would avoid it")
     if g.sanitizer is not None:
         if g.sanitizer.error:
-            notes.append(f"--sanitize: {g.sanitizer.error}")
+            shown_notes.append(f"--sanitize: {g.sanitizer.error}")
         elif g.sanitizer.first is None:
-            notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
+            shown_notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
 
     status = report_status(checks, grader_failed=bool(g.errors))
     score = None if status == ERROR else sum(c.points for c in checks)
     max_score = sum(c.max_points for c in checks)
     for error in g.errors:
         if error.message not in (c.message for c in checks):
-            notes.append(f"grader: {error.message}")
+            shown_notes.append(f"grader: {error.message}")
     return Report(
         assignment=spec.id,
         title=spec.title,
@@ -283,7 +287,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         resources=resources,
         occupancy=occ,
         cases=[case_outcome(c) for c in g.cases],
-        notes=notes,
+        notes=[*shown_notes, *notes],
         flags=flags,
         hints=dict(spec.hints),
         sanitizer=_sanitizer_dict(g),
@@ -298,6 +302,16 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         output_tile=output_tile(spec.defines),
         counters=_counters_shown(spec, counters),
     )
+
+
+def not_graded(spec: Spec, message: str, kind: FailureKind, *, file: str, backend: str, grader_version: str,
+               note: str = "") -> Report:
+    """The report of a submission that was never graded (no device for its backend, the grader's
+    own failure, ...): its first check an error with `message` and `kind`, the rest not run, no
+    score. `note`: what to do about it, shown after the checks."""
+    return build_report(spec, Grading(errors=[GraderError(message, failure=kind)]), file=file, backend=backend,
+                        seed=0, grader_version=grader_version, device={"name": "(no device)", "kind": "none"},
+                        notes=(note,) if note else ())
 
 
 def _counters_shown(spec: Spec, counters: Any) -> Any:

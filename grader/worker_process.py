@@ -156,16 +156,19 @@ def prestart_worker(backend: str) -> None:
             pass
 
 
-def take_worker(backend: str) -> WorkerProcess:
+def take_worker(backend: str, start_next: bool = False) -> WorkerProcess:
     """This thread's waiting worker for `backend`, or a new one. (A worker dies with the thread
-    that started it: PR_SET_PDEATHSIG; so each thread uses only its own.)"""
+    that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`: start
+    this thread's next one now (prestart_worker), to be ready while this one grades."""
     with _spares_lock:
         spare = _spares.pop((backend, threading.get_ident()), None)
-    if spare is not None and spare.alive():
-        return spare
-    if spare is not None:
+    if spare is not None and not spare.alive():
         spare.discard()
-    return WorkerProcess(backend)
+        spare = None
+    taken = spare if spare is not None else WorkerProcess(backend)
+    if start_next:
+        prestart_worker(backend)
+    return taken
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -111,7 +111,7 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
         raise GradeError(str(error)) from None
 
     def grade_as(path: Path, chosen: str, shown_as: str) -> NotebookReport:
-        return _grade_file(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
+        return _grade_path(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
                            timing=timing, cpu_timing=cpu_timing, time_limit=time_limit)
 
     if _is_source(kernel):
@@ -132,22 +132,24 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     return grade_as(path, own.name, str(path))
 
 
-def _grade_file(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
+def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
                 timing: bool, cpu_timing: bool, time_limit: float) -> NotebookReport:
-    from grader.pipeline import Limits, grade_file
-    from grader.sandbox import SandboxUnavailable
-    from lab.backends.discovery import NoDeviceError
-    from lab.backends.registry import Target
+    from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
+    from grader.results import FailureKind
+    from lab.backends import registry
     from lab.source_checks import SubmissionError
 
+    options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit))
     try:
-        report = grade_file(catalog, spec, path, Target.to_choose(backend, device), seed=seed, timing=timing,
-                            cpu_timing=cpu_timing, limits=Limits(run_s=time_limit), shown_as=shown_as)
-    except NoDeviceError as error:
+        report = grade(GradeRequest(catalog, spec, path, registry.by_name(backend), device, shown_as, options))
+    except SubmissionError as error:
+        raise GradeError(str(error)) from None
+    refused = not_started(report)
+    if refused is not None and refused.failure == FailureKind.NO_DEVICE:
         from lab.backends.discovery import other_language_here
 
         step = None if device else other_language_here(backend, spec.id)  # --device: `lab devices` is said
-        raise GradeError(f"{error}; {step}" if step else str(error)) from None
-    except (SubmissionError, SandboxUnavailable) as error:
-        raise GradeError(str(error)) from None
+        raise GradeError(f"{refused.message}; {step}" if step else refused.message)
+    if refused is not None:
+        raise GradeError(refused.message)
     return NotebookReport.of(report)

@@ -13,14 +13,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grader import GRADER_VERSION
 from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
-from grader.batch.errors import GRADER_ERROR, error_report
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Submission
 from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import submission_digest
 from grader.batch.store import ResultStore
 from grader.batch.stored import BatchInfo, StoredResult
+from grader.results import FailureKind
+from grader.scoring import not_graded
 from lab.catalog import Catalog
 
 LOST = ("not graded yet: the Slurm array task that had it ended first (node failure, time limit, "
@@ -56,7 +58,8 @@ def _run_of(stored: StoredResult) -> str:
 
 
 def _not_graded_yet(catalog: Catalog, sub: Submission, why: str) -> Outcome:
-    report = error_report(catalog.get(sub.stage), sub.relative, sub.backend, why, GRADER_ERROR, note=RERUN)
+    report = not_graded(catalog.get(sub.stage), why, FailureKind.GRADER_ERROR, file=sub.relative, backend=sub.backend,
+                        grader_version=GRADER_VERSION, note=RERUN)
     batch = BatchInfo(sub.student, sub.stage, sub.relative, graded=False)
     return outcome_of(sub, StoredResult(report, batch), graded_now=False)
 

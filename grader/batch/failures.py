@@ -28,6 +28,7 @@ KIND_LABELS = {
     FailureKind.TIMEOUT: "timed out (an endless loop or a barrier not all reach)",
     FailureKind.TOO_SLOW: "too slow",
     FailureKind.NO_DEVICE: "not graded: no device for its backend here",
+    FailureKind.SANDBOX_UNAVAILABLE: "not graded: no sandbox starts here",
     FailureKind.GRADER_ERROR: "the grader failed",
 }
 _LOCATION = re.compile(r"(?:(?<=\s)|^)[^\s:]+(?::\d+){1,2}:\s*")  # path:line:col:

@@ -25,7 +25,7 @@ NO_DEVICE = "(no device)"
 
 @dataclass(frozen=True)
 class GradingOptions:
-    """The options of `grade_file` that change a verdict."""
+    """The options of a grading (grader.grading.GradeOptions) that change a verdict."""
 
     timing: bool = True
     run_limit_s: float = 30.0

@@ -1,5 +1,5 @@
 """The run loop: worker threads, each pinned to one device, take submissions from a queue and
-grade each one through grader.pipeline.grade_file, which runs it in a child process of its
+grade each one through grader.grading.grade, which runs it in a child process of its
 own (that is where the isolation is: a crash or a hang there becomes a verdict).
 
 A GPU has one worker, a CPU device --jobs of them (grader.batch.devices). The backends are
@@ -19,18 +19,21 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grader import GRADER_VERSION
 from grader.batch.devices import BACKEND_ORDER, Pool
-from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
 from grader.batch.keys import GradingOptions, result_key
 from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import Job, Plan, Unavailable, submission_digest
 from grader.batch.processes import kill_child_workers
 from grader.batch.store import ResultStore
 from grader.batch.stored import BatchInfo, StoredResult
-from grader.pipeline import Limits, grade_file
+from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
 from grader.queue_status import QueueEvent
 from grader.report import ERROR, Report
-from grader.worker_process import prestart_worker, take_worker
+from grader.results import FailureKind
+from grader.scoring import not_graded
+from grader.worker_process import take_worker
+from lab.backends import registry
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
 from lab.spec import Spec
@@ -68,19 +71,19 @@ class RunResult:
 
 def pipeline_grader(catalog: Catalog, options: GradingOptions,
                     on_queue: Callable[[str, QueueEvent], None] | None = None) -> GradeFunction:
-    """grade_file with the batch's options: the same isolated path as `lab grade`. `on_queue`:
-    told (the file, as shown) of each grading's waiting in its device's line (grader.queue_status)."""
-    limits = Limits(run_s=options.run_limit_s)
+    """grader.grading.grade with the batch's options: the same isolated path as `lab grade`.
+    `on_queue`: told (the file, as shown) of each grading's waiting in its device's line
+    (grader.queue_status)."""
+    graded = GradeOptions(timing=options.timing, cpu_timing=options.cpu_timing,
+                          limits=Limits(run_s=options.run_limit_s), counters=options.counters)
 
-    def grade(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
-        worker = take_worker(target.backend)
-        prestart_worker(target.backend)  # the lane's next worker starts while this one grades
+    def grade_with(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
-        return grade_file(catalog, spec, path, target, seed=None, timing=options.timing, limits=limits,
-                          cpu_timing=options.cpu_timing, worker=worker, shown_as=shown_as, on_queue=told,
-                          counters=options.counters)
+        # The lane's next worker starts while this one grades.
+        return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, shown_as, graded,
+                                  worker=lambda: take_worker(target.backend, start_next=True), on_queue=told))
 
-    return grade
+    return grade_with
 
 
 def _now() -> str:
@@ -132,12 +135,20 @@ class Runner:
     def record_unavailable(self, item: Unavailable) -> None:
         job = item.job
         sub = job.submission
-        report = error_report(job.spec, sub.relative, sub.backend, f"not graded: {item.why}", NO_DEVICE,
-                              note="Grade it on a machine with a device for this backend.")
+        report = not_graded(job.spec, f"not graded: {item.why}", FailureKind.NO_DEVICE, file=sub.relative,
+                            backend=sub.backend, grader_version=GRADER_VERSION,
+                            note="Grade it on a machine with a device for this backend.")
         digest = submission_digest(sub)
         key = (result_key(digest, job.stage_fingerprint, sub.backend, item.device_name, self.options)
                if digest else None)
         self._record(job, report, key, graded=False, device=None, digest=digest)
+
+    @staticmethod
+    def _not_graded(job: Job, why: str, kind: FailureKind) -> Report:
+        sub = job.submission
+        return not_graded(job.spec, f"the batch could not grade this file: {why}", kind, file=sub.relative,
+                          backend=sub.backend, grader_version=GRADER_VERSION,
+                          note="The next run of the batch grades it again.")
 
     def grade_one(self, job: Job, target: Target) -> None:
         sub = job.submission
@@ -146,10 +157,12 @@ class Runner:
         try:
             report = self.grade(job.spec, sub.path, target, sub.relative)
             graded = True
+            refused = not_started(report)
+            if refused is not None:  # no device, no sandbox: a condition of this machine, not a grade
+                report = self._not_graded(job, refused.message, refused.failure or FailureKind.GRADER_ERROR)
+                graded = False
         except Exception as error:  # noqa: BLE001 - one submission's failure is its own result
-            report = error_report(job.spec, sub.relative, sub.backend,
-                                  f"the batch could not grade this file: {type(error).__name__}: {error}",
-                                  GRADER_ERROR, note="The next run of the batch grades it again.")
+            report = self._not_graded(job, f"{type(error).__name__}: {error}", FailureKind.GRADER_ERROR)
             graded = False
         if self.stop.is_set():
             return  # interrupted: the grading was killed, its verdict means nothing

@@ -3,9 +3,10 @@
 In the worker (the child process that runs the student's kernel), each step gets the shared
 `Context`, announces its phase (the parent enforces that phase's time limit), and sends its
 typed result (grader.results); the first step that fails ends the run. The parent runs its
-own steps around the worker: the source check before it (grader.steps.source) and
-compute-sanitizer after it (grader.pipeline). A new step is a class here, in its place in
-worker_steps(); what they share is in grader.steps.context.
+own steps around the worker, in the same way (grader.steps.parent.parent_steps: the source
+check, the worker itself, compute-sanitizer, the hardware counters; grader.grading runs them).
+A new worker step is a class here, in its place in worker_steps(); what they share is in
+grader.steps.context.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Grading inside Gradescope's container: the upload's file for each stage of the assignment,
-through grader.pipeline.grade_file on the machine's OpenCL CPU device (PoCL), with the speed
+through grader.grading.grade on the machine's OpenCL CPU device (PoCL), with the speed
 asked of the course GPU server where the assignment names one (course_server), into one
 results.json; and the warm-up setup.sh runs once at build time (each stage's reference kernel
 graded, which checks the install and fills the kernel caches)."""
@@ -12,17 +12,17 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.errors import GRADER_ERROR, NO_DEVICE, error_report
+from grader import GRADER_VERSION
 from grader.feedback import write_atomic
-from grader.pipeline import grade_file, refused_report
+from grader.grading import GradeRequest, grade, not_started, refused_report
 from grader.report import PASSED, PENDING, Report
-from grader.sandbox import SandboxUnavailable
+from grader.results import FailureKind
+from grader.scoring import not_graded
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
 from lab.backends import registry
-from lab.backends.discovery import NoDeviceError
 from lab.backends.registry import Target
 from lab.catalog import Catalog, UnknownStageError
 from lab.sinks import for_json
@@ -79,18 +79,22 @@ def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -
     kind = registry.by_suffix(file.path.suffix)
     assert kind is not None  # lab.autograder.uploads makes a StageFile only of a kernel file's suffix
     backend = kind.name
-    target = Target.to_choose(backend)
     try:
-        return grade_file(catalog, spec, file.path, target, shown_as=file.shown)
-    except NoDeviceError as error:
-        log.append(f"{spec.id}: no device for {backend}: {error}")
-        return error_report(spec, file.shown, backend, no_device_message(backend), NO_DEVICE)
+        report = grade(GradeRequest(catalog, spec, file.path, kind, filename=file.shown))
     except SubmissionError as error:  # not a regular file after all (it changed under us)
-        return refused_report(spec, str(error).replace(str(file.path), file.shown), file.shown, target,
-                              secrets.randbits(31))
-    except SandboxUnavailable as error:  # LAB_SANDBOX=require set in the container, and none there
-        log.append(f"{spec.id}: {error}")
-        return error_report(spec, file.shown, backend, f"the grader could not start: {error}", GRADER_ERROR)
+        return refused_report(spec, str(error).replace(str(file.path), file.shown), file.shown,
+                              Target.to_choose(backend), secrets.randbits(31))
+    refused = not_started(report)
+    if refused is None:
+        return report
+    if refused.failure == FailureKind.NO_DEVICE:
+        log.append(f"{spec.id}: no device for {backend}: {refused.message}")
+        message = no_device_message(backend)
+    else:  # LAB_SANDBOX=require set in the container, and none there
+        log.append(f"{spec.id}: {refused.message}")
+        message = f"the grader could not start: {refused.message}"
+    return not_graded(spec, message, refused.failure or FailureKind.GRADER_ERROR, file=file.shown, backend=backend,
+                      grader_version=GRADER_VERSION)
 
 
 def grade_upload(paths: AutograderPaths) -> GradedUpload:
@@ -206,9 +210,13 @@ def warm_up(paths: AutograderPaths) -> list[WarmUp]:
                                                  f"cannot be checked without it)"))
             continue
         try:
-            report = grade_file(catalog, spec, reference, Target.to_choose(GRADED_HERE))
-        except (NoDeviceError, SubmissionError, SandboxUnavailable) as error:
+            report = grade(GradeRequest(catalog, spec, reference, registry.by_name(GRADED_HERE)))
+        except SubmissionError as error:
             done.append(WarmUp(spec.id, "error", str(error)))
+            continue
+        refused = not_started(report)
+        if refused is not None:
+            done.append(WarmUp(spec.id, "error", refused.message))
             continue
         failed = report.failure
         done.append(WarmUp(spec.id, report.status, failed.message if failed else f"{report.duration_s:.1f} s"))

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import typer
 
-from grader import queue_status
-from grader.pipeline import Limits, grade_file
-from grader.sandbox import SandboxUnavailable
+from grader import grading, queue_status
+from grader.grading import GradeOptions, GradeRequest, Limits, not_started
+from grader.results import FailureKind
 from grader.terminal import render
 from grader.worker_process import take_worker
 from lab.backends import registry
-from lab.backends.discovery import NoDeviceError, Target
+from lab.backends.discovery import Target
 from lab.cli.app import (
     app,
     console,
@@ -39,7 +39,7 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
     return Target.to_choose(own.name, device)
 
 
-def no_device(error: NoDeviceError, target: Target, stage: str) -> None:
+def no_device(error: str, target: Target, stage: str) -> None:
     """The reason, and where this machine can grade the other language, that (never a backend
     it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
     from lab.backends.discovery import other_language_here
@@ -95,18 +95,21 @@ def grade(
             fail("--sanitize runs compute-sanitizer, which needs the CUDA backend (a .cu file)")
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
+    options = GradeOptions(seed=seed, timing=not no_timing, cpu_timing=cpu_timing, limits=Limits(run_s=run_limit),
+                           sanitize=sanitize, counters=counters)
     try:
         with grading_status(errors) as line:
-            result = grade_file(catalog, spec, file, target, seed=seed, timing=not no_timing, cpu_timing=cpu_timing,
-                                limits=Limits(run_s=run_limit), sanitize=sanitize, worker=take_worker(target.backend),
-                                on_phase=line.enter if line is not None else None,
-                                on_queue=queue_status.printer(errors, line), counters=counters)
+            result = grading.grade(GradeRequest(catalog, spec, file, registry.by_name(target.backend), device,
+                                                options=options, worker=lambda: take_worker(target.backend),
+                                                on_phase=line.enter if line is not None else None,
+                                                on_queue=queue_status.printer(errors, line)))
     except SubmissionError as error:
         fail(str(error))
-    except NoDeviceError as error:
-        no_device(error, target, spec.id)
-    except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none here
-        fail(str(error))
+    refused = not_started(result)
+    if refused is not None and refused.failure == FailureKind.NO_DEVICE:
+        no_device(refused.message, target, spec.id)
+    elif refused is not None:  # LAB_SANDBOX=require, and none here
+        fail(refused.message)
     say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), before the report
     render(result, errors if json_to_stdout else console)
     if not counters and (result.device or {}).get("kind") == "gpu":  # the counters' modules load only here

@@ -1,5 +1,5 @@
 """A grading lane: one thread that grades the server's queue on one device, one at a time,
-through `lab grade`'s own path (grader.pipeline.grade_file: the same sandbox, verdicts, timing
+through `lab grade`'s own path (grader.grading.grade: the same sandbox, verdicts, timing
 and reports).
 
 A lane claims the next submission in round-robin order (marked grading, committed), grades it,
@@ -66,27 +66,33 @@ def outcome_of_json(data: dict) -> Outcome:
         raise ReportJsonError(f"not a report this grader can show ({type(error).__name__}: {error})") from None
 
 
+class NotGraded(RuntimeError):
+    """The grading could not start on this machine (no device, no sandbox where one is
+    required): a fault of the machine, stored as the submission's failure, never a grade."""
+
+
 def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, source: bytes, device: str | None,
                  on_phase=None):
-    """Grade stored bytes as `lab grade` grades a file: the Report. Raises what grade_file raises
-    for a grading that could not start (no device, no sandbox where one is required)."""
-    from grader.pipeline import Limits, grade_file
-    from grader.worker_process import prestart_worker, take_worker
+    """Grade stored bytes as `lab grade` grades a file: the Report. Raises NotGraded for a
+    grading that could not start (no device, no sandbox where one is required)."""
+    from grader.grading import GradeRequest, grade, not_started
+    from grader.worker_process import take_worker
     from lab.backends import registry
-    from lab.backends.registry import Target
 
     spec = catalog.get(stage)
-    suffix = registry.by_name(backend).suffix
-    # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
-    # while it does (a worker dies with the thread that started it).
-    worker = take_worker(backend)
-    prestart_worker(backend)
+    kind = registry.by_name(backend)
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
-        path = Path(folder) / f"submission{suffix}"
+        path = Path(folder) / f"submission{kind.suffix}"
         path.write_bytes(source)
-        return grade_file(catalog, spec, path, Target.to_choose(backend, device), timing=True, limits=Limits(),
-                          shown_as=filename, worker=worker, on_phase=on_phase,
-                          on_queue=None if on_phase is None else _queue_line(on_phase))
+        # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
+        # while it does (a worker dies with the thread that started it).
+        report = grade(GradeRequest(catalog, spec, path, kind, device, filename,
+                                    worker=lambda: take_worker(backend, start_next=True), on_phase=on_phase,
+                                    on_queue=None if on_phase is None else _queue_line(on_phase)))
+    refused = not_started(report)
+    if refused is not None:
+        raise NotGraded(refused.message)
+    return report
 
 
 def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import OUTPUT_TAIL, Limits, grade_file
+from grader.grading import grade_file
+from grader.pipeline import OUTPUT_TAIL, Limits
 from grader.report import PASSED
 from grader.scoring import first_error_line
 from lab.backends.base import CompileError

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader.correctness import host_copy_written, inputs_again, make_setup
-from grader.pipeline import Limits, grade_file
+from grader.grading import Limits, grade_file
 from grader.report import PASSED
 from grader.results import FailureKind
 from lab.backends.discovery import Target

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import grade_file
+from grader.grading import grade_file
 from grader.report import PASSED, REVIEW
 from lab.backends.discovery import Target
 from tests.adversarial.test_adversarial import LIMITS, assert_one_line, assert_words, log_verdict

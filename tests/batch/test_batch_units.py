@@ -407,3 +407,29 @@ def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tm
     (store.folder(subs[0]) / "result.json").write_text(
         json.dumps({**ann.to_json(), "status": "error", "score": None}))
     assert store.fresh(subs[0], {key}) is None
+
+
+def test_a_grading_that_could_not_start_is_no_grade(tmp_path):
+    """No device, or no sandbox where one is required, comes back from grade() as the Report's
+    failure kind: the batch stores it as not graded, with its reason, and grades it again."""
+    from grader import GRADER_VERSION
+    from grader.scoring import not_graded
+
+    subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
+    store = ResultStore(tmp_path / "out")
+    options = GradingOptions(timing=False, run_limit_s=5)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
+
+    def grade(spec, path, target, shown_as):
+        if "bob" in str(path):
+            return not_graded(spec, "no usable device for opencl", FailureKind.NO_DEVICE, file=shown_as,
+                              backend="opencl", grader_version=GRADER_VERSION)
+        return report(file=str(path))
+
+    result = Runner(store, options, grade).run(make_plan(subs, catalog(), pool, store, options), pool)
+    bob = {o.student: o for o in result.outcomes}["bob"]
+    assert bob.status == ERROR and bob.score is None and bob.failure.kind == FailureKind.NO_DEVICE
+    assert bob.failure.message == "the batch could not grade this file: no usable device for opencl"
+    stored = store.load(subs[1])
+    assert stored.cache_key is None and not stored.batch.graded
+    assert [j.submission.student for j in make_plan(subs, catalog(), pool, store, options).to_grade] == ["bob"]

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import Limits, grade_file
+from grader.grading import GradeOptions, GradeRequest, Limits, grade, grade_file
 from grader.report import ERROR, FAILED
 from grader.results import FailureKind
 from grader.worker_process import WorkerProcess
 from lab.backends.discovery import Target
+from lab.backends.registry import by_name
 from tests.conftest import as_submission, catalog, target_id, targets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +42,9 @@ def test_worker_killed_from_outside_is_a_grader_error(target: Target) -> None:
             killed.set()
             threading.Timer(1.0, os.kill, (worker.proc.pid, signal.SIGKILL)).start()
 
-    report = grade_file(catalog(), catalog().get(STAGE), KERNELS / "hang_spin.cl", target, timing=False,
-                        limits=Limits(run_s=60.0), worker=worker, on_phase=on_phase)
+    report = grade(GradeRequest(catalog(), STAGE, KERNELS / "hang_spin.cl", by_name(target.backend), target,
+                                options=GradeOptions(timing=False, limits=Limits(run_s=60.0)),
+                                worker=lambda: worker, on_phase=on_phase))
     assert killed.is_set()
     correct = report.check("correct")
     assert report.status == ERROR and report.score is None, [(c.name, c.status, c.message) for c in report.checks]

@@ -249,9 +249,8 @@ def test_the_batch_passes_counters_to_each_grading(monkeypatch):
     import grader.batch.runner as runner_module
 
     seen = []
-    monkeypatch.setattr(runner_module, "take_worker", lambda backend: None)
-    monkeypatch.setattr(runner_module, "prestart_worker", lambda backend: None)
-    monkeypatch.setattr(runner_module, "grade_file", lambda *args, **kw: seen.append(kw["counters"]))
+    monkeypatch.setattr(runner_module, "take_worker", lambda backend, start_next=False: None)
+    monkeypatch.setattr(runner_module, "grade", lambda request: seen.append(request.options.counters))
     for asked in (False, True):
         runner_module.pipeline_grader(catalog(), GradingOptions(counters=asked))(None, None, CPU, "a/x.cl")
     assert seen == [False, True]

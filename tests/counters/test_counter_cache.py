@@ -210,9 +210,9 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     pytest.importorskip("pyopencl")
     from grader import worker_process
     from grader.counters.model import Unavailable
-    from grader.pipeline import grade
+    from grader.grading import GradeOptions, GradeRequest, grade
     from lab.backends.discovery import choose, discover
-    from lab.backends.registry import Target
+    from lab.backends.registry import Target, by_name
     from tests.counters.test_reasons import EXAMPLE
 
     found = discover(("opencl",))
@@ -227,7 +227,8 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
         seen.append(self)
 
     monkeypatch.setattr(runner.ProfilingRun, "__init__", remember)
-    report = grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", Target.to_choose("opencl"), counters=True)
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"), "x.cl",
+                                GradeOptions(counters=True)))
     assert report.counters.reason == Unavailable.CPU_DEVICE
     assert len(seen) == 1 and seen[0].proc.returncode is not None and not seen[0].folder.exists()
     assert seen[0] not in worker_process._live

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import grade, grade_file
+from grader.grading import GradeOptions, GradeRequest, grade, grade_file
 from grader.report import PASSED, PENDING, SKIPPED
 from grader.results import FailureKind
+from lab.backends.registry import by_name
 from tests.conftest import SUFFIX, catalog, target_id, targets
 
 EXPECT = re.compile(r"^\s*//\s*expect:\s*(?P<check>\w+)\s*(?P<words>.*?)\s*$")
@@ -92,5 +93,6 @@ def test_skeleton_compiles_and_fails_for_being_untouched(stage: str, target) -> 
     assert untouched.status == "failed" and untouched.score == 0
     assert untouched.failure.failure == FailureKind.UNCHANGED_HANDOUT
     assert f"the skeleton of {stage} as handed out" in untouched.failure.message
-    edited = grade(catalog(), spec, path.read_text(encoding="utf-8") + EDIT, path.name, target, timing=False)
+    edited = grade(GradeRequest(catalog(), spec, path.read_text(encoding="utf-8") + EDIT, by_name(target.backend), target,
+                                path.name, GradeOptions(timing=False)))
     assert edited.check("compiles").status == PASSED, edited.check("compiles").message

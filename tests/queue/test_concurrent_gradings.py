@@ -109,13 +109,15 @@ def test_a_grading_in_line_says_so_and_its_wait_is_apart(tmp_path: Path, alone: 
 
 def test_a_grading_holds_the_device_no_longer_than_the_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Past HOLD_LIMIT_S in its turn the worker is killed: a timeout, and the device is free again."""
-    from grader.pipeline import grade
+    from grader.grading import GradeOptions, GradeRequest, grade
+    from lab.backends.registry import by_name
 
     monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path / "queue"))
     monkeypatch.setattr(device_queue, "HOLD_LIMIT_S", 0.0)
     course = catalog()
     target = next(t for t in targets() if t.backend == "opencl")
-    report = grade(course, course.get(STAGE), as_submission(SOLUTION.read_text()), "solution.cl", target, seed=7, cpu_timing=True)
+    report = grade(GradeRequest(course, course.get(STAGE), as_submission(SOLUTION.read_text()), by_name("opencl"), target,
+                                "solution.cl", GradeOptions(seed=7, cpu_timing=True)))
     failed = report.failure
     assert failed is not None and "held the device" in failed.message, failed
     folder = tmp_path / "queue" / os.listdir(tmp_path / "queue")[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from grader import GRADER_VERSION
 from grader.batch import cluster_status, slurm
 from grader.batch.claims import Claims, Holder
 from grader.batch.cluster_gather import gather
@@ -20,13 +21,13 @@ from grader.batch.cluster_run import RunFolder, RunItem, RunJobs, RunManifest, T
 from grader.batch.cluster_status import ItemState, run_status
 from grader.batch.cluster_task import ClusterRunner, ClusterTask
 from grader.batch.devices import Lane, Pool
-from grader.batch.errors import error_report
 from grader.batch.keys import GradingOptions
 from grader.batch.layout import Submission, scan
 from grader.batch.store import ResultStore
 from grader.batch.stored import SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
+from grader.scoring import not_graded
 from lab.backends.discovery import Target
 from lab.cli import app
 from tests.conftest import catalog
@@ -132,7 +133,8 @@ def _class(root: Path, students: list[str]) -> list[Submission]:
 
 
 def _report(sub: Submission, kind: FailureKind = FailureKind.WRONG) -> Report:
-    report = error_report(catalog().get(STAGE), sub.relative, sub.backend, "wrong results", kind)
+    report = not_graded(catalog().get(STAGE), "wrong results", kind, file=sub.relative, backend=sub.backend,
+                        grader_version=GRADER_VERSION)
     report.device = {"name": "Fake GPU", "kind": "gpu"}
     report.status, report.score = "failed", 10
     return report

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.pipeline import grade_file
+from grader.grading import grade_file
 from grader.report import PASSED
 from lab.divergent_barriers import find_divergent_barriers
 from lab.missing_barriers import find_unsynced_reads

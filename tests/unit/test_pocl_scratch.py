@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader import pocl_scratch
-from grader.pipeline import Limits, grade_file
+from grader.grading import Limits, grade_file
 from lab.backends.discovery import Target
 from tests.conftest import catalog, targets
 

@@ -124,9 +124,9 @@ def test_a_cpu_grading_of_a_wrong_kernel_is_failed_not_pending(spec):
 
 
 def test_an_ungraded_submission_has_no_score_anywhere(spec):
-    from grader.batch.errors import error_report
+    from grader.scoring import not_graded
 
-    r = error_report(spec, "t.cu", "cuda", "no CUDA device here", FailureKind.NO_DEVICE)
+    r = not_graded(spec, "no CUDA device here", FailureKind.NO_DEVICE, file="t.cu", backend="cuda", grader_version="t")
     assert r.status == "error" and r.score is None
     assert score_text(r).startswith("no score")
     results = gradescope_results(r)

@@ -1,0 +1,194 @@
+"""The way in to grading: `grade(GradeRequest) -> Report`, for every front door (`lab grade`,
+`lab.grade()`, the Gradescope autograder, the batch, the course server).
+
+A request names the stage, the source (its text, or a file), the backend's row of the table
+(lab.backends.registry.BackendKind), the device, one `GradeOptions` and the observers. The
+parent's steps (grader.steps.parent) run in order around the worker's; whatever they find,
+a machine condition included (no device: NO_DEVICE; no sandbox where one is required:
+SANDBOX_UNAVAILABLE; the worker killed from outside: GRADER_ERROR), comes back as the Report's
+failure kind, and each front door says what a kind means to it. Only a usage error raises:
+SubmissionError(usage=True) for a path that is missing, a folder or not a kernel file, and
+ValueError for options that cannot be.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from grader import GRADER_VERSION
+from grader.pipeline import Limits
+from grader.report import Report
+from grader.results import NOT_STARTED, Grading, SourceResult
+from grader.scoring import build_report
+from grader.steps.parent import Parent, parent_steps, run_parent_steps
+from lab.backends.registry import BackendKind, Target
+from lab.catalog import Catalog
+from lab.spec import Spec
+
+if TYPE_CHECKING:
+    from grader.report import Check
+    from grader.worker_process import WorkerProcess
+
+__all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "not_started", "refused_report"]
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """How to grade: what changes a verdict, and what is only shown beside it."""
+
+    seed: int | None = None  # the inputs' random seed; None: a fresh one
+    timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
+    cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
+    limits: Limits = field(default_factory=Limits)
+    sanitize: bool = False  # CUDA: the correctness cases again under compute-sanitizer
+    counters: bool = False  # the hardware counters (Nsight Compute), once correct
+    # The source is the course's own reference file of the stage, graded in place (the
+    # instructor's checkout); any other copy of it is refused. A request for a file finds this itself.
+    accept_reference: bool = False
+
+    def __post_init__(self) -> None:
+        limits = self.limits
+        if min(limits.compile_s, limits.run_s, limits.benchmark_s) <= 0 or limits.jit_s < 0:
+            raise ValueError("the time limits must be positive")
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """One grading: the stage, the source, where it runs, how, and who is told what on the way."""
+
+    catalog: Catalog
+    stage: Spec | str  # the Spec, or its id in `catalog`
+    source: str | Path  # the kernel's source text, or its file (.cu, .cl)
+    backend: BackendKind
+    # The device: None, the best of the backend's; a str, the one it names (--device: an index
+    # or part of a name); a Target, that device (the batch's lanes).
+    device: Target | str | None = None
+    filename: str = ""  # what the report and the compiler's messages call it; "": the path as given
+    options: GradeOptions = field(default_factory=GradeOptions)
+    # A started worker (grader.worker_process.take_worker), asked for once the source is
+    # accepted; None: one is started.
+    worker: Callable[[], WorkerProcess] | None = None
+    on_phase: Callable[[str], None] | None = None  # told the name of each phase as it starts
+    on_queue: Callable[[Any], None] | None = None  # told each grader.queue_status event while it waits
+    # Told the Report as soon as the verdict is known, before the extras that cannot change it
+    # (the hardware counters of a stage that does not grade them); the whole Report is returned.
+    on_verdict: Callable[[Report], None] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.device, Target) and self.device.backend != self.backend.name:
+            raise ValueError(f"device {self.device.label} is not a {self.backend.name} device")
+        if isinstance(self.source, str) and not self.filename:
+            raise ValueError("a source given as text needs the file name shown for it")
+
+    @property
+    def target(self) -> Target:
+        if isinstance(self.device, Target):
+            return self.device
+        return Target.to_choose(self.backend.name, self.device)
+
+
+def grade(request: GradeRequest) -> Report:
+    """Grade one submission: the parent's steps around the worker's, into one Report.
+
+    Raises SubmissionError(usage=True) for a path that is missing, a folder or not .cu/.cl,
+    UnknownStageError for a stage id the catalog lacks; everything else is in the Report."""
+    catalog, options, target = request.catalog, request.options, request.target
+    spec = request.stage if isinstance(request.stage, Spec) else catalog.get(request.stage)
+    seed = secrets.randbits(31) if options.seed is None else options.seed
+    if isinstance(request.source, Path):
+        from lab.source_checks import SubmissionError, read_submission
+
+        path = request.source
+        shown = request.filename or str(path)
+        try:
+            source = read_submission(path).source
+        except SubmissionError as error:
+            if error.usage:
+                raise
+            refused = refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
+            if request.on_verdict is not None:
+                request.on_verdict(refused)
+            return refused
+        own = catalog.reference_file(spec.id, path.suffix)
+        if own.is_file() and path.resolve() == own.resolve():  # the instructor grading the reference itself
+            options = replace(options, accept_reference=True)
+    else:
+        source, shown = request.source, request.filename
+    started_at = time.monotonic()
+    parent = Parent(catalog, spec, source, shown, target, options, seed, Grading(timed=options.timing),
+                    worker=request.worker, on_phase=request.on_phase, on_queue=request.on_queue,
+                    profile=_not_profiled(options.counters))
+
+    def report() -> Report:
+        grading = parent.grading
+        # The grading's own time: its wait in line for the device is the `queued` phase, apart.
+        grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
+        return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
+                            grader_version=GRADER_VERSION,
+                            device=_shown(target) if grading.source.ok else _refused_on(target),
+                            counters=parent.profile)
+
+    on_verdict = request.on_verdict
+    told = run_parent_steps(parent, parent_steps(),
+                            on_verdict=(lambda: on_verdict(report())) if on_verdict is not None else None)
+    final = report()
+    if on_verdict is not None and not told:
+        on_verdict(final)
+    return final
+
+
+def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
+    """grade() of a file on `target`, with GradeOptions' fields as keywords (tests, benchmarks)."""
+    from lab.backends import registry
+
+    return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target,
+                              options=GradeOptions(**options)))
+
+
+def not_started(report: Report) -> Check | None:
+    """The check that says the grading could not start here (no device, no sandbox where one is
+    required: grader.results.NOT_STARTED), or None where it started."""
+    failed = report.failure
+    return failed if failed is not None and failed.failure in NOT_STARTED else None
+
+
+def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:
+    """The report of a file refused before anything compiles it (empty, binary, too big, ...)."""
+    return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
+                        backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
+                        device=_refused_on(target))
+
+
+def _not_profiled(asked: bool) -> Any:
+    """The counters of a grading that never reaches them: None where not asked for."""
+    if not asked:
+        return None
+    from grader.counters.model import Unavailable, unavailable
+
+    return unavailable(Unavailable.NOT_CORRECT)
+
+
+def _shown(target: Target) -> dict[str, str]:
+    """The device as the report shows it where the worker never opened one."""
+    if target.index < 0:
+        return {"name": f"no {target.backend} device opened (nothing ran)", "kind": "none"}
+    return {"name": target.name, "kind": target.kind}
+
+
+def _refused_on(target: Target) -> dict[str, Any]:
+    """The device a refused file would have run on, named as the worker would pick it (the
+    refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
+    if target.index >= 0:
+        return {**_shown(target), "ran": False}
+    from lab.backends.discovery import choose, discover
+
+    try:
+        found = choose(discover((target.backend,)), target.backend, target.name or None)
+    except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
+        return _shown(target)
+    return {"name": found.name, "kind": found.kind, "ran": False}  # "ran": the feedback says it was refused
