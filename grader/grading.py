@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import GRADER_VERSION
+from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
 from grader.report import Report
 from grader.results import NOT_STARTED, Grading, SourceResult
@@ -35,26 +36,6 @@ if TYPE_CHECKING:
     from grader.worker_process import WorkerProcess
 
 __all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "not_started", "refused_report"]
-
-
-@dataclass(frozen=True)
-class GradeOptions:
-    """How to grade: what changes a verdict, and what is only shown beside it."""
-
-    seed: int | None = None  # the inputs' random seed; None: a fresh one
-    timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
-    cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
-    limits: Limits = field(default_factory=Limits)
-    sanitize: bool = False  # CUDA: the correctness cases again under compute-sanitizer
-    counters: bool = False  # the hardware counters (Nsight Compute), once correct
-    # The source is the course's own reference file of the stage, graded in place (the
-    # instructor's checkout); any other copy of it is refused. A request for a file finds this itself.
-    accept_reference: bool = False
-
-    def __post_init__(self) -> None:
-        limits = self.limits
-        if min(limits.compile_s, limits.run_s, limits.benchmark_s) <= 0 or limits.jit_s < 0:
-            raise ValueError("the time limits must be positive")
 
 
 @dataclass(frozen=True)

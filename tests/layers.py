@@ -6,7 +6,7 @@ A layer may import its own modules and those of the layers below it, never one a
 - front doors: what a person or a program starts a grading from (the `lab` command and its
   entry point, the notebook API, the Gradescope autograder, `lab batch` and its Slurm jobs,
   `lab release`, the course server);
-- the waist: the one grading entry every front door calls (grader.pipeline, grader.grading);
+- the waist: the one grading entry every front door calls (grader.grading);
 - the engine: the rest of grader/ (the worker and its steps, results, scoring, the report and
   its rendering, the sandbox, the device queue, the hardware counters);
 - course content and backends: what a stage is and how a kernel runs (the spec, the catalog,
@@ -42,7 +42,7 @@ LAYERS: tuple[Layer, ...] = (
               "lab",  # the package's own face: lab.grade, for notebooks (lab/__init__.py)
               "lab.__main__", "lab.launch", "lab.interrupt", "lab.cli", "lab.api", "lab.autograder",
               "lab.server", "lab.release", "grader.batch")),
-    Layer("waist", "the one grading entry every front door calls", ("grader.pipeline", "grader.grading")),
+    Layer("waist", "the one grading entry every front door calls", ("grader.grading",)),
     Layer("engine", "the worker and its steps, results, scoring, the report and its rendering, the sandbox, "
           "the device queue, the hardware counters", ("grader",)),
     Layer("course and backends", "what a stage is and how a kernel runs: spec, catalog, problems' oracles, "

@@ -20,7 +20,7 @@ from lab.catalog import Catalog
 from lab.spec import Spec
 
 if TYPE_CHECKING:
-    from grader.grading import GradeOptions
+    from grader.grade_options import GradeOptions
     from grader.worker_process import WorkerProcess
 
 
