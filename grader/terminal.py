@@ -99,7 +99,7 @@ def render(report: Report, console: Console) -> None:
         render_counters(report.counters, console)
     if report.resources:
         for name, r in report.resources.items():
-            words = resources_text(r, str(report.device.get("kind", "")))
+            words = resources_text(r, report.device_kind)
             console.print(Text(for_text(f"{name}: {words}"), style="dim"))
     for tool, result in (report.sanitizer or {}).items():
         if isinstance(result, dict):

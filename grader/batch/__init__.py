@@ -14,7 +14,7 @@ One concept per module:
     errors      the report of a submission the batch could not grade
     runner      the worker threads, one per GPU or --jobs on a CPU device
     processes   stopping the grading children of an interrupted batch
-    gradescope  results.json in Gradescope's autograder format
+    (each result's files, results.json in Gradescope's format among them: grader.outputs)
     gradebook   gradebook.csv: one row per student, one column per stage
     not_graded  not_graded.csv and not_graded.json
     summary     the class summary: pass rates, speedups, failure reasons, batch timing

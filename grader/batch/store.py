@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from grader.batch.gradescope import gradescope_results
+from grader.gradescope import gradescope_results
 from grader.batch.layout import Submission
 from grader.batch.stored import BatchInfo, StoredResult
 from grader.feedback import render_html, render_markdown, write_atomic

@@ -1,4 +1,4 @@
-"""One results.json for an upload: each stage's report through grader.batch.gradescope (the
+"""One results.json for an upload: each stage's report through grader.gradescope (the
 format `lab batch` writes too), joined where the assignment has several stages, with what was
 not graded in the upload said first."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader.batch.gradescope import gradescope_results
+from grader.gradescope import gradescope_results
 from grader.report import Report
 from lab.sinks import for_markdown, for_text
 

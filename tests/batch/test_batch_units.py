@@ -16,7 +16,7 @@ from grader.batch.charts import speedup_histogram
 from grader.batch.devices import PoolError, build_pool, parse_gpus
 from grader.batch.failures import classify
 from grader.batch.gradebook import render_gradebook
-from grader.batch.gradescope import gradescope_results
+from grader.gradescope import gradescope_results
 from grader.batch.keys import GradingOptions, file_digest, result_key, stage_digest
 from grader.batch.layout import (
     BOTH_BACKENDS,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.gradescope import gradescope_results
+from grader.gradescope import gradescope_results
 from grader.feedback import render_html, render_json, render_markdown, score_text, write_report
 from grader.results import (
     Abort,

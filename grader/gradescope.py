@@ -53,7 +53,7 @@ def gradescope_results(report: Report) -> dict[str, Any]:
         "visibility": "visible",
         "tests": tests,
         "extra_data": {"stage": report.assignment, "status": str(report.status), "max_score": report.max_score,
-                       "backend": report.backend, "device": report.device.get("name", ""),
+                       "backend": report.backend, "device": report.device_name,
                        "grader_version": report.grader_version,
                        "pending_points": sum(c.max_points for c in report.checks if c.status == PENDING)},
     }
