@@ -240,13 +240,3 @@ def write_atomic(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
 
-
-def write_report(report: Report, path: Path) -> None:
-    """Write Markdown or HTML feedback, chosen by the file's suffix."""
-    suffix = path.suffix.lower()
-    if suffix in (".html", ".htm"):
-        write_atomic(path, render_html(report))
-    elif suffix in (".md", ".markdown"):
-        write_atomic(path, render_markdown(report))
-    else:
-        raise ValueError(f"{path}: a report is .html or .md")

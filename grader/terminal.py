@@ -3,6 +3,8 @@ for_text into a rich Text, for_terminal into a markup string."""
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -24,6 +26,15 @@ from lab.sinks import for_terminal, for_text
 STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan",
          REVIEW: "bold magenta"}
 MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…", REVIEW: "?"}
+TEXT_WIDTH = 100  # columns of the plain-text report
+
+
+def render_text(report: Report, width: int = TEXT_WIDTH) -> str:
+    """What `render` shows, as plain text (no colour, no markup) `width` columns wide."""
+    out = io.StringIO()
+    render(report, Console(file=out, width=width, color_system=None, force_terminal=False, force_jupyter=False,
+                           highlight=False, emoji=False))
+    return out.getvalue()
 
 
 def render(report: Report, console: Console) -> None:
