@@ -17,6 +17,7 @@ only tests that say why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from grader.feedback import render_markdown
@@ -26,40 +27,86 @@ from lab.sinks import for_text
 PENDING_OUTPUT = "{message}. Its points come from the grading on the course's GPU, which replaces this one."
 
 
-def gradescope_results(report: Report) -> dict[str, Any]:
+@dataclass(frozen=True)
+class GradescopeTest:
+    name: str
+    number: str
+    output: str  # plain text, through lab.sinks.for_text
+    status: str | None = None  # "passed" | "failed"; None: still to be graded (pending)
+    score: int | None = None  # None (with max_score): not counted (pending, or nothing could be graded)
+    max_score: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "number": self.number, "output": self.output,
+                                "output_format": "text", "visibility": "visible"}
+        if self.status is not None:
+            data["status"] = self.status
+        if self.score is not None:
+            data["score"] = self.score
+            data["max_score"] = self.max_score
+        return data
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    name: str
+    value: float
+    order: str  # "asc" | "desc"
+
+
+@dataclass(frozen=True)
+class GradescopeResults:
+    """One results.json: `to_json` is the object Gradescope reads."""
+
+    execution_time: int  # whole seconds
+    output: str  # Markdown, every value in it through lab.sinks.for_markdown
+    tests: tuple[GradescopeTest, ...]
+    extra_data: dict[str, Any] = field(default_factory=dict)  # for the instructor's exports, not shown
+    score: int | None = None  # None: no score (nothing could be graded)
+    leaderboard: tuple[LeaderboardEntry, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"execution_time": self.execution_time, "output": self.output,
+                                "output_format": "md", "visibility": "visible",
+                                "tests": [test.to_json() for test in self.tests], "extra_data": self.extra_data}
+        if self.score is not None:
+            data["score"] = self.score
+        if self.leaderboard:
+            data["leaderboard"] = [{"name": e.name, "value": e.value, "order": e.order} for e in self.leaderboard]
+        return data
+
+
+def gradescope_of(report: Report) -> GradescopeResults:
+    """The report as Gradescope's results (see the module's docstring)."""
     ungraded = report.status == ERROR or report.score is None
-    tests: list[dict[str, Any]] = []
+    tests = []
     for number, check in enumerate(report.checks, start=1):
         pending = check.status == PENDING
-        test: dict[str, Any] = {
-            "name": f"{report.assignment}: {check.name}" + (
+        tests.append(GradescopeTest(
+            name=f"{report.assignment}: {check.name}" + (
                 f" (pending: {check.max_points} points, graded on the course's GPU)" if pending else ""),
-            "number": str(number),
-            "output": for_text(PENDING_OUTPUT.format(message=check.message[:1].upper() + check.message[1:])
-                               if pending else check.message),
-            "output_format": "text",
-            "visibility": "visible",
-        }
-        if not pending:
-            test["status"] = "passed" if check.status == PASSED else "failed"
-            if not ungraded:
-                test["score"] = check.points
-                test["max_score"] = check.max_points
-        tests.append(test)
-    results: dict[str, Any] = {
-        "execution_time": max(0, round(report.duration_s)),
-        "output": render_markdown(report),  # every value in it through lab.sinks.for_markdown
-        "output_format": "md",
-        "visibility": "visible",
-        "tests": tests,
-        "extra_data": {"stage": report.assignment, "status": str(report.status), "max_score": report.max_score,
-                       "backend": report.backend, "device": report.device_name,
-                       "grader_version": report.grader_version,
-                       "pending_points": sum(c.max_points for c in report.checks if c.status == PENDING)},
-    }
-    if not ungraded:
-        results["score"] = report.score
+            number=str(number),
+            output=for_text(PENDING_OUTPUT.format(message=check.message[:1].upper() + check.message[1:])
+                            if pending else check.message),
+            status=None if pending else "passed" if check.status == PASSED else "failed",
+            score=None if pending or ungraded else check.points,
+            max_score=None if pending or ungraded else check.max_points,
+        ))
+    extra = {"stage": report.assignment, "status": str(report.status), "max_score": report.max_score,
+             "backend": report.backend, "device": report.device_name, "grader_version": report.grader_version,
+             "pending_points": sum(c.max_points for c in report.checks if c.status == PENDING)}
     perf = report.performance
-    if perf is not None and perf.speedup is not None:
-        results["leaderboard"] = [{"name": "speedup", "value": round(perf.speedup, 3), "order": "desc"}]
-    return results
+    speedup = perf.speedup if perf is not None else None
+    return GradescopeResults(
+        execution_time=max(0, round(report.duration_s)),
+        output=render_markdown(report),
+        tests=tuple(tests),
+        extra_data=extra,
+        score=None if ungraded else report.score,
+        leaderboard=(LeaderboardEntry("speedup", round(speedup, 3), "desc"),) if speedup is not None else (),
+    )
+
+
+def gradescope_results(report: Report) -> dict[str, Any]:
+    """The JSON object of gradescope_of(report)."""
+    return gradescope_of(report).to_json()
