@@ -162,11 +162,10 @@ REFUSED = (FailureKind.REFUSED_SOURCE, FailureKind.UNCHANGED_HANDOUT, FailureKin
 def device_text(report: Report) -> str:
     """Where it was graded: "opencl on NAME (cpu)", and that nothing ran there where the file
     was refused first."""
-    device = report.device or {}
-    name, kind = device.get("name"), device.get("kind")
+    name, kind = report.device_name, report.device_kind
     if kind == "none":  # no device was opened: the name says why
         return f"{report.backend}: {name}"
-    if device.get("ran") is False:
+    if not report.device_ran:
         return f"{report.backend} on {name} ({kind}), where nothing ran: the file was refused"
     return f"{report.backend} on {name} ({kind})"
 
@@ -204,7 +203,7 @@ def resources_text(resources: dict[str, Any], device_kind: str) -> str:
 
 
 def context(report: Report) -> dict[str, Any]:
-    kind = str((report.device or {}).get("kind", ""))
+    kind = report.device_kind
     return {"r": report, "bars": bars(report), "rate": rate_text(report), "hint": hint(report),
             "resources_text": lambda res: resources_text(res, kind), "label": check_label,
             "device": device_text(report),
@@ -241,13 +240,3 @@ def write_atomic(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
 
-
-def write_report(report: Report, path: Path) -> None:
-    """Write Markdown or HTML feedback, chosen by the file's suffix."""
-    suffix = path.suffix.lower()
-    if suffix in (".html", ".htm"):
-        write_atomic(path, render_html(report))
-    elif suffix in (".md", ".markdown"):
-        write_atomic(path, render_markdown(report))
-    else:
-        raise ValueError(f"{path}: a report is .html or .md")

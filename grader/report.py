@@ -56,6 +56,17 @@ class Check:
     def __post_init__(self) -> None:
         self.status = Status(self.status)
 
+    @property
+    def signal(self) -> str | None:
+        """The signal a crashed grading child died of ("SIGSEGV"), where the check recorded one."""
+        found = self.details.get("signal")
+        return found if isinstance(found, str) and found else None
+
+    @property
+    def unwritten(self) -> bool:
+        """Whether a wrong output had elements the kernel never wrote."""
+        return bool(self.details.get("unwritten"))
+
 
 @dataclass(frozen=True)
 class CaseOutcome:
@@ -152,6 +163,21 @@ class Report:
 
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
+
+    @property
+    def device_name(self) -> str:
+        """The device's name as the worker reported it ("" where none is recorded)."""
+        return str(self.device.get("name", ""))
+
+    @property
+    def device_kind(self) -> str:
+        """"gpu", "cpu", ...; "none" where no device was opened ("" where none is recorded)."""
+        return str(self.device.get("kind", ""))
+
+    @property
+    def device_ran(self) -> bool:
+        """False where the file was refused before anything ran on the device."""
+        return self.device.get("ran") is not False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

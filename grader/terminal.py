@@ -3,6 +3,8 @@ for_text into a rich Text, for_terminal into a markup string."""
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -24,6 +26,15 @@ from lab.sinks import for_terminal, for_text
 STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan",
          REVIEW: "bold magenta"}
 MARK = {PASSED: "✔", FAILED: "✘", ERROR: "!", SKIPPED: "–", PENDING: "…", REVIEW: "?"}
+TEXT_WIDTH = 100  # columns of the plain-text report
+
+
+def render_text(report: Report, width: int = TEXT_WIDTH) -> str:
+    """What `render` shows, as plain text (no colour, no markup) `width` columns wide."""
+    out = io.StringIO()
+    render(report, Console(file=out, width=width, color_system=None, force_terminal=False, force_jupyter=False,
+                           highlight=False, emoji=False))
+    return out.getvalue()
 
 
 def render(report: Report, console: Console) -> None:
@@ -99,7 +110,7 @@ def render(report: Report, console: Console) -> None:
         render_counters(report.counters, console)
     if report.resources:
         for name, r in report.resources.items():
-            words = resources_text(r, str(report.device.get("kind", "")))
+            words = resources_text(r, report.device_kind)
             console.print(Text(for_text(f"{name}: {words}"), style="dim"))
     for tool, result in (report.sanitizer or {}).items():
         if isinstance(result, dict):

@@ -14,13 +14,14 @@ One concept per module:
     errors      the report of a submission the batch could not grade
     runner      the worker threads, one per GPU or --jobs on a CPU device
     processes   stopping the grading children of an interrupted batch
-    gradescope  results.json in Gradescope's autograder format
     gradebook   gradebook.csv: one row per student, one column per stage
     not_graded  not_graded.csv and not_graded.json
     summary     the class summary: pass rates, speedups, failure reasons, batch timing
     charts      the inline SVG speedup histogram of the summary
     html        summary.html from templates/batch_summary.html.j2
-    outputs     the class files at the top of RESULTS
+    outputs     the output table: each result's files (feedback, Gradescope's results.json; their
+                formats are grader.outputs') and the class files at the top of RESULTS
+    lms_outputs what the LMS files are rendered from: who each student is there, the warnings
 
 On a Slurm cluster (`lab batch --slurm`, docs/batch.md):
     slurm          sbatch and squeue: the job array, the final job, the job script

@@ -28,7 +28,7 @@ from lab.catalog import Catalog
 def graded_on(stored: StoredResult) -> set[str]:
     """The device names a stored result may have been keyed with: the report's device, and
     the name a cluster task recorded for the device it graded on."""
-    names = {str(stored.report.device.get("name") or "")}
+    names = {stored.report.device_name}
     if stored.slurm is not None:
         names.add(stored.slurm.device_name or "")
     return {n for n in names if n}

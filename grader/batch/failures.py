@@ -77,8 +77,7 @@ def classify(checks: list[Check], path: str = "") -> Failure | None:
         message = shorten_paths(check.message, path)
         kind = check.failure or (FailureKind.GRADER_ERROR if check.status == ERROR else FailureKind.WRONG)
         if kind == FailureKind.CRASH:
-            signal = check.details.get("signal")
-            return Failure(name, kind, f"crashed ({signal})" if isinstance(signal, str) and signal else "crashed", message)
+            return Failure(name, kind, f"crashed ({check.signal})" if check.signal else "crashed", message)
         if kind == FailureKind.COMPILE_ERROR:
             return Failure(name, kind, _compile_label(message), message)
         if kind == FailureKind.REFUSED_SOURCE:
@@ -87,7 +86,7 @@ def classify(checks: list[Check], path: str = "") -> Failure | None:
         if kind == FailureKind.GRADER_ERROR and check.status == ERROR:
             return Failure(name, kind, "grader error: " + first_words(_LOCATION.sub("", message)), message)
         label = KIND_LABELS.get(kind, kind.value)
-        if kind == FailureKind.WRONG and check.details.get("unwritten"):
+        if kind == FailureKind.WRONG and check.unwritten:
             label += " (some elements never written)"
         return Failure(name, kind, label, message)
     return None

@@ -178,44 +178,73 @@ def _where_to_add(roster: str | None, what: str) -> str:
     return f"{roster} gives none for them: add {what}"
 
 
-def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],
-                  outcomes: Sequence[Outcome], roster: str | None = None) -> tuple[str, list[RosterWarning]]:
-    """`roster`: the name of the --roster file given, for the next step a warning names."""
+def _has_canvas_id(person: LmsStudent) -> bool:
+    return bool(person.canvas_id or person.sis_user_id or person.sis_login_id)
+
+
+def canvas_left_out(people: Sequence[LmsStudent], roster: str | None = None) -> list[RosterWarning]:
+    """Who gradebook_canvas.csv leaves out (none of the three ids), each with the next step.
+    `roster`: the name of the --roster file given, for the next step a warning names."""
+    return [RosterWarning(LEFT_OUT_CANVAS, person.student, f"{person.student}: no Canvas ID, SIS User ID or SIS "
+                          "Login ID (" + _where_to_add(roster, "a canvas_id, sis_user_id or sis_login_id") + ")")
+            for person in people if not _has_canvas_id(person)]
+
+
+def canvas_text(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],
+                outcomes: Sequence[Outcome]) -> str:
+    """gradebook_canvas.csv: a row for each of `people` Canvas can find (canvas_left_out lists the rest)."""
     by_cell = {(o.student, o.stage): o for o in outcomes}
     rows = [[*CANVAS_COLUMNS, *(for_csv_cell(h) for h in headers)],
             [POINTS_POSSIBLE, "", "", "", "", *(str(spec.max_score) for spec in stages)]]
-    left_out = []
     for person in people:
-        if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
-            left_out.append(RosterWarning(LEFT_OUT_CANVAS, person.student, f"{person.student}: no Canvas ID, SIS "
-                                          "User ID or SIS Login ID (" +
-                                          _where_to_add(roster, "a canvas_id, sis_user_id or sis_login_id") + ")"))
+        if _has_canvas_id(person):
+            rows.append([for_csv_cell(person.name or person.student), for_csv_cell(person.canvas_id),
+                         for_csv_cell(person.sis_user_id), for_csv_cell(person.sis_login_id),
+                         for_csv_cell(person.section), *(_cell(by_cell.get((person.student, spec.id))) for spec in stages)])
+    return _write(rows)
+
+
+def render_canvas(people: Sequence[LmsStudent], stages: Sequence[Spec], headers: Sequence[str],
+                  outcomes: Sequence[Outcome], roster: str | None = None) -> tuple[str, list[RosterWarning]]:
+    """gradebook_canvas.csv and who it leaves out. `roster`: as for canvas_left_out."""
+    return canvas_text(people, stages, headers, outcomes), canvas_left_out(people, roster)
+
+
+def _moodle_key(person: LmsStudent, identifier: MoodleIdentifier) -> str:
+    return {MoodleIdentifier.EMAIL: person.email, MoodleIdentifier.IDNUMBER: person.id_number,
+            MoodleIdentifier.USERNAME: person.username}[identifier]
+
+
+def moodle_left_out(people: Sequence[LmsStudent], identifier: MoodleIdentifier = MoodleIdentifier.EMAIL,
+                    roster: str | None = None) -> list[RosterWarning]:
+    """Who gradebook_moodle.csv leaves out (no `identifier`), each with the next step.
+    `roster`: the name of the --roster file given, for the next step a warning names."""
+    return [RosterWarning(LEFT_OUT_MOODLE, person.student, f"{person.student}: no {MOODLE_HEADERS[identifier]} ("
+                          f"{_where_to_add(roster, MOODLE_ROSTER_COLUMN[identifier])})")
+            for person in people if not _moodle_key(person, identifier)]
+
+
+def moodle_text(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes: Sequence[Outcome],
+                identifier: MoodleIdentifier = MoodleIdentifier.EMAIL) -> str:
+    """gradebook_moodle.csv: a row for each of `people` with `identifier` and a grade (moodle_left_out
+    lists those without it)."""
+    by_cell = {(o.student, o.stage): o for o in outcomes}
+    rows = [[MOODLE_HEADERS[identifier], MOODLE_NAME_COLUMN, *(spec.id for spec in stages)]]
+    for person in people:
+        key = _moodle_key(person, identifier)
+        if not key:
             continue
-        rows.append([for_csv_cell(person.name or person.student), for_csv_cell(person.canvas_id),
-                     for_csv_cell(person.sis_user_id), for_csv_cell(person.sis_login_id), for_csv_cell(person.section),
-                     *(_cell(by_cell.get((person.student, spec.id))) for spec in stages)])
-    return _write(rows), left_out
+        cells = [_cell(by_cell.get((person.student, spec.id))) for spec in stages]
+        if any(cells):  # a row of empty cells would only tell Moodle to clear grades
+            rows.append([for_csv_cell(key), for_csv_cell(person.name or person.student), *cells])
+    return _write(rows)
 
 
 def render_moodle(people: Sequence[LmsStudent], stages: Sequence[Spec], outcomes: Sequence[Outcome],
                   identifier: MoodleIdentifier = MoodleIdentifier.EMAIL,
                   roster: str | None = None) -> tuple[str, list[RosterWarning]]:
-    """`roster`: the name of the --roster file given, for the next step a warning names."""
-    by_cell = {(o.student, o.stage): o for o in outcomes}
-    rows = [[MOODLE_HEADERS[identifier], MOODLE_NAME_COLUMN, *(spec.id for spec in stages)]]
-    left_out = []
-    for person in people:
-        key = {MoodleIdentifier.EMAIL: person.email, MoodleIdentifier.IDNUMBER: person.id_number,
-               MoodleIdentifier.USERNAME: person.username}[identifier]
-        if not key:
-            left_out.append(RosterWarning(LEFT_OUT_MOODLE, person.student, f"{person.student}: no "
-                                          f"{MOODLE_HEADERS[identifier]} ("
-                                          f"{_where_to_add(roster, MOODLE_ROSTER_COLUMN[identifier])})"))
-            continue
-        cells = [_cell(by_cell.get((person.student, spec.id))) for spec in stages]
-        if any(cells):  # a row of empty cells would only tell Moodle to clear grades
-            rows.append([for_csv_cell(key), for_csv_cell(person.name or person.student), *cells])
-    return _write(rows), left_out
+    """gradebook_moodle.csv and who it leaves out. `roster`: as for moodle_left_out."""
+    return moodle_text(people, stages, outcomes, identifier), moodle_left_out(people, identifier, roster)
 
 
 def render_roster_check(warnings: Sequence[RosterWarning]) -> str:

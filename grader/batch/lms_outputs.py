@@ -1,7 +1,7 @@
-"""The class files for an LMS, written beside the others when a batch completes (see
-grader.batch.outputs): gradebook_canvas.csv and gradebook_moodle.csv where --gradebook asks for
-them, and roster_check.csv (what did not match the roster, who was left out of an LMS
-gradebook and why) where there is a roster or an LMS gradebook."""
+"""The class files for an LMS, written beside the others when a batch completes (grader.batch.outputs
+holds the table of them): gradebook_canvas.csv and gradebook_moodle.csv where --gradebook asks for
+them, and roster_check.csv (what did not match the roster, who was left out of an LMS gradebook
+and why) where there is a roster or an LMS gradebook. LmsView is what they are rendered from."""
 
 from __future__ import annotations
 
@@ -12,19 +12,17 @@ from grader.batch.gradebook_formats import (
     CANVAS_FILE,
     MOODLE_FILE,
     GradebookFormat,
+    LmsStudent,
     MoodleIdentifier,
     canvas_headers,
+    canvas_left_out,
     lms_students,
-    render_canvas,
-    render_moodle,
-    render_roster_check,
+    moodle_left_out,
 )
 from grader.batch.layout import Layout
-from grader.batch.outcome import Outcome
 from grader.batch.roster import Roster, RosterWarning, match_roster
-from grader.batch.store import ResultStore
 from grader.batch.summary import unsandboxed_line
-from lab.catalog import Catalog
+from lab.spec import Spec
 
 ROSTER_CHECK = "roster_check.csv"
 UNSANDBOXED = "graded without a sandbox"  # roster_check.csv's kind for the class-wide note
@@ -43,20 +41,29 @@ class LmsOptions:
 
 
 @dataclass(frozen=True)
-class LmsResult:
-    written: tuple[str, ...]  # the files, by name
+class LmsView:
+    """The class as the LMS files show it: who each student is there, each stage's Canvas column,
+    and every warning roster_check.csv lists, in the order it lists them."""
+
+    options: LmsOptions
+    people: tuple[LmsStudent, ...]
+    canvas_headers: tuple[str, ...]  # one per stage, where --gradebook canvas asked for it; else ()
+    roster_name: str | None  # the --roster file's name, for the next step a warning names
     warnings: tuple[RosterWarning, ...]
 
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The LMS files the class gets, by name, in the order they are written."""
+        asked = {GradebookFormat.CANVAS: CANVAS_FILE, GradebookFormat.MOODLE: MOODLE_FILE}
+        return (*(name for kind, name in asked.items() if kind in self.options.formats), ROSTER_CHECK)
 
-def write_lms_outputs(store: ResultStore, catalog: Catalog, layout: Layout, outcomes: Sequence[Outcome],
-                      options: LmsOptions, unsandboxed: str = "") -> LmsResult:
-    """Raises OSError. Every stage with a submission gets a column, in course order.
+
+def lms_view(stages: Sequence[Spec], layout: Layout, options: LmsOptions, unsandboxed: str = "") -> LmsView | None:
+    """None where no LMS file is asked for. `stages`: those with a submission, in course order.
     `unsandboxed`: why the class's code ran without the sandbox ("" where it ran in it): said
     first in roster_check.csv, the LMS gradebooks' notes."""
     if not options.wanted:
-        return LmsResult((), ())
-    present = {o.stage for o in outcomes}
-    stages = [spec for spec in catalog.stages if spec.id in present]
+        return None
     warnings: list[RosterWarning] = []
     if unsandboxed:
         warnings.append(RosterWarning(UNSANDBOXED, "the whole class", unsandboxed_line(unsandboxed)))
@@ -64,21 +71,13 @@ def write_lms_outputs(store: ResultStore, catalog: Catalog, layout: Layout, outc
     if options.roster is not None:
         match = match_roster(options.roster, layout.students, layout.identities)
         warnings.extend(match.warnings)
-    people = lms_students(layout.students, layout.identities, match)
+    people = tuple(lms_students(layout.students, layout.identities, match))
     roster_name = options.roster.path.name if options.roster is not None else None
-    written = []
+    headers: list[str] = []
     if GradebookFormat.CANVAS in options.formats:
         exported = options.roster.canvas_assignments if options.roster else ()
         headers, notes = canvas_headers(stages, options.canvas_columns, exported)
-        text, left_out = render_canvas(people, stages, headers, outcomes, roster_name)
-        store.write_class_file(CANVAS_FILE, text)
-        written.append(CANVAS_FILE)
-        warnings.extend([*notes, *left_out])
+        warnings.extend([*notes, *canvas_left_out(people, roster_name)])
     if GradebookFormat.MOODLE in options.formats:
-        text, left_out = render_moodle(people, stages, outcomes, options.moodle_identifier, roster_name)
-        store.write_class_file(MOODLE_FILE, text)
-        written.append(MOODLE_FILE)
-        warnings.extend(left_out)
-    store.write_class_file(ROSTER_CHECK, render_roster_check(warnings))
-    written.append(ROSTER_CHECK)
-    return LmsResult(tuple(written), tuple(warnings))
+        warnings.extend(moodle_left_out(people, options.moodle_identifier, roster_name))
+    return LmsView(options, people, tuple(headers), roster_name, tuple(warnings))

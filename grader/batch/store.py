@@ -1,9 +1,10 @@
 """Results on disk, one folder per submission: RESULTS/<student>/<stage>/.
 
 Each file is written atomically (a temporary file, then os.replace). result.json is removed
-first and written last, after feedback.md, feedback.html and results.json: a folder whose
-result.json is missing, unreadable (grader.batch.stored) or carries another key is graded again, so a batch killed
-at any moment (even with SIGKILL) loses at most the submissions it was grading.
+first and written last, after the files of grader.batch.outputs.RESULT_FILES (feedback.md,
+feedback.html, Gradescope's results.json): a folder whose result.json is missing, unreadable
+(grader.batch.stored) or carries another key is graded again, so a batch killed at any moment
+(even with SIGKILL) loses at most the submissions it was grading.
 """
 
 from __future__ import annotations
@@ -15,25 +16,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from grader.batch.gradescope import gradescope_results
 from grader.batch.layout import Submission
+from grader.batch.outputs import CLASS_FILES, RESULT_FILES
 from grader.batch.stored import BatchInfo, StoredResult
-from grader.feedback import render_html, render_markdown, write_atomic
+from grader.feedback import write_atomic
 from grader.report import Report, Status
 from lab.sinks import for_json, for_path_component
 
 RESULT = "result.json"
-FEEDBACK_MD = "feedback.md"
-FEEDBACK_HTML = "feedback.html"
-GRADESCOPE = "results.json"
-SIBLINGS = (FEEDBACK_MD, FEEDBACK_HTML, GRADESCOPE)  # written before RESULT, in this order
-CLASS_FILES = ("gradebook.csv", "summary.html", "not_graded.csv", "not_graded.json", "similarity.html",
-               "similarity.csv", "gradebook_canvas.csv", "gradebook_moodle.csv", "roster_check.csv")
+SIBLINGS = tuple(entry.name for entry in RESULT_FILES)  # written before RESULT, in this order
 LOCK = ".lab-batch.lock"
 
 # grader.feedback.write_atomic's temporary files: ".<name>.<random>" beside <name>.
 _TEMP = re.compile(r"^\.(?:{})\.[A-Za-z0-9_]+$".format("|".join(
-    re.escape(n) for n in (RESULT, *SIBLINGS, *CLASS_FILES))))
+    re.escape(n) for n in (RESULT, *SIBLINGS, *(entry.name for entry in CLASS_FILES)))))
 
 
 class StoreBusy(RuntimeError):
@@ -84,9 +80,8 @@ class ResultStore:
         folder = self.folder(submission)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / RESULT).unlink(missing_ok=True)
-        write_atomic(folder / FEEDBACK_MD, render_markdown(report))
-        write_atomic(folder / FEEDBACK_HTML, render_html(report))
-        write_atomic(folder / GRADESCOPE, dumps(gradescope_results(report)))
+        for entry in RESULT_FILES:
+            write_atomic(folder / entry.name, entry.format.render(report))
         stored = StoredResult(report, batch, key)
         write_atomic(folder / RESULT, stored.dumps())
         return stored

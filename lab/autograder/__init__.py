@@ -6,5 +6,5 @@ which stages the assignment holds (config.py). In Gradescope's container, run_au
 `python -m lab.autograder`, which reads the student's upload (uploads.py), grades each stage on
 PoCL through grader.grading.grade (run.py), asks the course GPU server for the speed
 where the assignment names one (course_server.py), and writes results.json (results.py) in the
-format grader.batch.gradescope makes. paths.py says where Gradescope's folders are.
+format grader.gradescope makes. paths.py says where Gradescope's folders are.
 """

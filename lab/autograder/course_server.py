@@ -144,7 +144,7 @@ def speed_of(shown: Mapping[str, Any], stage: str) -> ServerSpeed:
         report = report_from_json(dict(shown.get("report") or {}))
     except (ReportJsonError, TypeError, ValueError) as error:
         return ServerSpeed(stage, reason=f"the server's report cannot be read ({error})", submission=number)
-    device = str(report.device.get("name", "")) if isinstance(report.device, dict) else ""
+    device = report.device_name
     fast = next((c for c in report.checks if c.name == FAST), None)
     if fast is None or fast.status not in GRADED:
         said = f" ({fast.message})" if fast is not None and fast.message else ""

@@ -1,12 +1,13 @@
-"""One results.json for an upload: each stage's report through grader.batch.gradescope (the
+"""One results.json for an upload: each stage's report through grader.gradescope (the
 format `lab batch` writes too), joined where the assignment has several stages, with what was
 not graded in the upload said first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from grader.batch.gradescope import gradescope_results
+from grader.gradescope import GradescopeResults, LeaderboardEntry, gradescope_of
 from grader.report import Report
 from lab.sinks import for_markdown, for_text
 
@@ -25,34 +26,23 @@ def _notes_markdown(notes: list[str]) -> str:
 def upload_results(reports: list[Report], notes: list[str]) -> dict[str, Any]:
     """results.json for the reports of one upload (one per stage of the assignment, in order);
     `notes`: the upload's files that were not graded, one line each (student text)."""
-    parts = [gradescope_results(report) for report in reports]
+    parts = [gradescope_of(report) for report in reports]
     intro = f"{for_markdown(COURSE_GPU_NOTE)}\n\n{_notes_markdown(notes)}"
     if len(parts) == 1:
-        single = dict(parts[0])
-        single["output"] = intro + str(single.get("output", ""))
-        single.setdefault("extra_data", {})["not_graded"] = list(notes)
-        return single
-    tests: list[dict[str, Any]] = []
-    leaderboard: list[dict[str, Any]] = []
-    for number, (report, part) in enumerate(zip(reports, parts), start=1):
-        for test in part.get("tests", []):
-            tests.append({**test, "number": f"{number}.{test.get('number', len(tests) + 1)}"})
-        for entry in part.get("leaderboard", []):
-            leaderboard.append({**entry, "name": f"{report.assignment} {entry['name']}"})
-    results: dict[str, Any] = {
-        "execution_time": sum(int(part.get("execution_time", 0)) for part in parts),
-        "output": intro + "\n\n---\n\n".join(str(part.get("output", "")) for part in parts),
-        "output_format": "md",
-        "visibility": "visible",
-        "tests": tests,
-        "extra_data": {"stages": [part.get("extra_data", {}) for part in parts], "not_graded": list(notes)},
-    }
-    scores = [part["score"] for part in parts if isinstance(part.get("score"), (int, float))]
-    if scores:  # a stage that could not be graded has no score: the others still count
-        results["score"] = sum(scores)
-    if leaderboard:
-        results["leaderboard"] = leaderboard
-    return results
+        single = parts[0]
+        return replace(single, output=intro + single.output,
+                       extra_data={**single.extra_data, "not_graded": list(notes)}).to_json()
+    scores = [part.score for part in parts if part.score is not None]
+    return GradescopeResults(  # a stage that could not be graded has no score: the others still count
+        execution_time=sum(part.execution_time for part in parts),
+        output=intro + "\n\n---\n\n".join(part.output for part in parts),
+        tests=tuple(replace(test, number=f"{number}.{test.number}")
+                    for number, part in enumerate(parts, start=1) for test in part.tests),
+        extra_data={"stages": [part.extra_data for part in parts], "not_graded": list(notes)},
+        score=sum(scores) if scores else None,
+        leaderboard=tuple(LeaderboardEntry(f"{report.assignment} {entry.name}", entry.value, entry.order)
+                          for report, part in zip(reports, parts) for entry in part.leaderboard),
+    ).to_json()
 
 
 def failure_results(message: str) -> dict[str, Any]:

@@ -10,11 +10,8 @@ from pathlib import Path
 from grader.batch.exports import KINDS, InputKind, read_class
 from grader.batch.gradebook_formats import parse_canvas_assignments, parse_formats
 from grader.batch.layout import Layout
-from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsResult, write_lms_outputs
-from grader.batch.outcome import Outcome
+from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
 from grader.batch.roster import COLUMNS, RosterError, load_roster
-from grader.batch.store import ResultStore
-from lab.catalog import Catalog
 from lab.cli.app import console, errors, fail
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
@@ -54,19 +51,16 @@ def read_submissions(submissions: Path, stage_ids: Collection[str], work: Path, 
     return layout
 
 
-def write_lms(store: ResultStore, catalog: Catalog, layout: Layout, outcomes: Sequence[Outcome],
-              options: LmsOptions, unsandboxed: str = "") -> LmsResult:
-    return write_lms_outputs(store, catalog, layout, outcomes, options, unsandboxed)
-
-
-def report_lms(layout: Layout, result: LmsResult) -> None:
+def report_lms(layout: Layout, lms: LmsView | None) -> None:
+    """What the terminal says of the LMS side once the class files are written."""
     late = len(layout.late)
     if late:
         console.print(f"{late} submission{'s' if late != 1 else ''} marked late by the LMS "
                       "(the late column of gradebook.csv)")
-    if result.written:
-        console.print("for the LMS: " + ", ".join(result.written))
-    for warning in result.warnings[:SHOWN_WARNINGS]:
+    if lms is None:
+        return
+    console.print("for the LMS: " + ", ".join(lms.files))
+    for warning in lms.warnings[:SHOWN_WARNINGS]:
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(warning.kind)}: {for_terminal(warning.detail)}")
-    if len(result.warnings) > SHOWN_WARNINGS:
-        errors.print(f"[yellow]warning:[/yellow] {len(result.warnings) - SHOWN_WARNINGS} more in {ROSTER_CHECK}")
+    if len(lms.warnings) > SHOWN_WARNINGS:
+        errors.print(f"[yellow]warning:[/yellow] {len(lms.warnings) - SHOWN_WARNINGS} more in {ROSTER_CHECK}")

@@ -141,7 +141,7 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str
 def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool,
                cpu_timing: bool, run_limit: float, force: bool, input_kind: str | None, lms: LmsOptions,
                work: Path, counters: bool = False) -> None:
-    from lab.cli.batch_lms import read_submissions, report_lms, write_lms
+    from lab.cli.batch_lms import read_submissions, report_lms
     if backend not in BACKENDS:
         fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if run_limit <= 0:
@@ -199,16 +199,15 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
                 phase_s=add_up_phases(result.outcomes),
                 unsandboxed=unsandboxed,
             )
-            summary = write_class_outputs(store, catalog, layout, outcomes, stats)
-            lms_result = write_lms(store, catalog, layout, outcomes, lms, unsandboxed)
+            written = write_class_outputs(store, catalog, layout, outcomes, stats, lms, unsandboxed)
     except StoreBusy as error:
         fail(str(error))
     except OSError as error:
         fail(f"cannot write the results in {out}: {error.strerror or error}", EXIT_GRADER_ERROR)
     for problem in result.problems:
         errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
-    print_summary(summary, out)
-    report_lms(layout, lms_result)
+    print_summary(written.summary, out)
+    report_lms(layout, written.lms)
     faults = grader_errors(outcomes)
     if faults:
         errors.print(f"{faults} submission(s) hit a grader error (a fault of the grader or this machine, "

@@ -167,7 +167,7 @@ def write_outputs(store: ResultStore, catalog: Catalog, layout: Layout, options:
         options=options,
         phase_s=add_up_phases(found.graded_now),
     )
-    return found, stats, write_class_outputs(store, catalog, layout, found.outcomes, stats)
+    return found, stats, write_class_outputs(store, catalog, layout, found.outcomes, stats).summary
 
 
 def run_final(folder: RunFolder) -> int:

@@ -15,7 +15,8 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
-from grader.feedback import render_json, write_atomic, write_report
+from grader.feedback import write_atomic
+from grader.outputs import JSON, ReportFormat, feedback_format
 from grader.report import Report, Status
 from lab.cli.app import (
     EXIT_FAILED,
@@ -74,7 +75,7 @@ def finish(result: Report, report: Path | None, json_file: Path | None, json_to_
     standard output where `--json -` asked for it, the files asked for, and the exit code of its
     status (EXIT_NOT_WRITTEN where a file could not be written)."""
     if json_to_stdout:
-        sys.stdout.write(render_json(result) + "\n")
+        sys.stdout.write(JSON.render(result) + "\n")
         sys.stdout.flush()
     if not write_outputs(result, report, json_file, notes=errors if json_to_stdout else console):
         raise typer.Exit(EXIT_NOT_WRITTEN)
@@ -86,18 +87,19 @@ def write_outputs(result: Report, report: Path | None, json_file: Path | None, n
     `notes`: where "feedback written to" goes (standard error when the JSON is on standard output)."""
     written = True
     if report is not None:
-        if _write("--report", report, lambda: write_report(result, report)):
+        if _write("--report", report, result, feedback_format):
             notes.print(f"[dim]feedback written to {for_terminal(str(report))}[/dim]")
         else:
             written = False
     if json_file is not None:
-        written &= _write("--json", json_file, lambda: write_atomic(json_file, render_json(result)))
+        written &= _write("--json", json_file, result, lambda _: JSON)
     return written
 
 
-def _write(option: str, path: Path, write: Callable[[], None]) -> bool:
+def _write(option: str, path: Path, result: Report, entry: Callable[[Path], ReportFormat]) -> bool:
+    """Write `result` to `path` in the format `entry` picks for it (grader.outputs)."""
     try:
-        write()
+        write_atomic(path, entry(path).render(result))
         return True
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)

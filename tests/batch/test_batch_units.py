@@ -16,7 +16,6 @@ from grader.batch.charts import speedup_histogram
 from grader.batch.devices import PoolError, build_pool, parse_gpus
 from grader.batch.failures import classify
 from grader.batch.gradebook import render_gradebook
-from grader.batch.gradescope import gradescope_results
 from grader.batch.keys import GradingOptions, file_digest, result_key, stage_digest
 from grader.batch.layout import (
     BOTH_BACKENDS,
@@ -30,11 +29,13 @@ from grader.batch.layout import (
     scan,
 )
 from grader.batch.outcome import outcome_of
+from grader.batch.outputs import FEEDBACK_HTML
 from grader.batch.plan import make_plan
 from grader.batch.runner import Finished, Runner
-from grader.batch.store import FEEDBACK_HTML, RESULT, ResultStore, StoreBusy, is_temp_file
+from grader.batch.store import RESULT, ResultStore, StoreBusy, is_temp_file
 from grader.batch.stored import BatchInfo, StoredResult
 from grader.batch.summary import BatchStats, Redactor, summarize
+from grader.gradescope import gradescope_results
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
 from grader.results import FailureKind
 from lab.backends.discovery import Discovery, Target

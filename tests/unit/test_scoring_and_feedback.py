@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.gradescope import gradescope_results
-from grader.feedback import render_html, render_json, render_markdown, score_text, write_report
+from grader.feedback import render_html, render_json, render_markdown, score_text
+from grader.gradescope import gradescope_results
+from grader.outputs import feedback_format
 from grader.results import (
     Abort,
     CaseResult,
@@ -202,11 +203,10 @@ def test_markdown_and_html(spec, tmp_path: Path):
     assert "too slow" in md and "| fast | failed |" in md and "Speedup over the baseline" in md
     html = render_html(r)
     assert "<html" in html and 'class="bar yours"' in html and "too slow" in html
-    write_report(r, tmp_path / "f.html")
-    write_report(r, tmp_path / "f.md")
-    assert (tmp_path / "f.html").read_text().startswith("<!doctype html>")
-    with pytest.raises(ValueError):
-        write_report(r, tmp_path / "f.txt")
+    assert feedback_format(tmp_path / "f.HTML").render(r).startswith("<!doctype html>")
+    assert feedback_format(tmp_path / "f.md").render(r) == md
+    with pytest.raises(ValueError, match=r"f\.txt: a report is \.html or \.md"):
+        feedback_format(tmp_path / "f.txt")
 
 
 def test_html_escapes_student_text(spec):

@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from grader.batch.gradebook import render_gradebook
-from grader.batch.gradescope import gradescope_results
 from grader.batch.html import environment
 from grader.batch.layout import NotGraded
 from grader.batch.not_graded import render_not_graded_csv, render_not_graded_json
 from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
+from grader.gradescope import gradescope_results
 from grader.report import Check, Report
 from grader.results import FailureKind
 from grader.terminal import render
