@@ -119,59 +119,11 @@ def _ld_paths() -> list[str]:
     return [p for p in found if os.path.isabs(p) and os.path.isdir(p)]
 
 
-def _opencl_paths() -> list[str]:
-    """The OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
-    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path."""
-    lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
-             "/etc/OpenCL/vendors"]
-    found = []
-    for entry in lists:
-        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
-            continue
-        found.append(entry)
-        icds = [Path(entry)] if os.path.isfile(entry) else sorted(Path(entry).glob("*.icd"))
-        for icd in icds:
-            try:
-                library = icd.read_text(errors="replace").strip()
-            except OSError:
-                continue
-            if os.path.isabs(library) and os.path.exists(library):
-                found.append(library)
-    return found
+def _backend_paths() -> list[str]:
+    """What every backend's drivers and tools need (its row's sandbox_paths)."""
+    from lab.backends import registry
 
-
-def _cuda_paths() -> list[str]:
-    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; and Nsight
-    Compute's folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling
-    entry (grader.counters.runner)."""
-    found = []
-    for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
-        tool = shutil.which(name)
-        for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
-            if tool is None and os.path.exists(os.path.join(folder, name)):
-                tool = os.path.join(folder, name)
-        if tool is not None:
-            real = Path(tool).resolve()
-            root = real.parent.parent if real.parent.name == "bin" else real.parent
-            found.append(str(root))
-            found.append(os.path.dirname(tool))
-            if name not in ("nvcc", "compute-sanitizer"):
-                found += _nsight_compute_installs(root)
-    return found
-
-
-def _nsight_compute_installs(cuda_root: Path, opt: Path = Path("/opt/nvidia")) -> list[str]:
-    """Where the toolkit's `ncu` launcher looks for Nsight Compute itself: a nsight-compute*
-    folder beside its bin/, or under /opt/nvidia, often a link from the one to the other (seen on
-    an H100: inside the sandbox the launcher said "nsight-compute directory is not found under
-    /usr/local/cuda-13.0/bin/../ or /opt/nvidia"). Each is given as the folder it really is."""
-    found = []
-    for parent in (cuda_root, opt):
-        try:
-            found += [str(entry.resolve()) for entry in sorted(parent.glob("nsight-compute*"))]
-        except OSError:
-            continue
-    return found
+    return [path for kind in registry.backends() for path in kind.sandbox_paths()]
 
 
 def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
@@ -328,7 +280,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
             binds.append((option, path))
 
     add("--ro-bind", "/usr")
-    for path in _python_paths() + _ld_paths() + _opencl_paths() + _cuda_paths():
+    for path in _python_paths() + _ld_paths() + _backend_paths():
         if not any(_under(root, [os.path.realpath(path)]) for root in _course_roots(courses)):
             add("--ro-bind-try", path)  # (not a folder holding the project or a course whole)
     roots = _course_roots(courses)

@@ -3,7 +3,6 @@ what it is."""
 
 from __future__ import annotations
 
-from grader.device_identity import stable_id
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
 from lab.backends import registry
@@ -39,5 +38,5 @@ class OpenDevice(Step):
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)
         ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits),
-                              device_id=stable_id(ctx.backend, index)))
+                              device_id=ctx.backend.stable_id(index)))
         return True
