@@ -642,7 +642,8 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
             _say_once(plan)
         env = {k: v for k, v in env.items() if k != SANDBOXED_ENV}
         return Launch(list(command), env, SandboxInfo(False, reason=plan))
-    template = _nv_template(plan, env) if env.get("LAB_WORKER_PRELOAD") == "opencl" else None
+    warm = _jit_warmup(env.get("LAB_WORKER_PRELOAD", ""))
+    template = _nv_template(plan, env, warm) if warm else None
     launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
     if template:
         launch.env[NV_TEMPLATE_ENV] = template
@@ -656,12 +657,15 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
 # so it starts from a copy of a template made once per driver by a sandboxed process that runs
 # no student code (it only makes a context on each NVIDIA device).
 NV_TEMPLATE_ENV = "LAB_NV_CACHE_TEMPLATE"
-NV_WARM = ("import pyopencl as cl\n"
-           "for p in cl.get_platforms():\n"
-           "    if 'NVIDIA' in p.name:\n"
-           "        for d in p.get_devices():\n"
-           "            cl.CommandQueue(cl.Context([d])).finish()\n")
 _nv_templates: dict[str, str | None] = {}
+
+
+def _jit_warmup(backend: str) -> str | None:
+    """The program that fills a template of this backend's JIT cache (its row's jit_warmup)."""
+    from lab.backends import registry
+
+    kind = registry.find(backend)
+    return kind.jit_warmup if kind is not None else None
 
 
 def _driver_version() -> str | None:
@@ -676,7 +680,7 @@ def _driver_version() -> str | None:
     return None
 
 
-def _nv_template(plan: _Plan, env: dict[str, str]) -> str | None:
+def _nv_template(plan: _Plan, env: dict[str, str], warm: str) -> str | None:
     """The template's folder (holding ComputeCache/), made here the first time; None where
     there is no NVIDIA driver or it could not be made."""
     version = _driver_version()
@@ -696,7 +700,7 @@ def _nv_template(plan: _Plan, env: dict[str, str]) -> str | None:
 
             folder.parent.mkdir(parents=True, exist_ok=True)
             build = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
-            launch = _argv(plan, [sys.executable, "-c", NV_WARM], env, (), (str(build),))
+            launch = _argv(plan, [sys.executable, "-c", warm], env, (), (str(build),))
             launch.env["CUDA_CACHE_PATH"] = str(build / "ComputeCache")
             try:
                 done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True,

@@ -370,6 +370,14 @@ def sandbox_paths() -> list[str]:
     return found
 
 
+# A context on each of NVIDIA's OpenCL devices: its driver's own kernels, compiled and kept in
+# the CUDA JIT cache (grader.sandbox copies that cache into each sandboxed worker).
+NVIDIA_JIT_WARMUP = ("import pyopencl as cl\n"
+                     "for p in cl.get_platforms():\n"
+                     "    if 'NVIDIA' in p.name:\n"
+                     "        for d in p.get_devices():\n"
+                     "            cl.CommandQueue(cl.Context([d])).finish()\n")
+
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
 _ATTRIBUTE = rf"__attribute__\s*{_NESTED}"  # e.g. __attribute__((reqd_work_group_size(16, 16, 1)))
 KERNEL_DECLARATION = re.compile(
@@ -389,5 +397,6 @@ KIND = BackendKind(
                             ("__syncthreads()", "barrier(CLK_LOCAL_MEM_FENCE)"), ("__shared__", "__local"),
                             ("shared memory", "local memory"), ("shared tile", "local tile"))),
     probe=probe, open=OpenCLBackend, preload=preload, sandbox_paths=sandbox_paths,
-    counters_route="opencl-ptx-through-cuda", counters_through_cuda=True,
+    counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
+    jit_warmup=NVIDIA_JIT_WARMUP,
 )

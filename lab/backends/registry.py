@@ -95,6 +95,14 @@ class BackendKind:
     preload: Callable[[], None] = _nothing
     # What a sandboxed worker must see of this backend's drivers and tools (grader.sandbox).
     sandbox_paths: Callable[[], list[str]] = _no_paths
+    # The environment variable naming the folder its compiler writes temporaries and its cache
+    # to (PoCL's POCL_CACHE_DIR): an unsandboxed worker gets a folder of its own there, emptied
+    # when it ends (grader.pocl_scratch). None: the backend needs none.
+    scratch_env: str | None = None
+    # A Python program that makes the driver fill its JIT cache with its own kernels (NVIDIA's
+    # OpenCL compiles some at every context): a sandboxed worker starts from a copy of the cache
+    # it leaves, made once per driver (grader.sandbox). None: the backend needs none.
+    jit_warmup: str | None = None
     # How hardware counters reach its kernels (grader.counters): the route's name in the
     # counters' cache key, and whether they run its kernels' PTX through CUDA (OpenCL);
     # None: no counters for this backend.

@@ -29,18 +29,22 @@ from lab.sinks import for_json, for_terminal
 
 def _where(backend: str, device: str | None) -> tuple[str | None, ProfileResult | None]:
     """The device's kind and name where one is found, or why counters cannot be read on it."""
+    from lab.backends import registry
     from lab.backends.discovery import NoDeviceError, choose, discover
 
+    kind = registry.by_name(backend)
+    if kind.counters_route is None:
+        return None, unavailable(Unavailable.OPENCL)
     found = discover((backend,))
     try:
         target = choose(found, backend, device)
     except NoDeviceError:
-        if backend == "cuda":
+        if not kind.counters_through_cuda:
             return None, unavailable(Unavailable.NO_GPU)
-        return None, unavailable(Unavailable.OPENCL, "no OpenCL device found")
+        return None, unavailable(Unavailable.OPENCL, f"no {kind.title} device found")
     if target.kind != "gpu":
         return target.name, unavailable(Unavailable.CPU_DEVICE)
-    if backend != "cuda":
+    if kind.counters_through_cuda:
         from lab.backends.opencl_ptx import is_nvidia_platform
 
         if not is_nvidia_platform(target.platform):  # elsewhere its PTX runs through CUDA
