@@ -30,6 +30,9 @@ BACKEND_MODULES = (
     "lab.backends.cuda",
     "lab.backends.opencl",
 )
+# The backend to start with on a machine with no device yet: PoCL runs OpenCL on any CPU once
+# installed (`lab init`'s skeleton where none is found).
+WITHOUT_A_DEVICE = "opencl"
 EXTRA_ENV = "LAB_BACKENDS"  # more backends' modules, comma-separated, after BACKEND_MODULES
 
 
