@@ -208,11 +208,15 @@ _INCLUDE = re.compile(
     re.MULTILINE,
 )
 _MAIN = re.compile(r"\bint\s+main\s*\(")
-_HOST_CALLS = re.compile(
-    r"\b(cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize|clCreate\w+|clEnqueue\w+|"
-    r"malloc|free|fopen|system|printf_host)\s*\("
-)
+_HOST_CALLS = r"malloc|free|fopen|system|printf_host"  # and every backend's host API (KernelSyntax.host_calls)
 _LAUNCH = re.compile(r"<<<")
+
+
+def _host_calls() -> re.Pattern[str]:
+    """A call of host code: the C library's, or any backend's host API (a file of one language
+    calling another's is host code too)."""
+    names = [kind.syntax.host_calls for kind in registry.backends() if kind.syntax.host_calls]
+    return re.compile(r"\b(" + "|".join([*names, _HOST_CALLS]) + r")\s*\(")
 
 
 def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
@@ -248,7 +252,7 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
         raise SubmissionError(
             f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only, not a main function"
         )
-    host = [m for m in (_LAUNCH.search(code), _HOST_CALLS.search(code)) if m is not None]
+    host = [m for m in (_LAUNCH.search(code), _host_calls().search(code)) if m is not None]
     if host:
         m = min(host, key=lambda found: found.start())  # the first host code in the file
         raise SubmissionError(

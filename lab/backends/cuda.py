@@ -450,6 +450,7 @@ KERNEL_DECLARATION = re.compile(
 KIND = BackendKind(
     name="cuda", suffix=".cu", language="CUDA",
     syntax=KernelSyntax(entry="__global__", declaration=KERNEL_DECLARATION, exported='extern "C"',
+                        host_calls=r"cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize",
                         barrier="__syncthreads()", shared_memory="shared memory", threads="threads",
                         block="block", label="CUDA"),
     probe=probe, open=CudaBackend, preload=preload, sandbox_paths=sandbox_paths,

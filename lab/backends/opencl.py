@@ -388,6 +388,7 @@ KERNEL_DECLARATION = re.compile(
 KIND = BackendKind(
     name="opencl", suffix=".cl", language="OpenCL C",
     syntax=KernelSyntax(entry="__kernel", declaration=KERNEL_DECLARATION, pointer_space="__global",
+                        host_calls=r"clCreate\w+|clEnqueue\w+",
                         barrier="barrier(CLK_LOCAL_MEM_FENCE)", shared_memory="local memory",
                         threads="work-items", block="work-group", label="OpenCL", terms=(
                             *((f"threadIdx.{axis}", f"get_local_id({n})") for n, axis in enumerate("xyz")),

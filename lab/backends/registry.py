@@ -72,6 +72,7 @@ class KernelSyntax:
     block: str
     exported: str = ""  # what must come before `entry` (CUDA: extern "C"), matched as group `export`
     pointer_space: str = ""  # the address space a pointer parameter is declared in (OpenCL: __global)
+    host_calls: str = ""  # its host API's functions, as regex alternatives: refused in a kernel file
     label: str = ""  # how the course's hints name the language: "CUDA", "OpenCL" (see lab.dialect)
     # The course writes its hints in CUDA's words; each pair is (CUDA's spelling, this language's).
     terms: tuple[tuple[str, str], ...] = ()
