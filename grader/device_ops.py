@@ -15,6 +15,7 @@ import numpy as np
 
 from lab.backends import registry
 from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
+from lab.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
 ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]
@@ -53,17 +54,16 @@ def _check_count(count: int, *buffers: Buffer) -> None:
             raise ValueError(f"count {count} floats do not fit in a buffer of {buffer.nbytes} bytes")
 
 
-def source_file(backend: str) -> Path | None:
-    """The grader's own kernels in this backend's language (`backend`: its row's name), or None
-    where there are none."""
-    kind = registry.find(backend)
+def source_file(kind: BackendKind | None) -> Path | None:
+    """The grader's own kernels in this backend's language, or None where there are none (or
+    no backend: a unit test's fake device)."""
     path = KERNELS / f"device_ops{kind.suffix}" if kind is not None else None
     return path if path is not None and path.is_file() else None
 
 
-def supports(backend: str) -> bool:
+def supports(kind: BackendKind | None) -> bool:
     """Whether the grader's own kernels exist in this backend's language."""
-    return source_file(backend) is not None
+    return source_file(kind) is not None
 
 
 @dataclass
@@ -105,7 +105,7 @@ class DeviceOps:
     two float buffers, time a copy."""
 
     def __init__(self, backend: Backend):
-        source = source_file(backend.name)
+        source = source_file(registry.find(backend.info.backend))
         if source is None:
             raise NotImplementedError(f"the grader's device kernels do not exist for backend {backend.name!r}")
         self.backend = backend

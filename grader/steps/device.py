@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
-from lab.backends import registry
 from lab.backends.discovery import Discovery, NoDeviceError, choose
 
 
@@ -23,7 +22,7 @@ def limit_memory(nbytes: int | None) -> None:
 class OpenDevice(Step):
     def run(self, ctx: Context) -> bool:
         ctx.phase("startup", "compile")
-        kind = registry.by_name(ctx.request.backend)
+        kind = ctx.kind
         index = ctx.request.device
         if index < 0:
             found, problem = kind.probe()
