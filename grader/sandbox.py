@@ -120,10 +120,23 @@ def _ld_paths() -> list[str]:
 
 
 def _backend_paths() -> list[str]:
-    """What every backend's drivers and tools need (its row's sandbox_paths)."""
+    """What every backend's drivers and tools need (its row's sandbox_paths), and the package
+    of each backend registered from outside the project's code (LAB_BACKENDS), so the worker
+    imports it."""
+    import importlib.util
+
     from lab.backends import registry
 
-    return [path for kind in registry.backends() for path in kind.sandbox_paths()]
+    paths = [path for kind in registry.backends() for path in kind.sandbox_paths()]
+    for module in registry.modules():
+        top = module.split(".")[0]
+        if top in CODE:
+            continue
+        spec = importlib.util.find_spec(top)
+        paths += list(spec.submodule_search_locations or []) if spec is not None else []
+        if spec is not None and spec.origin and not spec.submodule_search_locations:
+            paths.append(spec.origin)
+    return paths
 
 
 def _kernel_cache(drop: tuple[int, int] | None) -> str | None:

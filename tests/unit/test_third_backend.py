@@ -111,3 +111,21 @@ def test_a_batch_of_two_students_and_its_gradebooks(course, tmp_path):
     assert moodle and all(p.read_text(encoding="utf-8").strip() for p in moodle), sorted(p.name for p in out.iterdir())
     assert "fakelang:0 fakelang device (cpu)" in (out / "summary.html").read_text(encoding="utf-8")
     assert (out / "similarity.html").is_file()
+
+
+def test_a_sandboxed_grading_imports_the_backend_registered_from_outside_the_project_code(course, tmp_path,
+                                                                                         monkeypatch):
+    """The sandbox binds the package a LAB_BACKENDS module lives in (here tests/), as it binds
+    lab/ and grader/."""
+    from grader.sandbox import SandboxUnavailable
+
+    monkeypatch.setenv("LAB_SANDBOX", "require")
+    target = discover((fakelang.NAME,)).targets[0]
+    path = tmp_path / f"{STAGE}.fk"
+    path.write_text(fakelang.student("transpose", "ada"), encoding="utf-8")
+    try:
+        report = grade_file(course, course.get(STAGE), path, target, seed=1)
+    except SandboxUnavailable as error:
+        pytest.skip(f"no sandbox here: {error}")
+    assert report.sandbox.sandboxed
+    assert report.status == Status.PASSED, [(c.name, c.message) for c in report.checks]
