@@ -112,17 +112,17 @@ class BackendKind:
     # None: no counters for this backend.
     counters_route: str | None = None
     counters_through_cuda: bool = False
-
-    @property
-    def title(self) -> str:
-        """How messages and reports name it: "CUDA", "OpenCL"."""
-        return self.syntax.label or self.language
     # The toolkit's own device headers a submission may include (cooperative_groups.h, ...);
     # every other #include is refused (lab.source_checks).
     toolkit_headers: frozenset[str] = frozenset()
     # How the language declares memory whose size the host sets at launch (None: it has none
     # outside kernel parameters); the stages launch with none (lab.source_checks).
     dynamic_shared: str | None = None
+
+    @property
+    def title(self) -> str:
+        """How messages and reports name it: "CUDA", "OpenCL"."""
+        return self.syntax.label or self.language
 
 
 def modules() -> tuple[str, ...]:
@@ -138,7 +138,16 @@ def backends() -> tuple[BackendKind, ...]:
 
 @cache
 def _rows(found: tuple[str, ...]) -> tuple[BackendKind, ...]:
-    return tuple(importlib.import_module(module).KIND for module in found)
+    rows = []
+    for module in found:
+        try:
+            kind = getattr(importlib.import_module(module), "KIND", None)
+        except ImportError as error:
+            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} cannot be imported ({error})") from None
+        if not isinstance(kind, BackendKind):
+            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} declares no KIND (a BackendKind)")
+        rows.append(kind)
+    return tuple(rows)
 
 
 def names() -> tuple[str, ...]:
@@ -163,11 +172,6 @@ def by_suffix(suffix: str) -> BackendKind | None:
         if kind.suffix == suffix.lower():
             return kind
     return None
-
-
-def of(target: Target) -> BackendKind:
-    """The row of a target's (or a DeviceInfo's, anything with `.backend`) backend."""
-    return by_name(target.backend)
 
 
 def suffixes() -> tuple[str, ...]:

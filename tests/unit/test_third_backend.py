@@ -129,3 +129,12 @@ def test_a_sandboxed_grading_imports_the_backend_registered_from_outside_the_pro
         pytest.skip(f"no sandbox here: {error}")
     assert report.sandbox.sandboxed
     assert report.status == Status.PASSED, [(c.name, c.message) for c in report.checks]
+
+
+def test_a_registration_that_names_no_backend_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.unit.no_such_backend")
+    with pytest.raises(ValueError, match="'tests.unit.no_such_backend' cannot be imported"):
+        registry.backends()
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.unit.test_third_backend")
+    with pytest.raises(ValueError, match="declares no KIND"):
+        registry.backends()
