@@ -90,16 +90,9 @@ def _placements(ctx: Context, per_set: int) -> int:
 
 
 def free_bytes(backend: Any) -> int | None:
-    """Free device memory where the driver says (CUDA); None where it does not (OpenCL has no
-    query: there only the device's size is checked)."""
-    if backend.info.backend == "cuda":
-        try:
-            import pycuda.driver as drv
-
-            return int(drv.mem_get_info()[0])
-        except Exception:  # noqa: BLE001 - no context yet, or an old driver
-            return None
-    return None
+    """Free device memory where the driver says (Backend.free_bytes); None where it does not
+    (then only the device's size is checked)."""
+    return backend.free_bytes()
 
 
 def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None) -> bool:

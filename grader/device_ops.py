@@ -1,8 +1,9 @@
 """The grader's own kernels, run on the device: random inputs and output comparison at benchmark
 size without a host round trip (generating and comparing 67M floats on the host takes seconds).
 
-The kernel sources are `kernels/device_ops.cu` and `kernels/device_ops.cl`; both compute the same
-values bit for bit.
+The kernel sources are `kernels/device_ops<suffix>`, one for each backend (its row's suffix) that
+has them (`.cu`, `.cl`); all compute the same values bit for bit. A backend without them
+generates and compares on the host.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from lab.backends import registry
 from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
+from lab.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
-SOURCES = {"cuda": "device_ops.cu", "opencl": "device_ops.cl"}
 ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
@@ -52,9 +54,16 @@ def _check_count(count: int, *buffers: Buffer) -> None:
             raise ValueError(f"count {count} floats do not fit in a buffer of {buffer.nbytes} bytes")
 
 
-def supports(backend: str) -> bool:
+def source_file(kind: BackendKind | None) -> Path | None:
+    """The grader's own kernels in this backend's language, or None where there are none (or
+    no backend: a unit test's fake device)."""
+    path = KERNELS / f"device_ops{kind.suffix}" if kind is not None else None
+    return path if path is not None and path.is_file() else None
+
+
+def supports(kind: BackendKind | None) -> bool:
     """Whether the grader's own kernels exist in this backend's language."""
-    return backend in SOURCES
+    return source_file(kind) is not None
 
 
 @dataclass
@@ -96,18 +105,17 @@ class DeviceOps:
     two float buffers, time a copy."""
 
     def __init__(self, backend: Backend):
-        if backend.name not in SOURCES:
-            raise NotImplementedError(
-                f"the grader's device kernels exist for {' and '.join(SOURCES)}, not for backend {backend.name!r}"
-            )
+        source = source_file(registry.find(backend.info.backend))
+        if source is None:
+            raise NotImplementedError(f"the grader's device kernels do not exist for backend {backend.name!r}")
         self.backend = backend
+        self.source = source
         self._kernels: dict[str, CompiledKernel] | None = None
 
     def unit(self) -> CompileUnit:
         """The kernels as a trusted compile unit (cached between gradings)."""
-        filename = SOURCES[self.backend.name]
-        return CompileUnit((KERNELS / filename).read_text(encoding="utf-8"), tuple(ENTRIES), {},
-                           f"grader/kernels/{filename}", trusted=True)
+        return CompileUnit(self.source.read_text(encoding="utf-8"), tuple(ENTRIES), {},
+                           f"grader/kernels/{self.source.name}", trusted=True)
 
     def adopt(self, kernels: dict[str, CompiledKernel]) -> None:
         """Use kernels compiled elsewhere (with the grading's other trusted kernels)."""

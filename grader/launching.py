@@ -38,10 +38,10 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
     for b in block:
         threads *= b
     r = kernel.resources
-    # In the words of the student's API: OpenCL has work-items, work-groups and local memory.
-    opencl = device.backend == "opencl"
-    items, group = ("work-items", "work-group") if opencl else ("threads", "block")
-    memory = "local memory" if opencl else "shared memory"
+    # In the words of the student's language (OpenCL: work-items, work-groups, local memory).
+    kind = registry.find(device.backend)
+    items, group, memory = ((kind.syntax.threads, kind.syntax.block, kind.syntax.shared_memory) if kind
+                            else ("threads", "block", "shared memory"))
     if r.max_threads_per_block is not None and threads > r.max_threads_per_block:
         why = f" (it uses {r.registers} registers per thread)" if r.registers else ""
         raise LaunchRefused(
@@ -65,7 +65,7 @@ def dynamic_shared(declared: int, device: DeviceInfo) -> int:
     """The bytes of dynamic shared memory a launch the stage declares `declared` for gets on
     `device`: none where the device's language has no such memory (OpenCL: a stage's
     declaration is CUDA's alone)."""
-    kind = next((k for k in registry.backends() if k.name == device.backend), None)
+    kind = registry.find(device.backend)
     return 0 if kind is not None and kind.dynamic_shared is None else declared
 
 

@@ -66,7 +66,7 @@ class DeviceOpened:
     vendor: str = ""
     platform: str = ""
     limits: dict[str, int] = field(default_factory=dict)
-    # The device as every process on the machine names it (grader.device_identity): the shared
+    # The device as every process on the machine names it (Backend.stable_id): the shared
     # queue of its timed phases (grader.device_queue). Sent before any student code is loaded.
     device_id: str = ""
 

@@ -119,59 +119,24 @@ def _ld_paths() -> list[str]:
     return [p for p in found if os.path.isabs(p) and os.path.isdir(p)]
 
 
-def _opencl_paths() -> list[str]:
-    """The OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
-    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path."""
-    lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
-             "/etc/OpenCL/vendors"]
-    found = []
-    for entry in lists:
-        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
+def _backend_paths() -> list[str]:
+    """What every backend's drivers and tools need (its row's sandbox_paths), and the package
+    of each backend registered from outside the project's code (LAB_BACKENDS), so the worker
+    imports it."""
+    import importlib.util
+
+    from lab.backends import registry
+
+    paths = [path for kind in registry.backends() for path in kind.sandbox_paths()]
+    for module in registry.modules():
+        top = module.split(".")[0]
+        if top in CODE:
             continue
-        found.append(entry)
-        icds = [Path(entry)] if os.path.isfile(entry) else sorted(Path(entry).glob("*.icd"))
-        for icd in icds:
-            try:
-                library = icd.read_text(errors="replace").strip()
-            except OSError:
-                continue
-            if os.path.isabs(library) and os.path.exists(library):
-                found.append(library)
-    return found
-
-
-def _cuda_paths() -> list[str]:
-    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; and Nsight
-    Compute's folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling
-    entry (grader.counters.runner)."""
-    found = []
-    for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
-        tool = shutil.which(name)
-        for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
-            if tool is None and os.path.exists(os.path.join(folder, name)):
-                tool = os.path.join(folder, name)
-        if tool is not None:
-            real = Path(tool).resolve()
-            root = real.parent.parent if real.parent.name == "bin" else real.parent
-            found.append(str(root))
-            found.append(os.path.dirname(tool))
-            if name not in ("nvcc", "compute-sanitizer"):
-                found += _nsight_compute_installs(root)
-    return found
-
-
-def _nsight_compute_installs(cuda_root: Path, opt: Path = Path("/opt/nvidia")) -> list[str]:
-    """Where the toolkit's `ncu` launcher looks for Nsight Compute itself: a nsight-compute*
-    folder beside its bin/, or under /opt/nvidia, often a link from the one to the other (seen on
-    an H100: inside the sandbox the launcher said "nsight-compute directory is not found under
-    /usr/local/cuda-13.0/bin/../ or /opt/nvidia"). Each is given as the folder it really is."""
-    found = []
-    for parent in (cuda_root, opt):
-        try:
-            found += [str(entry.resolve()) for entry in sorted(parent.glob("nsight-compute*"))]
-        except OSError:
-            continue
-    return found
+        spec = importlib.util.find_spec(top)
+        paths += list(spec.submodule_search_locations or []) if spec is not None else []
+        if spec is not None and spec.origin and not spec.submodule_search_locations:
+            paths.append(spec.origin)
+    return paths
 
 
 def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
@@ -328,7 +293,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
             binds.append((option, path))
 
     add("--ro-bind", "/usr")
-    for path in _python_paths() + _ld_paths() + _opencl_paths() + _cuda_paths():
+    for path in _python_paths() + _ld_paths() + _backend_paths():
         if not any(_under(root, [os.path.realpath(path)]) for root in _course_roots(courses)):
             add("--ro-bind-try", path)  # (not a folder holding the project or a course whole)
     roots = _course_roots(courses)
@@ -690,7 +655,8 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
             _say_once(plan)
         env = {k: v for k, v in env.items() if k != SANDBOXED_ENV}
         return Launch(list(command), env, SandboxInfo(False, reason=plan))
-    template = _nv_template(plan, env) if env.get("LAB_WORKER_PRELOAD") == "opencl" else None
+    warm = _jit_warmup(env.get("LAB_WORKER_PRELOAD", ""))
+    template = _nv_template(plan, env, warm) if warm else None
     launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
     if template:
         launch.env[NV_TEMPLATE_ENV] = template
@@ -704,12 +670,15 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
 # so it starts from a copy of a template made once per driver by a sandboxed process that runs
 # no student code (it only makes a context on each NVIDIA device).
 NV_TEMPLATE_ENV = "LAB_NV_CACHE_TEMPLATE"
-NV_WARM = ("import pyopencl as cl\n"
-           "for p in cl.get_platforms():\n"
-           "    if 'NVIDIA' in p.name:\n"
-           "        for d in p.get_devices():\n"
-           "            cl.CommandQueue(cl.Context([d])).finish()\n")
 _nv_templates: dict[str, str | None] = {}
+
+
+def _jit_warmup(backend: str) -> str | None:
+    """The program that fills a template of this backend's JIT cache (its row's jit_warmup)."""
+    from lab.backends import registry
+
+    kind = registry.find(backend)
+    return kind.jit_warmup if kind is not None else None
 
 
 def _driver_version() -> str | None:
@@ -724,7 +693,7 @@ def _driver_version() -> str | None:
     return None
 
 
-def _nv_template(plan: _Plan, env: dict[str, str]) -> str | None:
+def _nv_template(plan: _Plan, env: dict[str, str], warm: str) -> str | None:
     """The template's folder (holding ComputeCache/), made here the first time; None where
     there is no NVIDIA driver or it could not be made."""
     version = _driver_version()
@@ -744,7 +713,7 @@ def _nv_template(plan: _Plan, env: dict[str, str]) -> str | None:
 
             folder.parent.mkdir(parents=True, exist_ok=True)
             build = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
-            launch = _argv(plan, [sys.executable, "-c", NV_WARM], env, (), (str(build),))
+            launch = _argv(plan, [sys.executable, "-c", warm], env, (), (str(build),))
             launch.env["CUDA_CACHE_PATH"] = str(build / "ComputeCache")
             try:
                 done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True,

@@ -13,12 +13,12 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from lab.backends import registry
 from lab.backends.base import Backend, CompileError
 
 KERNELS = Path(__file__).parent / "kernels"
 PROBE_ENTRY = "lab_toolchain_probe"
 PROBE_BYTES = 1 << 20  # written to each of the compiler's folders: room for a program's files
-SUFFIX = {"opencl": ".cl", "cuda": ".cu"}
 
 
 def compiler_folders() -> list[Path]:
@@ -57,7 +57,11 @@ def compiler_fault(backend: Backend, backend_name: str) -> str | None:
         return (f"the compiler could not write its files ({folder_problem}), so the compile failed for a "
                 f"reason outside your kernel: a fault of this machine, not a grade; grade it again once it "
                 f"is fixed")
-    source = (KERNELS / f"toolchain_probe{SUFFIX.get(backend_name, '.cl')}").read_text(encoding="utf-8")
+    kind = registry.find(backend_name)
+    probe = KERNELS / f"toolchain_probe{kind.suffix}" if kind is not None else None
+    if probe is None or not probe.is_file():  # no trivial kernel in this language to try
+        return None
+    source = probe.read_text(encoding="utf-8")
     try:
         backend.compile(source, [PROBE_ENTRY], {"LAB_PROBE_TOKEN": secrets.randbelow(1 << 30)},
                         "grader/kernels/toolchain_probe")

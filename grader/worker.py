@@ -87,24 +87,15 @@ def preload(backend: str) -> None:
     while the request is on its way (no device context: that is made for this one submission,
     after the request)."""
     try:
-        if backend == "cuda":
-            import pycuda.driver as drv
-
-            drv.init()
-            from lab.backends.nvcc import nvcc_version
-
-            nvcc_version()  # cached: part of every kernel's cache key
-        elif backend == "opencl":
-            import pyopencl as cl
-
-            cl.get_platforms()
-        else:
-            return
-        import grader.device_ops  # noqa: F401
-        import lab.problems.base  # noqa: F401
         from lab.backends import registry
 
-        registry.by_name(backend)
+        kind = registry.find(backend)
+        if kind is None:
+            return
+        kind.preload()
+        import grader.device_ops  # noqa: F401
+        import lab.problems.base  # noqa: F401
+
         worker_steps()
     except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
         pass

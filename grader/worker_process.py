@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import host_cores, pocl_scratch, sandbox
+from lab.backends import registry
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,9 +64,11 @@ class WorkerProcess:
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.
-        self.scratch = pocl_scratch.create() if backend == "opencl" and not self.sandbox.sandboxed else None
-        if self.scratch is not None:
-            launch.env["POCL_CACHE_DIR"] = str(self.scratch.path)
+        kind = registry.find(backend)
+        scratch_env = kind.scratch_env if kind is not None else None
+        self.scratch = pocl_scratch.create() if scratch_env and not self.sandbox.sandboxed else None
+        if self.scratch is not None and scratch_env:
+            launch.env[scratch_env] = str(self.scratch.path)
         self.errors = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

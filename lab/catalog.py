@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lab.backends import registry
 from lab.spec import Spec, SpecError, load_spec
 
 if TYPE_CHECKING:
@@ -93,7 +94,9 @@ class Catalog:
 
     def wrong_files(self, stage_id: str) -> list[Path]:
         folder = self.references / stage_id / "wrong"
-        return sorted(folder.glob("*.c[lu]")) if folder.exists() else []
+        if not folder.exists():
+            return []
+        return sorted(path for path in folder.iterdir() if path.suffix in registry.suffixes())
 
 
 def close_names(name: str, names: Iterable[str], n: int = 1) -> list[str]:

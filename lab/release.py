@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from lab.backends import registry
 from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog
 from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
@@ -29,7 +30,7 @@ from lab.spec import Spec
 
 # What of the checkout a student gets besides the stages: the package and its docs.
 SHIPPED_TOP = ("README.md", "pyproject.toml", "lab", "grader", "examples", "docs")
-SUFFIXES = (".cu", ".cl")
+SUFFIXES = (".cu", ".cl")  # the backends whose trusted kernels a copy ships as PTX (NVIDIA's GPUs)
 _TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+)", re.M)
 
 
@@ -182,7 +183,7 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     for stage in config.open:
         if stage in config.solutions:
             continue
-        for suffix in SUFFIXES:
+        for suffix in registry.suffixes():
             path = catalog.reference_file(stage, suffix)
             if path.is_file():
                 text = path.read_text(encoding="utf-8")
@@ -228,8 +229,8 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     if packaged.parent.is_dir() and not packaged.exists():
         os.symlink(os.path.join("..", "..", "release"), packaged)
     count = write_zip(folder, archive, name)
-    language_name = {".cu": "CUDA", ".cl": "OpenCL"}
-    notes = tuple(f"no {language_name[suffix]} PTX: {why}; {language_name[suffix]} speed is pending on a student's GPU"
+    titles = {kind.suffix: kind.title for kind in registry.backends()}
+    notes = tuple(f"no {titles[suffix]} PTX: {why}; {titles[suffix]} speed is pending on a student's GPU"
                   for suffix, why in missing.items()) + handed_out_solutions(catalog, config)
     built = build_wheel(folder, out, progress) if wheel else None
     return Release(folder, archive, manifest, count, notes, built)

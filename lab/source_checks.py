@@ -33,7 +33,7 @@ class SubmissionError(ValueError):
 class Submission:
     path: Path
     source: str
-    backend: str  # "cuda" or "opencl", from the suffix
+    backend: str  # its BackendKind's name, from the suffix
 
 
 class SubmissionTooBig(SubmissionError):
@@ -208,23 +208,15 @@ _INCLUDE = re.compile(
     re.MULTILINE,
 )
 _MAIN = re.compile(r"\bint\s+main\s*\(")
-_HOST_CALLS = re.compile(
-    r"\b(cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize|clCreate\w+|clEnqueue\w+|"
-    r"malloc|free|fopen|system|printf_host)\s*\("
-)
+_HOST_CALLS = r"malloc|free|fopen|system|printf_host"  # and every backend's host API (KernelSyntax.host_calls)
 _LAUNCH = re.compile(r"<<<")
-_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
-_BOUNDS = rf"__launch_bounds__\s*{_NESTED}"
-_ATTRIBUTE = rf"__attribute__\s*{_NESTED}"  # e.g. __attribute__((reqd_work_group_size(16, 16, 1)))
-_CUDA_KERNEL = re.compile(
-    rf"(?P<extern>extern\s+\"C\"\s*)?(?:(?:static|inline|{_BOUNDS})\s*)*"
-    rf"__global__\s+(?:{_BOUNDS}\s*)?void\s+"
-    rf"(?:{_BOUNDS}\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
-)
-_CL_KERNEL = re.compile(
-    rf"(?:__kernel|\bkernel)\s+(?:{_ATTRIBUTE}\s*)*void\s+(?:{_ATTRIBUTE}\s*)*"
-    r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
-)
+
+
+def _host_calls() -> re.Pattern[str]:
+    """A call of host code: the C library's, or any backend's host API (a file of one language
+    calling another's is host code too)."""
+    names = [kind.syntax.host_calls for kind in registry.backends() if kind.syntax.host_calls]
+    return re.compile(r"\b(" + "|".join([*names, _HOST_CALLS]) + r")\s*\(")
 
 
 def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
@@ -260,22 +252,21 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
         raise SubmissionError(
             f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only, not a main function"
         )
-    host = [m for m in (_LAUNCH.search(code), _HOST_CALLS.search(code)) if m is not None]
+    host = [m for m in (_LAUNCH.search(code), _host_calls().search(code)) if m is not None]
     if host:
         m = min(host, key=lambda found: found.start())  # the first host code in the file
         raise SubmissionError(
             f"{name}:{_line_of(code, m.start())}: a submission holds kernel code only: host code "
             f"({m.group(0).strip('(').strip()}) is not allowed; the grader allocates and launches"
         )
-    pattern = _CUDA_KERNEL if backend == "cuda" else _CL_KERNEL
-    found = {m.group("name"): m for m in pattern.finditer(code)}
+    found = {m.group("name"): m for m in kind.syntax.declaration.finditer(code)}
     for kernel in kernels:
-        _check_entry(kernel, found, backend, code, name)
+        _check_entry(kernel, found, kind.syntax, code, name)
 
 
-def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], backend: str, code: str,
+def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], syntax: registry.KernelSyntax, code: str,
                  name: str) -> None:
-    word = "__global__" if backend == "cuda" else "__kernel"
+    word = syntax.entry
     if kernel.name not in found:
         close = difflib.get_close_matches(kernel.name, list(found), n=1, cutoff=0.5)
         if close:
@@ -289,9 +280,9 @@ def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], backend: str, c
         )
     match = found[kernel.name]
     line = _line_of(code, match.start("name"))
-    if backend == "cuda" and not match.group("extern"):
+    if syntax.exported and not match.group("export"):
         raise SubmissionError(
-            f'{name}:{line}: declare the kernel `extern "C" __global__ void {kernel.name}(...)` '
+            f"{name}:{line}: declare the kernel `{syntax.exported} {word} void {kernel.name}(...)` "
             f"so the grader can find it by name"
         )
     try:
@@ -301,7 +292,7 @@ def _check_entry(kernel: KernelSpec, found: dict[str, re.Match], backend: str, c
         params = ()
         got = " ".join(match.group("params").split())
     if not _same_types(params, kernel.params):
-        expected = kernel.signature if backend == "cuda" else kernel.opencl_signature()
+        expected = kernel.declared(syntax.pointer_space)
         raise SubmissionError(
             f"{name}:{line}: `{kernel.name}` takes ({got}) but the stage needs ({expected})"
         )

@@ -64,12 +64,16 @@ class KernelSpec:
     signature: str
     params: tuple[Param, ...]
 
-    def opencl_signature(self) -> str:
+    def declared(self, pointer_space: str = "") -> str:
+        """The parameter list as a language writes it: the stage's own, or each pointer in
+        `pointer_space` (OpenCL's `__global`)."""
+        if not pointer_space:
+            return self.signature
         parts = []
         for p in self.params:
             if p.is_pointer:
                 const = "const " if p.is_const else ""
-                parts.append(f"__global {const}{p.base_type} *{p.name}")
+                parts.append(f"{pointer_space} {const}{p.base_type} *{p.name}")
             else:
                 parts.append(f"{p.base_type} {p.name}")
         return ", ".join(parts)

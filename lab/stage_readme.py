@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from lab.backends import registry
 from lab.counter_spec import CountersSpec
 from lab.spec import Spec
 
@@ -45,15 +46,18 @@ def _cases(cases: tuple[dict[str, int | float], ...]) -> str:
 def _baseline_text(baseline: str) -> str:
     if ":" in baseline:  # a stage's own extra kernel file: reference/<stage>/<name>.{cu,cl}
         stage, name = baseline.split(":", 1)
-        return f"`reference/{stage}/{name}` (.cu or .cl, as your file)"
+        return f"`reference/{stage}/{name}` ({' or '.join(registry.suffixes())}, as your file)"
     return f"the reference solution of `{baseline}`"
 
 
 def _signatures(spec: Spec) -> list[str]:
     lines = []
     for kernel in spec.kernels:
-        lines.append(f'- CUDA: `extern "C" __global__ void {kernel.name}({kernel.signature})`')
-        lines.append(f"- OpenCL: `__kernel void {kernel.name}({kernel.opencl_signature()})`")
+        for kind in registry.backends():
+            syntax = kind.syntax
+            entry = f"{syntax.exported} {syntax.entry}" if syntax.exported else syntax.entry
+            lines.append(f"- {syntax.label or kind.language}: "
+                         f"`{entry} void {kernel.name}({kernel.declared(syntax.pointer_space)})`")
     return lines
 
 

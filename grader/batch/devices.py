@@ -10,13 +10,35 @@ which runs in parallel well.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
+from lab.backends import registry
 from lab.backends.discovery import Discovery, Target
 
-BACKEND_TITLE = {"cuda": "CUDA", "opencl": "OpenCL"}
-BACKEND_ORDER = ("cuda", "opencl")
+
+class _BackendOrder(Sequence[str]):
+    """The backends' names in the order a batch grades them: the backend table's, read when
+    used (a backend registered later is in it)."""
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return registry.names()[index]
+
+    def __len__(self) -> int:
+        return len(registry.names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.names())
+
+
+BACKEND_ORDER: Sequence[str] = _BackendOrder()
 
 
 class PoolError(ValueError):
@@ -88,12 +110,12 @@ def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "au
     device_matched = False
     any_candidates = False
     gpu_found = False
-    for name in BACKEND_ORDER:
+    for kind in registry.backends():
+        name, title = kind.name, kind.title
         if name not in needed:
             continue
-        title = BACKEND_TITLE[name]
         if backend != "auto" and backend != name:
-            missing.append((name, f"this run grades {BACKEND_TITLE[backend]} only (--backend {backend})"))
+            missing.append((name, f"this run grades {registry.by_name(backend).title} only (--backend {backend})"))
             continue
         candidates = discovery.of(name)
         if not candidates:

@@ -32,7 +32,7 @@ KIND_LABELS = {
     FailureKind.GRADER_ERROR: "the grader failed",
 }
 _LOCATION = re.compile(r"(?:(?<=\s)|^)[^\s:]+(?::\d+){1,2}:\s*")  # path:line:col:
-_LEADING_FILE = re.compile(r"^[^\s:]+\.(?:cu|cl)(?::\d+){0,2}:\s*", re.IGNORECASE)  # file.cl:3:
+_LEADING_FILE = re.compile(r"^[^\s:]+\.[A-Za-z]\w*(?::\d+){0,2}:\s*")  # file.cl:3:
 MAX_WORDS = 9
 
 

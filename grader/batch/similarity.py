@@ -5,9 +5,9 @@ Each submission is fingerprinted (grader.batch.fingerprint: comments, layout and
 count; a CUDA and an OpenCL kernel read alike, so a ported copy is found too). What is no one's
 own does not count either, and is taken out of every submission's fingerprints first:
 
-- the stage's skeletons (`assignments/<stage>/skeleton.cu` and `.cl`), which every student
+- the stage's skeletons (`assignments/<stage>/skeleton<suffix>`, each backend's), which every student
   starts from;
-- the stage's reference kernels (`reference/<stage>/solution.cu` and `.cl`): they are the
+- the stage's reference kernels (`reference/<stage>/solution<suffix>`): they are the
   lecture's code, shown in class and shipped with the lab, so two students who both wrote the
   lecture's kernel have not copied from each other;
 - code that more than a fifth of the stage's submissions share (and at least COMMON_AT_LEAST
@@ -179,8 +179,8 @@ def read_source(submission: Submission) -> Source | Skip:
 
 def stage_boilerplate(catalog: Catalog, stage: str) -> set[int]:
     """Every k-gram of the stage's skeletons and reference kernels."""
-    paths = [catalog.assignments / stage / f"skeleton{suffix}" for suffix in (".cu", ".cl")]
-    paths += [catalog.reference_file(stage, suffix) for suffix in (".cu", ".cl")]
+    paths = [catalog.assignments / stage / f"skeleton{suffix}" for suffix in registry.suffixes()]
+    paths += [catalog.reference_file(stage, suffix) for suffix in registry.suffixes()]
     texts = []
     for path in paths:
         try:

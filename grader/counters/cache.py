@@ -43,7 +43,7 @@ class DeviceFacts:
     and what the driver says of itself."""
 
     name: str
-    device_id: str  # grader.device_identity: "pci:0000:41:00"
+    device_id: str  # Backend.stable_id: "pci:0000:41:00"
     driver: str  # the NVIDIA driver's version
     uuid: str = ""
 

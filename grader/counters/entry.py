@@ -49,7 +49,7 @@ class ProfileRequest:
     # Where this process's own output goes (its messages, a kernel's printf): a file beside `out`,
     # apart from ncu's stdout and stderr, so that nothing printed here passes for ncu's words.
     own_output: str = ""
-    # The grading's device as grader.device_identity names it (`pci:...`): an OpenCL request whose
+    # The grading's device as Backend.stable_id names it (`pci:...`): an OpenCL request whose
     # roles all come compiled opens that GPU through CUDA alone, with no OpenCL context.
     device_id: str = ""
 
@@ -101,7 +101,7 @@ def _open(request: ProfileRequest) -> Any:
 
     kind = registry.by_name(request.backend)
     index = request.device
-    if kind.name == "opencl" and request.device_id and all(r.program for r in request.roles):
+    if kind.counters_through_cuda and request.device_id and all(r.program for r in request.roles):
         from lab.backends.base import LaunchError
         from lab.backends.opencl_ptx import OpenCLThroughCuda
 
@@ -109,12 +109,12 @@ def _open(request: ProfileRequest) -> Any:
             return OpenCLThroughCuda(pci=request.device_id)
         except LaunchError:
             pass  # found through OpenCL below
-    if index < 0 or kind.name == "opencl":
+    if index < 0 or kind.counters_through_cuda:
         found, problem = kind.probe()
         discovery = Discovery(found, {kind.name: problem} if problem else {})
         target = choose(discovery, kind.name, str(index) if index >= 0 else request.device_choice or None)
         index = target.index
-        if kind.name == "opencl" and target.kind != "cpu":
+        if kind.counters_through_cuda and target.kind != "cpu":
             from lab.backends.opencl_ptx import NotNvidiaOpenCL, OpenCLThroughCuda, is_nvidia_platform
 
             if target.kind != "gpu" or not is_nvidia_platform(target.platform):

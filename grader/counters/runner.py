@@ -37,6 +37,7 @@ from grader.counters.model import (
 from grader.counters.raw_csv import RawCsvError, parse_raw
 from grader.counters.selection import profiled, selects
 from grader.results import CompiledProgram
+from lab.backends import registry
 from lab.catalog import Catalog
 from lab.spec import Spec
 
@@ -55,13 +56,14 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
         return unavailable(Unavailable.NO_SPEC)
     if device_kind == "cpu":
         return unavailable(Unavailable.CPU_DEVICE)
-    if backend == "opencl":
+    kind = registry.find(backend)
+    if kind is None or kind.counters_route is None:
+        return unavailable(Unavailable.OPENCL)
+    if kind.counters_through_cuda:
         from lab.backends.opencl_ptx import is_nvidia_platform
 
         if device_kind not in (None, "gpu") or (platform is not None and not is_nvidia_platform(platform)):
             return unavailable(Unavailable.OPENCL, platform or "")
-    elif backend != "cuda":
-        return unavailable(Unavailable.OPENCL)
     elif device_kind not in (None, "gpu"):
         return unavailable(Unavailable.CPU_DEVICE)
     if ncu.ncu_path() is None:
@@ -134,7 +136,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     trusted roles' counters come from the cache where it has them; the ones it lacks are read
     in a run of their own (no submission in it: only such a run's numbers are kept), and the
     submission in another. Without them (or with the cache off), one run reads every role.
-    `device_id`: the grading's device (grader.device_identity), for the entry (ProfileRequest).
+    `device_id`: the grading's device (Backend.stable_id), for the entry (ProfileRequest).
     `started`: the submission's run, started before the grading's worker (start_submission_run):
     used where the submission is profiled in a run of its own, else ended unused."""
     try:
@@ -224,23 +226,31 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
     device_name = next((r.device for r in reversed(results) if r.device), facts.name)
     return ProfileResult(case, tuple(k for r in roles for k in by_role.get(r.role, ())), None, "", errors,
                          sum(r.seconds for r in results), device_name, cached=tuple(r.role for r in roles if r.role in kept),
-                         through_cuda=backend == "opencl")
+                         through_cuda=_through_cuda(backend))
 
 
 def _through(result: ProfileResult, backend: str) -> ProfileResult:
     """An OpenCL kernel's counters are read through CUDA: said with them."""
-    return replace(result, through_cuda=backend == "opencl") if result.ok else result
+    return replace(result, through_cuda=_through_cuda(backend)) if result.ok else result
 
 
-# How a backend's kernels reach ncu, in the cache's names: an OpenCL kernel is NVIDIA's OpenCL's
-# PTX run through the CUDA driver (other code than nvcc's or NVRTC's cubin of the .cu file).
-ROUTES = {"cuda": "cuda", "opencl": "opencl-ptx-through-cuda"}
+def _through_cuda(backend: str) -> bool:
+    kind = registry.find(backend)
+    return kind is not None and kind.counters_through_cuda
+
+
+def route(backend: str) -> str:
+    """How a backend's kernels reach ncu, in the cache's names (its row's counters_route): an
+    OpenCL kernel is NVIDIA's OpenCL's PTX run through the CUDA driver (other code than nvcc's
+    or NVRTC's cubin of the .cu file)."""
+    kind = registry.find(backend)
+    return kind.counters_route or backend if kind is not None else backend
 
 
 def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str, ...],
              facts: cache.DeviceFacts, tool: str, backend: str = "cuda") -> str:
     """The cache's name for one trusted role's counters (grader.counters.cache says what it
-    covers), apart for each backend's route to the GPU (ROUTES)."""
+    covers), apart for each backend's route to the GPU (route)."""
     import inspect
 
     from lab.backends.nvcc import nvcc_path
@@ -261,7 +271,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
                      spec.id, spec.counters.case if spec.counters else {}, list(metrics),
                      [(launch.kernel, list(launch.grid)) for launch in _chosen(catalog, spec, role)],
                      [facts.name, facts.device_id, facts.uuid, facts.driver],
-                     cache.tool_identity(tool), cache.tool_identity(nvcc_path()), ROUTES.get(backend, backend))
+                     cache.tool_identity(tool), cache.tool_identity(nvcc_path()), route(backend))
 
 
 def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, metrics: tuple[str, ...],

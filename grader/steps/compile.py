@@ -16,7 +16,6 @@ from grader.results import (
 )
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_fault
-from lab.backends import registry
 from lab.backends.base import CompileError, CompileUnit, ProgramImage
 from lab.catalog import Catalog
 from lab.release_manifest import TrustedUnavailable
@@ -45,7 +44,7 @@ def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
     holds in place of an unreleased reference's source. Raises TrustedUnavailable where that
     PTX cannot serve this device, FileNotFoundError where neither exists."""
     catalog = ctx.catalog
-    suffix = registry.by_name(ctx.request.backend).suffix
+    suffix = ctx.kind.suffix
     units = {}
     for role, (role_spec, stage_id, name) in trusted_kernels(catalog, ctx.spec).items():
         entries = tuple(k.name for k in role_spec.kernels)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from grader.results import PhaseStarted, WorkerMessage
+from lab.backends import registry
+from lab.backends.registry import BackendKind
 from lab.catalog import Catalog
 from lab.spec import Spec
 
@@ -63,6 +65,11 @@ class Context:
     # grader.device_claim.claim from the policy and the device's memory.
     placements: int = 1
 
+    @property
+    def kind(self) -> BackendKind:
+        """The row of the backend the request names."""
+        return registry.by_name(self.request.backend)
+
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))
 
@@ -72,7 +79,7 @@ class Context:
         (uniform floats), and the grader's own kernels exist for this backend."""
         from grader.device_ops import supports
 
-        return hasattr(self.problem, "uniform_inputs") and supports(self.request.backend)
+        return hasattr(self.problem, "uniform_inputs") and supports(registry.find(self.request.backend))
 
     def device_ops(self) -> Any:
         """The grader's own kernels on this device (grader.device_ops.DeviceOps), made once."""

@@ -3,10 +3,8 @@ what it is."""
 
 from __future__ import annotations
 
-from grader.device_identity import stable_id
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
-from lab.backends import registry
 from lab.backends.discovery import Discovery, NoDeviceError, choose
 
 
@@ -24,7 +22,7 @@ def limit_memory(nbytes: int | None) -> None:
 class OpenDevice(Step):
     def run(self, ctx: Context) -> bool:
         ctx.phase("startup", "compile")
-        kind = registry.by_name(ctx.request.backend)
+        kind = ctx.kind
         index = ctx.request.device
         if index < 0:
             found, problem = kind.probe()
@@ -39,5 +37,5 @@ class OpenDevice(Step):
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)
         ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits),
-                              device_id=stable_id(ctx.backend, index)))
+                              device_id=ctx.backend.stable_id(index)))
         return True

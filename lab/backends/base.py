@@ -26,7 +26,7 @@ class LaunchError(Exception):
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    backend: str  # "cuda" | "opencl"
+    backend: str  # its BackendKind's name
     name: str
     kind: str  # "gpu" | "cpu" | "other"
     vendor: str = ""
@@ -207,6 +207,19 @@ class Backend(ABC, Generic[BufferT, KernelT]):
         Compute's `--profile-from-start off`: the profiling entry profiles some launches of a
         plan, not all). A backend no such profiler watches does nothing."""
 
+    def free_bytes(self) -> int | None:
+        """Free device memory where the driver says; None where it has no such query (only the
+        device's size is checked then)."""
+        return None
+
+    def stable_id(self, index: int) -> str:
+        """The device's name as every process on the machine gives it, whatever backend opened
+        it (`index`: this backend's device index): the key of its shared queue
+        (grader.device_queue). A GPU is named by its PCI address (pci_id) where the driver
+        says it, so a `.cu` and a `.cl` grading on one GPU wait in one line; otherwise
+        `<backend>:<platform>:<device name>:<index>`."""
+        return f"{self.info.backend}:{self.info.platform}:{self.info.name}:{index}"
+
     def close(self) -> None:
         """Free what the backend holds."""
 
@@ -225,6 +238,11 @@ class Backend(ABC, Generic[BufferT, KernelT]):
         if base_type in ("long", "long long"):
             return np.int64(value)
         raise ValueError(f"unsupported scalar type {base_type!r}")
+
+
+def pci_id(domain: int, bus: int, device: int) -> str:
+    """A GPU's stable name by its PCI address: `pci:0000:41:00`."""
+    return f"pci:{domain:04x}:{bus:02x}:{device:02x}"
 
 
 def trusted_first(units: list[CompileUnit]) -> list[int]:

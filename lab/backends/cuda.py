@@ -3,8 +3,12 @@ launches it and times it with CUDA events."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lab.backends import kernel_cache
@@ -19,6 +23,7 @@ from lab.backends.base import (
     KernelResources,
     LaunchError,
     ProgramImage,
+    pci_id,
     trusted_first,
 )
 from lab.backends.cuda_launch_gate import LaunchGate
@@ -308,6 +313,25 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         except self._drv.Error as error:
             raise LaunchError(_describe(error)) from error
 
+    def free_bytes(self) -> int | None:
+        try:
+            import pycuda.driver as drv
+
+            return int(drv.mem_get_info()[0])
+        except Exception:  # noqa: BLE001 - no context yet, or an old driver
+            return None
+
+    def stable_id(self, index: int) -> str:
+        """The GPU's PCI address, which NVIDIA's OpenCL reports too."""
+        try:
+            import pycuda.driver as drv
+
+            attr = drv.device_attribute
+            return pci_id(self.device.get_attribute(attr.PCI_DOMAIN_ID), self.device.get_attribute(attr.PCI_BUS_ID),
+                          self.device.get_attribute(attr.PCI_DEVICE_ID))
+        except Exception:  # noqa: BLE001 - a driver without the attributes: named by index
+            return f"cuda:{self.info.name}:{index}"
+
     def close(self) -> None:
         if self.context is None:
             return
@@ -370,12 +394,67 @@ def probe() -> tuple[list[Target], str | None]:
     return [Target("cuda", i, drv.Device(i).name(), "gpu", "CUDA") for i in range(count)], None
 
 
+def preload() -> None:
+    """The driver started and nvcc's version read (part of every kernel's cache key)."""
+    try:
+        import pycuda.driver as drv
+
+        drv.init()
+        nvcc_version()
+    except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
+        pass
+
+
+def sandbox_paths() -> list[str]:
+    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; and Nsight
+    Compute's folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling
+    entry (grader.counters.runner)."""
+    found = []
+    for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
+        tool = shutil.which(name)
+        for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
+            if tool is None and os.path.exists(os.path.join(folder, name)):
+                tool = os.path.join(folder, name)
+        if tool is not None:
+            real = Path(tool).resolve()
+            root = real.parent.parent if real.parent.name == "bin" else real.parent
+            found.append(str(root))
+            found.append(os.path.dirname(tool))
+            if name not in ("nvcc", "compute-sanitizer"):
+                found += nsight_compute_installs(root)
+    return found
+
+
+def nsight_compute_installs(cuda_root: Path, opt: Path = Path("/opt/nvidia")) -> list[str]:
+    """Where the toolkit's `ncu` launcher looks for Nsight Compute itself: a nsight-compute*
+    folder beside its bin/, or under /opt/nvidia, often a link from the one to the other (seen on
+    an H100: inside the sandbox the launcher said "nsight-compute directory is not found under
+    /usr/local/cuda-13.0/bin/../ or /opt/nvidia"). Each is given as the folder it really is."""
+    found = []
+    for parent in (cuda_root, opt):
+        try:
+            found += [str(entry.resolve()) for entry in sorted(parent.glob("nsight-compute*"))]
+        except OSError:
+            continue
+    return found
+
+
+_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
+_BOUNDS = rf"__launch_bounds__\s*{_NESTED}"
+KERNEL_DECLARATION = re.compile(
+    rf"(?P<export>extern\s+\"C\"\s*)?(?:(?:static|inline|{_BOUNDS})\s*)*"
+    rf"__global__\s+(?:{_BOUNDS}\s*)?void\s+"
+    rf"(?:{_BOUNDS}\s*)?(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
+)
+
 KIND = BackendKind(
     name="cuda", suffix=".cu", language="CUDA",
-    syntax=KernelSyntax(entry='extern "C" __global__', thread_index="threadIdx.x", block_index="blockIdx.x",
-                        barrier="__syncthreads()", shared="__shared__", threads="threads", block="block",
-                        label="CUDA"),
-    probe=probe, open=CudaBackend,
+    syntax=KernelSyntax(entry="__global__", declaration=KERNEL_DECLARATION, exported='extern "C"',
+                        host_calls=r"cudaMalloc\w*|cudaMemcpy\w*|cudaFree|cudaDeviceSynchronize",
+                        barrier="__syncthreads()", shared_memory="shared memory", threads="threads",
+                        block="block", label="CUDA"),
+    probe=probe, open=CudaBackend, preload=preload, sandbox_paths=sandbox_paths,
+    counters_route="cuda",
     toolkit_headers=frozenset({
         "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
         "cooperative_groups/memcpy_async.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h",

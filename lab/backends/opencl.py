@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lab.backends import kernel_cache
@@ -20,6 +22,7 @@ from lab.backends.base import (
     LaunchError,
     ProgramImage,
     compile_in_order,
+    pci_id,
 )
 from lab.backends.nvcc import parse_ptxas_report
 from lab.backends.registry import BackendKind, KernelSyntax, Target
@@ -280,6 +283,14 @@ class OpenCLBackend(Backend[OpenCLBuffer, OpenCLKernel]):
 
         return self._guard(run)
 
+    def stable_id(self, index: int) -> str:
+        try:
+            # NVIDIA's OpenCL (cl_nv_device_attribute_query): the PCI address CUDA reports too.
+            device = self.device
+            return pci_id(int(device.pci_domain_id_nv), int(device.pci_bus_id_nv), int(device.pci_slot_id_nv))
+        except Exception:  # noqa: BLE001 - not NVIDIA's, or an older driver
+            return super().stable_id(index)
+
     def _guard(self, action: Any) -> Any:
         try:
             return action()
@@ -328,16 +339,65 @@ def probe() -> tuple[list[Target], str | None]:
             for i, (p, d) in enumerate(pairs)], None
 
 
+def preload() -> None:
+    """The ICD loader and its platforms loaded."""
+    try:
+        import pyopencl as cl
+
+        cl.get_platforms()
+    except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
+        pass
+
+
+def sandbox_paths() -> list[str]:
+    """The OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
+    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path."""
+    lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
+             "/etc/OpenCL/vendors"]
+    found = []
+    for entry in lists:
+        if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
+            continue
+        found.append(entry)
+        icds = [Path(entry)] if os.path.isfile(entry) else sorted(Path(entry).glob("*.icd"))
+        for icd in icds:
+            try:
+                library = icd.read_text(errors="replace").strip()
+            except OSError:
+                continue
+            if os.path.isabs(library) and os.path.exists(library):
+                found.append(library)
+    return found
+
+
+# A context on each of NVIDIA's OpenCL devices: its driver's own kernels, compiled and kept in
+# the CUDA JIT cache (grader.sandbox copies that cache into each sandboxed worker).
+NVIDIA_JIT_WARMUP = ("import pyopencl as cl\n"
+                     "for p in cl.get_platforms():\n"
+                     "    if 'NVIDIA' in p.name:\n"
+                     "        for d in p.get_devices():\n"
+                     "            cl.CommandQueue(cl.Context([d])).finish()\n")
+
+_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
+_ATTRIBUTE = rf"__attribute__\s*{_NESTED}"  # e.g. __attribute__((reqd_work_group_size(16, 16, 1)))
+KERNEL_DECLARATION = re.compile(
+    rf"(?:__kernel|\bkernel)\s+(?:{_ATTRIBUTE}\s*)*void\s+(?:{_ATTRIBUTE}\s*)*"
+    r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)"
+)
+
 KIND = BackendKind(
     name="opencl", suffix=".cl", language="OpenCL C",
-    syntax=KernelSyntax(entry="__kernel", thread_index="get_local_id(0)", block_index="get_group_id(0)",
-                        barrier="barrier(CLK_LOCAL_MEM_FENCE)", shared="__local", threads="work-items",
-                        block="work-group", label="OpenCL", terms=(
+    syntax=KernelSyntax(entry="__kernel", declaration=KERNEL_DECLARATION, pointer_space="__global",
+                        host_calls=r"clCreate\w+|clEnqueue\w+",
+                        barrier="barrier(CLK_LOCAL_MEM_FENCE)", shared_memory="local memory",
+                        threads="work-items", block="work-group", label="OpenCL", terms=(
                             *((f"threadIdx.{axis}", f"get_local_id({n})") for n, axis in enumerate("xyz")),
                             *((f"blockIdx.{axis}", f"get_group_id({n})") for n, axis in enumerate("xyz")),
                             *((f"blockDim.{axis}", f"get_local_size({n})") for n, axis in enumerate("xyz")),
                             *((f"gridDim.{axis}", f"get_num_groups({n})") for n, axis in enumerate("xyz")),
                             ("__syncthreads()", "barrier(CLK_LOCAL_MEM_FENCE)"), ("__shared__", "__local"),
                             ("shared memory", "local memory"), ("shared tile", "local tile"))),
-    probe=probe, open=OpenCLBackend,
+    probe=probe, open=OpenCLBackend, preload=preload, sandbox_paths=sandbox_paths,
+    counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
+    jit_warmup=NVIDIA_JIT_WARMUP,
 )

@@ -222,7 +222,7 @@ def _cuda_index_at(wanted: tuple[int, int, int]) -> int | None:
 
 
 def parse_pci(device_id: str) -> tuple[int, int, int] | None:
-    """(domain, bus, device) of a grader.device_identity name `pci:dddd:bb:dd`; None otherwise."""
+    """(domain, bus, device) of a Backend.stable_id name `pci:dddd:bb:dd`; None otherwise."""
     parts = device_id.split(":")
     if len(parts) != 4 or parts[0] != "pci":
         return None
@@ -240,7 +240,7 @@ class OpenCLThroughCuda(CudaBackend):
     through_cuda = True  # the profiling entry checks every launch's outputs against the oracle
 
     def __init__(self, opencl_index: int = 0, *, pci: str = ""):
-        """`pci` (a grader.device_identity name of a GPU found on NVIDIA's OpenCL platform before):
+        """`pci` (a Backend.stable_id name of a GPU found on NVIDIA's OpenCL platform before):
         open that GPU through CUDA alone, with no OpenCL context. Then only compiled programs
         load (load_program: a grading's PTX); a unit to compile is a CompileError."""
         if pci:

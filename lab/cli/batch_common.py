@@ -16,11 +16,17 @@ from rich.table import Table
 from grader.batch.html import duration_text
 from grader.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
 from grader.batch.summary import ClassSummary
+from lab.backends import registry
 from lab.cli.app import console, fail
 from lab.sinks import for_terminal
 
-BACKENDS = ("auto", "cuda", "opencl")
 EXIT_INTERRUPTED = 130
+
+
+def check_backend(backend: str) -> None:
+    """--backend: auto or a backend's name."""
+    if backend != "auto" and registry.find(backend) is None:
+        fail(f"--backend must be one of auto, {', '.join(registry.names())}, not {backend!r}")
 
 
 def check_folders(submissions: Path, out: Path) -> None:

@@ -36,8 +36,8 @@ from grader.results import FailureKind
 from lab.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
-    BACKENDS,
     EXIT_INTERRUPTED,
+    check_backend,
     check_folders,
     print_summary,
     terminate_as_interrupt,
@@ -142,8 +142,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
                cpu_timing: bool, run_limit: float, force: bool, input_kind: str | None, lms: LmsOptions,
                work: Path, counters: bool = False) -> None:
     from lab.cli.batch_lms import read_submissions, report_lms
-    if backend not in BACKENDS:
-        fail(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    check_backend(backend)
     if run_limit <= 0:
         fail("--time-limit must be positive")
     if jobs is not None and jobs < 1:

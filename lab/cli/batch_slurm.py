@@ -37,7 +37,7 @@ from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
 from grader.batch.store import ResultStore, StoreBusy
 from grader.feedback import write_atomic
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
-from lab.cli.batch_common import BACKENDS, check_folders, print_summary
+from lab.cli.batch_common import check_backend, check_folders, print_summary
 from lab.cli.batch_slurm_task import write_outputs
 from lab.cli.course import load_catalog
 from lab.sinks import for_terminal
@@ -81,8 +81,7 @@ def _job_options(request: SlurmRequest) -> slurm.JobOptions:
         fail("--device with --slurm: Slurm picks the devices; ask for a GPU model with --constraint")
     if request.jobs is not None and request.jobs < 1:
         fail("--jobs must be at least 1")
-    if request.backend not in BACKENDS:
-        fail(f"--backend must be one of {', '.join(BACKENDS)}, not {request.backend!r}")
+    check_backend(request.backend)
     if request.options.run_limit_s <= 0:
         fail("--time-limit must be positive")
     options = slurm.JobOptions(partition=request.partition, gpus=gpus, time=request.time, tasks=request.tasks,

@@ -103,8 +103,8 @@ def init(
 
 def _skeleton_backend(asked: str) -> tuple[str, str | None]:
     """The backend whose skeleton `lab init` writes, and a note where this machine cannot grade
-    it. auto: the backend of the device `lab grade` would choose here; with none, OpenCL (PoCL
-    runs it on a CPU once installed)."""
+    it. auto: the backend of the device `lab grade` would choose here; with none,
+    registry.WITHOUT_A_DEVICE's."""
     from lab.backends.discovery import NoDeviceError, choose, discover
 
     found = discover()
@@ -112,7 +112,7 @@ def _skeleton_backend(asked: str) -> tuple[str, str | None]:
         try:
             return choose(found, "auto").backend, None
         except NoDeviceError:
-            asked = "opencl"
+            asked = registry.WITHOUT_A_DEVICE
     if found.of(asked):
         return asked, None
     why = found.problems.get(asked, "no device")

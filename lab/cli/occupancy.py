@@ -9,13 +9,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from lab.backends import registry
 from lab.backends.base import CompileError, KernelResources
 from lab.backends.nvcc import compile_cubin
+from lab.backends.registry import BackendKind
 from lab.cli.app import app, console, fail
 from lab.cli.course import load_catalog, load_stage
 from lab.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
 from lab.sinks import for_terminal
-from lab.source_checks import SubmissionError, read_submission
+from lab.source_checks import SubmissionError, read_submission, strip_comments
 
 
 def _parse_block(text: str) -> int:
@@ -74,22 +76,20 @@ def _cuda_resources(source: str, defines: dict[str, int | float], name: str,
     return chosen, cubin.resources[chosen], limits, where
 
 
-def _opencl_resources(source: str, defines: dict[str, int | float], name: str, kernel: str | None,
-                      device: str | None) -> tuple[str, KernelResources, dict[str, int], str]:
+def _device_resources(kind: BackendKind, source: str, defines: dict[str, int | float], name: str,
+                      kernel: str | None, device: str | None) -> tuple[str, KernelResources, dict[str, int], str]:
+    """The resources the backend's compiler reports for the kernel, on a device of its here."""
     from lab.backends.discovery import NoDeviceError, choose, discover
-    from lab.backends.opencl import OpenCLBackend
 
     try:
-        target = choose(discover(("opencl",)), "opencl", device)
+        target = choose(discover((kind.name,)), kind.name, device)
     except NoDeviceError as error:
         fail(str(error))
-    backend = OpenCLBackend(target.index)
-    import re
-
-    entries = re.findall(r"(?:__kernel|\bkernel)\s+void\s+(\w+)", source)
+    backend = kind.open(target.index)
+    entries = [m.group("name") for m in kind.syntax.declaration.finditer(strip_comments(source))]
     chosen = kernel or (entries[0] if entries else None)
     if chosen is None:
-        fail(f"{name}: no __kernel function found", 1)
+        fail(f"{name}: no {kind.syntax.entry} function found", 1)
     try:
         compiled = backend.compile(source, [chosen], defines, name)
     except CompileError as error:
@@ -109,13 +109,15 @@ def occupancy_command(
     define: list[str] = typer.Option([], "-D", help="NAME=VALUE passed to the compiler"),
     kernel: str = typer.Option(None, "--kernel", "-k", help="entry point (default: the first)"),
     extra_registers: int = typer.Option(1, "--extra-registers", help="what if each thread used N more registers"),
-    device: str = typer.Option(None, "--device", "-d", help="OpenCL device index or name"),
+    device: str = typer.Option(None, "--device", "-d", help="device index or name (not for CUDA: nvcc reports "
+                               "its kernels' resources for the first GPU)"),
 ) -> None:
     """Registers, shared memory, spills and theoretical occupancy of a kernel on this device."""
     try:
         submission = read_submission(file)
     except SubmissionError as error:
         fail(str(error), 2 if error.usage else 1)
+    kind = registry.by_name(submission.backend)
     defines: dict[str, int | float] = {}
     threads = None
     dynamic = 0  # bytes of dynamic shared memory the stage launches a CUDA kernel with
@@ -127,16 +129,16 @@ def occupancy_command(
         for b in shape:
             threads *= b
         kernel = kernel or spec.kernel.name
-        dynamic = spec.dynamic_shared_bytes(spec.test_cases[0]) if submission.backend == "cuda" else 0
+        dynamic = spec.dynamic_shared_bytes(spec.test_cases[0]) if kind.dynamic_shared is not None else 0
     defines.update(_parse_defines(define))
     if block:
         threads = _parse_block(block)
     if threads is None:
         fail("give --block (threads per block) or --stage")
-    if submission.backend == "cuda":
+    if kind.name == "cuda":  # nvcc reports a kernel's resources with no GPU here (an sm_90's limits then)
         name, res, limits, where = _cuda_resources(submission.source, defines, str(file), kernel)
     else:
-        name, res, limits, where = _opencl_resources(submission.source, defines, str(file), kernel, device)
+        name, res, limits, where = _device_resources(kind, submission.source, defines, str(file), kernel, device)
 
     table = Table(title=for_terminal(f"{name} on {where}"), box=None, header_style="bold", title_justify="left")
     table.add_column("resource")

@@ -22,25 +22,29 @@ from grader.counters import runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
+from lab.backends import registry
+from lab.backends.registry import BackendKind
 from lab.cli.app import EXIT_FAILED, EXIT_NOT_WRITTEN, EXIT_PASSED, EXIT_USAGE, app, console, errors, fail
 from lab.cli.course import load_catalog, load_stage
 from lab.sinks import for_json, for_terminal
 
 
-def _where(backend: str, device: str | None) -> tuple[str | None, ProfileResult | None]:
+def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileResult | None]:
     """The device's kind and name where one is found, or why counters cannot be read on it."""
     from lab.backends.discovery import NoDeviceError, choose, discover
 
-    found = discover((backend,))
+    if kind.counters_route is None:
+        return None, unavailable(Unavailable.OPENCL)
+    found = discover((kind.name,))
     try:
-        target = choose(found, backend, device)
+        target = choose(found, kind.name, device)
     except NoDeviceError:
-        if backend == "cuda":
+        if not kind.counters_through_cuda:
             return None, unavailable(Unavailable.NO_GPU)
-        return None, unavailable(Unavailable.OPENCL, "no OpenCL device found")
+        return None, unavailable(Unavailable.OPENCL, f"no {kind.title} device found")
     if target.kind != "gpu":
         return target.name, unavailable(Unavailable.CPU_DEVICE)
-    if backend != "cuda":
+    if kind.counters_through_cuda:
         from lab.backends.opencl_ptx import is_nvidia_platform
 
         if not is_nvidia_platform(target.platform):  # elsewhere its PTX runs through CUDA
@@ -86,10 +90,8 @@ def profile_command(
     out = errors if to_stdout else console
 
     name, result = (None, unavailable(Unavailable.NO_SPEC)) if spec.counters is None else \
-        _where(submission.backend, device)
+        _where(registry.by_name(submission.backend), device)
     if result is None:
-        from lab.backends import registry
-
         roles = runner.roles_for(catalog, spec, submission.source, str(file),
                                  registry.by_name(submission.backend).suffix)
         result = runner.profile(catalog, spec, roles, backend=submission.backend, device=-1,

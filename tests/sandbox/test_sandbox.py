@@ -405,7 +405,7 @@ def test_a_trial_that_worked_is_remembered_and_forgotten_when_a_worker_fails_to_
 def test_nsight_compute_is_bound_where_the_ncu_launcher_looks_for_it(tmp_path):
     """The toolkit's bin/ncu is a launcher that looks for a nsight-compute* folder beside bin/ or
     under /opt/nvidia; on the H100 the one was a link to the other, left dangling in the sandbox."""
-    from grader.sandbox import _nsight_compute_installs
+    from lab.backends.cuda import nsight_compute_installs as _nsight_compute_installs
 
     cuda, opt = tmp_path / "cuda-13.0", tmp_path / "opt-nvidia"
     (cuda / "bin").mkdir(parents=True)

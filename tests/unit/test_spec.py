@@ -57,7 +57,7 @@ def test_good_spec(tmp_path):
     assert spec.launch_shape({"width": 64, "height": 96}) == ((2, 3), (32, 8))
     assert spec.work({"width": 32, "height": 32}) == (8192.0, None)
     assert [p.name for p in spec.kernel.params] == ["out", "in", "width", "height"]
-    assert spec.kernel.opencl_signature() == "__global float *out, __global const float *in, int width, int height"
+    assert spec.kernel.declared("__global") == "__global float *out, __global const float *in, int width, int height"
 
 
 @pytest.mark.parametrize(

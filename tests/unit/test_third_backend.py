@@ -1,0 +1,140 @@
+"""A third backend, added as one file (tests/unit/fakelang.py: the fake device behind the name
+"fakelang" and the suffix ".fk") and one registration line (LAB_BACKENDS), graded end to end:
+a stage through the grading entry, a `lab batch` of two students, and every output (terminal,
+Markdown, HTML, JSON, the gradebooks). Its course is a folder of its own holding one stage,
+transpose_naive, with its kernels in fakelang (skeleton.fk, solution.fk, copy.fk).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from grader.feedback import render_html, render_json, render_markdown
+from grader.pipeline import grade_file
+from grader.report import Status
+from grader.terminal import render
+from lab.backends import registry
+from lab.backends.discovery import discover
+from lab.catalog import Catalog, default_catalog
+from lab.cli import app
+from tests.unit import fakelang
+
+STAGE = "transpose_naive"
+
+
+@pytest.fixture
+def course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Catalog:
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.unit.fakelang")  # the registration line
+    root = tmp_path / "course"
+    stage = root / "assignments" / STAGE
+    stage.mkdir(parents=True)
+    real = default_catalog()
+    shutil.copy(real.assignments / "tracks.toml", root / "assignments" / "tracks.toml")
+    shutil.copy(real.assignments / STAGE / "assignment.toml", stage / "assignment.toml")
+    (stage / f"skeleton{fakelang.SUFFIX}").write_text(fakelang.skeleton("copy"), encoding="utf-8")
+    reference = root / "reference" / STAGE
+    reference.mkdir(parents=True)
+    (reference / f"solution{fakelang.SUFFIX}").write_text(fakelang.skeleton("transpose"), encoding="utf-8")
+    (reference / f"copy{fakelang.SUFFIX}").write_text(fakelang.skeleton("copy").replace("transpose(", "copy("),
+                                                      encoding="utf-8")
+    monkeypatch.setenv("LAB_COURSE_ROOT", str(root))
+    return Catalog(root)
+
+
+def test_the_third_backend_is_a_row_like_the_others(course):
+    kind = registry.by_suffix(fakelang.SUFFIX)
+    assert kind is not None and kind.name == fakelang.NAME == registry.names()[-1]
+    assert [t.label for t in discover((fakelang.NAME,)).targets] == ["fakelang:0"]
+
+
+def test_a_grading_of_a_stage_and_every_output(course, tmp_path):
+    target = discover((fakelang.NAME,)).targets[0]
+    spec = course.get(STAGE)
+    right, wrong = tmp_path / f"{STAGE}.fk", tmp_path / "wrong" / f"{STAGE}.fk"
+    wrong.parent.mkdir()
+    right.write_text(fakelang.student("transpose", "ada"), encoding="utf-8")
+    wrong.write_text(fakelang.student("copy", "bob"), encoding="utf-8")
+
+    report = grade_file(course, spec, right, target, seed=1)
+    assert report.status == Status.PASSED, [(c.name, c.message) for c in report.checks]
+    assert report.score == report.max_score
+
+    failed = grade_file(course, spec, wrong, target, seed=1)
+    assert failed.status == Status.FAILED, [(c.name, c.message) for c in failed.checks]
+
+    console = Console(record=True, width=120)
+    render(report, console)
+    render(failed, console)
+    shown = console.export_text()
+    assert STAGE in shown and "fakelang" in shown
+    assert STAGE in render_markdown(failed) and "<html" in render_html(failed)
+    assert json.loads(render_json(report))["status"] == "passed"
+
+
+def test_a_batch_of_two_students_and_its_gradebooks(course, tmp_path):
+    submissions, out = tmp_path / "submissions", tmp_path / "results"
+    for student, operation in (("ada", "transpose"), ("bob", "copy")):
+        (submissions / student).mkdir(parents=True)
+        (submissions / student / f"{STAGE}{fakelang.SUFFIX}").write_text(
+            fakelang.student(operation, student), encoding="utf-8")
+
+    result = CliRunner().invoke(app, ["batch", str(submissions), "--out", str(out), "--no-timing",
+                                      "--jobs", "1", "--backend", fakelang.NAME, "--gradebook", "moodle"])
+    assert result.exit_code == 0, result.output
+    assert "class summary" in result.output
+
+    statuses = {}
+    for student in ("ada", "bob"):
+        folder = out / student / STAGE
+        data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+        statuses[student] = data["status"]
+        assert data["backend"] == fakelang.NAME and data["batch"]["device"] == "fakelang:0"
+        assert data["file"] == f"{student}/{STAGE}{fakelang.SUFFIX}"
+        assert STAGE in (folder / "feedback.md").read_text(encoding="utf-8")
+        assert "<html" in (folder / "feedback.html").read_text(encoding="utf-8")
+        assert json.loads((folder / "results.json").read_text(encoding="utf-8"))["score"] == data["score"]
+    assert statuses == {"ada": "passed", "bob": "failed"}
+
+    rows = list(csv.reader(io.StringIO((out / "gradebook.csv").read_text(encoding="utf-8"))))
+    assert rows[0] == ["student", STAGE, "total"]
+    assert [r[0] for r in rows[1:]] == ["ada", "bob"]
+    assert [r[1] for r in rows[1:]] == ["100", "10"]  # bob: the compile points only
+    moodle = [p for p in out.iterdir() if "moodle" in p.name]
+    assert moodle and all(p.read_text(encoding="utf-8").strip() for p in moodle), sorted(p.name for p in out.iterdir())
+    assert "fakelang:0 fakelang device (cpu)" in (out / "summary.html").read_text(encoding="utf-8")
+    assert (out / "similarity.html").is_file()
+
+
+def test_a_sandboxed_grading_imports_the_backend_registered_from_outside_the_project_code(course, tmp_path,
+                                                                                         monkeypatch):
+    """The sandbox binds the package a LAB_BACKENDS module lives in (here tests/), as it binds
+    lab/ and grader/."""
+    from grader.sandbox import SandboxUnavailable
+
+    monkeypatch.setenv("LAB_SANDBOX", "require")
+    target = discover((fakelang.NAME,)).targets[0]
+    path = tmp_path / f"{STAGE}.fk"
+    path.write_text(fakelang.student("transpose", "ada"), encoding="utf-8")
+    try:
+        report = grade_file(course, course.get(STAGE), path, target, seed=1)
+    except SandboxUnavailable as error:
+        pytest.skip(f"no sandbox here: {error}")
+    assert report.sandbox.sandboxed
+    assert report.status == Status.PASSED, [(c.name, c.message) for c in report.checks]
+
+
+def test_a_registration_that_names_no_backend_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.unit.no_such_backend")
+    with pytest.raises(ValueError, match="'tests.unit.no_such_backend' cannot be imported"):
+        registry.backends()
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.unit.test_third_backend")
+    with pytest.raises(ValueError, match="declares no KIND"):
+        registry.backends()
