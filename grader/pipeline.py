@@ -339,17 +339,22 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
           seed: int | None = None, timing: bool = True, limits: Limits = Limits(),
           sanitize: bool = False, cpu_timing: bool = False, worker: WorkerProcess | None = None,
           on_phase: Callable[[str], None] | None = None, on_queue: Callable[[Any], None] | None = None,
-          counters: bool = False, accept_reference: bool = False) -> Report:
+          counters: bool | None = None, accept_reference: bool = False) -> Report:
     """Grade one submission on `target`: the source check here, the worker's steps in a child
     process, and with `sanitize` (CUDA) its correctness cases again under compute-sanitizer
     memcheck, racecheck and synccheck; one Report from all of their results. `on_queue`: told
     each grader.queue_status event while the grading waits for its turn on the device.
     `accept_reference`: the source is the course's own reference file of the stage, graded in
-    place (grade_file says so); any other copy of it is refused."""
+    place (grade_file says so); any other copy of it is refused. `counters`: True reads the stage's
+    hardware counters (or says why not), False never, None where this machine can read them
+    (grader.counters.grading.reading)."""
+    from grader.counters.grading import reading
+
     seed = secrets.randbits(31) if seed is None else seed
+    reads = reading(counters, spec, target)  # None: this grading reads no counters
     started_at = time.monotonic()
     grading = Grading(timed=timing)
-    profile = _not_profiled(counters)
+    profile = _not_profiled(reads is not None)
     grading.source = check_submission_source(spec, source, target.backend, filename, catalog, accept_reference)
     if grading.source.ok:
         request = Request(
@@ -361,15 +366,15 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
             memory_limit=CPU_MEMORY_LIMIT,
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
-            keep_program=counters,  # the profiling entry loads it rather than compile it again
+            keep_program=reads is not None,  # the profiling entry loads it rather than compile it again
         )
         started = None  # the submission's profiling run: ncu's start and the entry's imports overlap the worker
-        if counters:
+        if reads is not None:
             from grader.counters.grading import start_profiling
 
-            started = start_profiling(catalog, spec, source, filename, target)
+            started = start_profiling(catalog, spec, source, filename, target, reads.metrics)
         try:
-            read = _graded(request, limits, grading, worker, on_phase, on_queue, sanitize, counters, catalog,
+            read = _graded(request, limits, grading, worker, on_phase, on_queue, sanitize, reads, catalog,
                            spec, source, filename, target, seed, started)
             profile = read if read is not None else profile
         finally:
@@ -381,12 +386,13 @@ def grade(catalog: Catalog, spec: Spec, source: str, filename: str, target: Targ
     grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
     return build_report(spec, grading, file=filename, backend=target.backend, seed=seed,
                         grader_version=GRADER_VERSION,
-                        device=_shown(target) if grading.source.ok else _refused_on(target), counters=profile)
+                        device=_shown(target) if grading.source.ok else _refused_on(target),
+                        counters=reads.shown(profile) if reads is not None else None)
 
 
 def _graded(request: Request, limits: Limits, grading: Grading, worker: WorkerProcess | None,
             on_phase: Callable[[str], None] | None, on_queue: Callable[[Any], None] | None, sanitize: bool,
-            counters: bool, catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, seed: int,
+            reads: Any, catalog: Catalog, spec: Spec, source: str, filename: str, target: Target, seed: int,
             started: Any) -> Any:
     """The worker's steps, then the sanitizer and the counters where asked, into `grading`; the
     counters' ProfileResult, or None where they were not asked for. `started`: the submission's
@@ -400,18 +406,22 @@ def _graded(request: Request, limits: Limits, grading: Grading, worker: WorkerPr
         if on_phase is not None:
             on_phase("compute-sanitizer (memcheck, racecheck, synccheck)")
         grading.sanitizer = run_sanitizers(request, limits)
-    if not counters:
+    if reads is None:
         return None
     # After the worker: nothing of it runs in a timed phase (grader.counters).
-    from grader.counters.grading import profile_grading
+    from grader.counters.grading import not_profiled, profile_grading
     from grader.device_turn import parent_turn
+
+    early = not_profiled(spec, grading, target.backend, started)  # why none are read, decided before any turn
+    if early is not None:
+        return early
 
     if on_phase is not None:
         on_phase("hardware counters (Nsight Compute)")
     # Its replays load the device: it takes a turn in the device's queue as timing does.
     with parent_turn(grading.device, on_queue) as waited:
         profile = profile_grading(catalog, spec, grading, source, filename, target.backend, target.index,
-                                  request.device_choice, seed, started)
+                                  request.device_choice, seed, started, reads.metrics)
     grading.phases["counters"] = profile.seconds
     if waited > 0.001:
         grading.phases["queued"] = grading.phases.get("queued", 0.0) + waited

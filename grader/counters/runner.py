@@ -147,16 +147,18 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
 
 def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
                          device_kind: str | None, platform: str | None, sandboxed: bool = True,
-                         ) -> ProfilingRun | None:
+                         metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
     """The submission's profiling run of a grading (the roles' untrusted part), started before the
     grading's worker: None where profile() would read no counters here, or would read the
-    submission's in one run with the trusted roles' (no device facts, the cache off)."""
+    submission's in one run with the trusted roles' (no device facts, the cache off). `metrics`:
+    as profile() will be given them (default: the stage's)."""
     untrusted = [r for r in roles if not r.path]
     if not untrusted or cache.root() is None or not readable_here(spec, backend, device_kind, platform, sandboxed):
         return None
     tool = ncu.ncu_path()
     assert spec.counters is not None and tool is not None
-    return ProfilingRun(catalog, spec, untrusted, tool, spec.counters.metrics, backend, sandboxed=sandboxed)
+    return ProfilingRun(catalog, spec, untrusted, tool, metrics or spec.counters.metrics, backend,
+                        sandboxed=sandboxed)
 
 
 def readable_here(spec: Spec, backend: str, device_kind: str | None = None, platform: str | None = None,

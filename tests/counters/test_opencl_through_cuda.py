@@ -180,7 +180,7 @@ def run_in_process(entry, tmp_path, stage, source):
     spec = catalog().get(stage)
     roles = runner.roles_for(catalog(), spec, source, f"{stage}.cl", suffix=".cl")
     out = tmp_path / "launches.json"
-    entry.run(ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.counters.case), str(out), roles))
+    entry.run(ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.cpu_bench_cases[0]), str(out), roles))
     return json.loads(out.read_text())
 
 
