@@ -67,7 +67,8 @@ def grade(
     counters: bool | None = typer.Option(None, "--counters/--no-counters", help="on a GPU, once correct: the "
                                          "stage's hardware counters (Nsight Compute). By default, where this machine "
                                          "can read them, one line on the stage's lesson; --counters: the stage's whole "
-                                         "table, or why none can be read; --no-counters: none"),
+                                         "table, or why none can be read; --no-counters: none (what they cost: "
+                                         "docs/performance.md)"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
