@@ -93,7 +93,23 @@ def correct_so_far(g: Grading) -> bool:
             and (g.sanitizer is None or g.sanitizer.first is None))
 
 
-def not_profiled(spec: Spec, g: Grading, backend: str, started: runner.ProfilingRun | None = None,
+@dataclass
+class EarlyRuns:
+    """The profiling runs started before a grading's worker (ncu's start and the entry's imports
+    overlap the grading: runner.ProfilingRun): the submission's, and on a first grading of the
+    stage here the trusted roles' (runner.start_trusted_run)."""
+
+    submission: runner.ProfilingRun | None
+    trusted: runner.ProfilingRun | None = None
+
+    def discard(self) -> None:
+        """End the runs no request came for (a run that finished is gone already)."""
+        for run in (self.submission, self.trusted):
+            if run is not None:
+                run.discard()
+
+
+def not_profiled(spec: Spec, g: Grading, backend: str, started: EarlyRuns | None = None,
                  ) -> ProfileResult | None:
     """Why the graded kernel's counters are not read, from the worker's results and without
     running anything (the device it opened, its kernel not correct); None: worth a run. Where
@@ -109,22 +125,25 @@ def not_profiled(spec: Spec, g: Grading, backend: str, started: runner.Profiling
 
 
 def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target,
-                    metrics: tuple[str, ...] | None = None) -> runner.ProfilingRun | None:
-    """The submission's profiling run, started before the grading's worker (ncu's start and the
-    entry's imports overlap the grading: runner.ProfilingRun); None where none would run. A
-    device the worker is left to pick (kind "unknown") may be a GPU: a run is started, and ended
-    unused if it is not. `metrics`: Reading.metrics (default: the stage's whole table)."""
+                    metrics: tuple[str, ...] | None = None) -> EarlyRuns | None:
+    """The profiling runs started before the grading's worker (EarlyRuns); None where none would
+    run. A device the worker is left to pick (kind "unknown") may be a GPU: runs are started, and
+    ended unused if it is not. `metrics`: Reading.metrics (default: the stage's whole table)."""
     from lab.backends import registry
 
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
     kind = None if target.kind == "unknown" else target.kind
-    return runner.start_submission_run(catalog, spec, roles, target.backend, kind, target.platform or None,
-                                       metrics=metrics)
+    platform = target.platform or None
+    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    if submission is None:
+        return None
+    trusted = runner.start_trusted_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    return EarlyRuns(submission, trusted)
 
 
 def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
                     device: int, device_choice: str | None, seed: int = 0,
-                    started: runner.ProfilingRun | None = None,
+                    started: EarlyRuns | None = None,
                     metrics: tuple[str, ...] | None = None) -> ProfileResult:
     """The grading's counters; `started` (start_profiling's run) is used or ended here.
     `metrics`: Reading.metrics (default: the stage's whole table)."""
@@ -139,4 +158,6 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
                           seed=seed, metrics=metrics, facts=facts,
-                          device_id=g.device.device_id if g.device is not None else "", started=started)
+                          device_id=g.device.device_id if g.device is not None else "",
+                          started=started.submission if started is not None else None,
+                          started_trusted=started.trusted if started is not None else None)

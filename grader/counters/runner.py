@@ -125,7 +125,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
             sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
             facts: cache.DeviceFacts | None = None, device_id: str = "",
-            started: ProfilingRun | None = None) -> ProfileResult:
+            started: ProfilingRun | None = None, started_trusted: ProfilingRun | None = None) -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
     profiling case; never raises for anything the machine or the kernels do. `metrics`: other
     metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates).
@@ -136,13 +136,16 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     submission in another. Without them (or with the cache off), one run reads every role.
     `device_id`: the grading's device (grader.device_identity), for the entry (ProfileRequest).
     `started`: the submission's run, started before the grading's worker (start_submission_run):
-    used where the submission is profiled in a run of its own, else ended unused."""
+    used where the submission is profiled in a run of its own, else ended unused.
+    `started_trusted`: the trusted roles' run, started beside the worker where none of their
+    counters had been kept here (start_trusted_run): used where the cache lacks them, else ended."""
     try:
         return _profile(catalog, spec, roles, backend, device, device_choice, limit_s, sandboxed, seed, metrics,
-                        facts, device_id, started)
+                        facts, device_id, started, started_trusted)
     finally:
-        if started is not None:
-            started.discard()  # (a run that finished is gone already)
+        for run in (started, started_trusted):
+            if run is not None:
+                run.discard()  # (a run that finished is gone already)
 
 
 def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
@@ -161,6 +164,33 @@ def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest],
                         sandboxed=sandboxed)
 
 
+def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: str) -> str:
+    """The name under which the cache remembers that it kept these trusted roles' counters
+    (cache.seen): the stage, the roles' files, the metrics and the backend's route, not the
+    device (unknown before the worker opens it)."""
+    return cache.key("seen", spec.id, [(r.role, r.stage, r.path) for r in roles if r.path], list(metrics),
+                     ROUTES.get(backend, backend))
+
+
+def start_trusted_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
+                      device_kind: str | None, platform: str | None, sandboxed: bool = True,
+                      metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
+    """The trusted roles' profiling run, started before a grading's worker where this machine has
+    never kept their counters (a first grading of the stage: cache.seen), so that its ncu start
+    and imports overlap the worker too; None elsewhere (then profile() reads them from the cache,
+    or in a run started after the worker where the guess was wrong)."""
+    trusted = [r for r in roles if r.path]
+    if not trusted or cache.root() is None or not readable_here(spec, backend, device_kind, platform, sandboxed):
+        return None
+    assert spec.counters is not None
+    chosen = metrics or spec.counters.metrics
+    if cache.seen(trusted_hint(spec, trusted, chosen, backend)):
+        return None
+    tool = ncu.ncu_path()
+    assert tool is not None
+    return ProfilingRun(catalog, spec, trusted, tool, chosen, backend, sandboxed=sandboxed)
+
+
 def readable_here(spec: Spec, backend: str, device_kind: str | None = None, platform: str | None = None,
                   sandboxed: bool = True) -> bool:
     """Whether a profiling run could read this stage's counters here, decided without running
@@ -175,7 +205,7 @@ def readable_here(spec: Spec, backend: str, device_kind: str | None = None, plat
 def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str, device: int,
              device_choice: str | None, limit_s: float, sandboxed: bool, seed: int,
              metrics: tuple[str, ...] | None, facts: cache.DeviceFacts | None, device_id: str,
-             started: ProfilingRun | None) -> ProfileResult:
+             started: ProfilingRun | None, started_trusted: ProfilingRun | None = None) -> ProfileResult:
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -201,13 +231,17 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
     missing = [r for r in roles if r.path and r.role not in kept]
     results = []
     if missing:
-        fresh = run(missing)
+        if started_trusted is not None and started_trusted.fits(missing, chosen, sandboxed, limit_s):
+            fresh = _through(started_trusted.finish(missing, device, device_choice, seed, device_id), backend)
+        else:
+            fresh = run(missing)
         if not fresh.ok:
             return fresh
         for role in fresh.roles:
             if role not in fresh.role_errors:
                 cache.store(names[role], fresh.of(role), fresh.device)
         results.append(fresh)
+    cache.mark_seen(trusted_hint(spec, roles, chosen, backend))
     untrusted = [r for r in roles if not r.path]
     if untrusted:
         if started is not None and started.fits(untrusted, chosen, sandboxed, limit_s):
