@@ -15,13 +15,15 @@ given: DEFAULT):
   correct, the report carries no counters at all (nothing is printed); a reading that failed
   where it should have worked is one "unavailable" line.
 - ON (`--counters`): every indicator the stage shows, and the reason where none can be read.
-- OFF (`--no-counters`, and `lab batch` unless it is given `--counters`): nothing.
+- OFF (`--no-counters`, and `lab batch` unless it is given `--counters`; the default on a machine
+  with LAB_COUNTERS=off): nothing.
 
 No outcome of the counters changes a verdict, a score or an exit status (no stage grades them).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -39,9 +41,15 @@ class Mode(StrEnum):
     ON = "on"  # --counters: the stage's whole table, or why not
 
 
+DEFAULT_ENV = "LAB_COUNTERS"  # "off": the default reads none on this machine (--counters still does)
+
+
 def mode_of(asked: bool | None) -> Mode:
-    """`--counters` (True), `--no-counters` (False), neither (None)."""
-    return Mode.DEFAULT if asked is None else Mode.ON if asked else Mode.OFF
+    """`--counters` (True), `--no-counters` (False), neither (None: DEFAULT, or OFF where
+    LAB_COUNTERS=off)."""
+    if asked is None:
+        return Mode.OFF if os.environ.get(DEFAULT_ENV, "").strip().lower() in ("off", "0", "no") else Mode.DEFAULT
+    return Mode.ON if asked else Mode.OFF
 
 
 # Where the default is silent: the machine cannot read counters (no GPU, PoCL, no ncu, a driver

@@ -192,6 +192,9 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     monkeypatch.setenv(ncu.NCU_ENV, "off")  # no ncu (a laptop): nothing, not even a line
     assert reading(None, spec, target()) is None
     assert reading(True, spec, target()).mode == Mode.ON  # asked for: the reason is said
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setenv("LAB_COUNTERS", "off")  # a machine whose gradings do without them by default
+    assert reading(None, spec, target()) is None and reading(True, spec, target()) is not None
 
 
 def test_the_default_is_silent_where_the_machine_cannot_read_them():
