@@ -91,6 +91,21 @@ class Manifest:
 RAN_DIFFERENTLY = "ran differently through CUDA than through OpenCL: its counters are not shown"
 
 
+# The CUDA device opened before the request (main's --open-early: runner.early_context), as
+# (index, backend); used by _open where the request names that device, else closed there.
+_early: tuple[int, Any] | None = None
+
+
+def _open_early(index: int) -> None:
+    global _early
+    from lab.backends import registry
+
+    try:
+        _early = (index, registry.by_name("cuda").open(index))
+    except Exception:  # noqa: BLE001 - the request's _open opens it again, and says what fails
+        _early = None
+
+
 def _open(request: ProfileRequest) -> Any:
     """The backend the roles run on. An OpenCL request on a GPU runs through CUDA
     (lab.backends.opencl_ptx: ncu profiles no kernel of an OpenCL program), which needs NVIDIA's
@@ -99,8 +114,15 @@ def _open(request: ProfileRequest) -> Any:
     from lab.backends import registry
     from lab.backends.discovery import Discovery, choose
 
+    global _early
     kind = registry.by_name(request.backend)
     index = request.device
+    if _early is not None:
+        early_index, early = _early
+        _early = None
+        if kind.name == "cuda" and index == early_index:
+            return early
+        early.close()
     if kind.name == "opencl" and request.device_id and all(r.program for r in request.roles):
         from lab.backends.base import LaunchError
         from lab.backends.opencl_ptx import OpenCLThroughCuda
@@ -378,6 +400,8 @@ def main() -> int:
         kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
     try:
         preload()
+        if len(sys.argv) == 3 and sys.argv[1] == "--open-early" and sys.argv[2].isdigit():
+            _open_early(int(sys.argv[2]))
         request = ProfileRequest.from_json(sys.stdin.read())
         if request.own_output:
             fd = os.open(request.own_output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -142,7 +142,8 @@ def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, ta
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
     kind = None if target.kind == "unknown" else target.kind
     platform = target.platform or None
-    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics,
+                                             device=target.index)
     if submission is None:
         return None
     trusted = runner.start_trusted_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)

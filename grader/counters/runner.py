@@ -148,9 +148,24 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
                 run.discard()  # (a run that finished is gone already)
 
 
+EARLY_CONTEXT_ENV = "LAB_COUNTERS_EARLY_CONTEXT"
+
+
+def early_context(backend: str, device: int | None) -> int | None:
+    """The CUDA device whose context a run started beside the worker makes at once, before its
+    request (None: after it, the default). An experiment, on only with LAB_COUNTERS_EARLY_CONTEXT=1
+    and a CUDA device chosen before the worker: it takes the context's making (under ncu, a few
+    tenths of a second) off a grading's wall, at the price of an idle context on the GPU while the
+    worker times; benchmarks/counters_cost.py measures both."""
+    if os.environ.get(EARLY_CONTEXT_ENV, "") != "1" or backend != "cuda" or device is None or device < 0:
+        return None
+    return device
+
+
 def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
                          device_kind: str | None, platform: str | None, sandboxed: bool = True,
-                         metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
+                         metrics: tuple[str, ...] | None = None, device: int | None = None,
+                         ) -> ProfilingRun | None:
     """The submission's profiling run of a grading (the roles' untrusted part), started before the
     grading's worker: None where profile() would read no counters here, or would read the
     submission's in one run with the trusted roles' (no device facts, the cache off). `metrics`:
@@ -161,7 +176,7 @@ def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest],
     tool = ncu.ncu_path()
     assert spec.counters is not None and tool is not None
     return ProfilingRun(catalog, spec, untrusted, tool, metrics or spec.counters.metrics, backend,
-                        sandboxed=sandboxed)
+                        sandboxed=sandboxed, open_early=early_context(backend, device))
 
 
 def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: str) -> str:
@@ -317,7 +332,8 @@ class ProfilingRun:
     discard() ends a run no request came for. Both free its folder."""
 
     def __init__(self, catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str,
-                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
+                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True,
+                 open_early: int | None = None):
         from grader.worker_process import register
 
         assert spec.counters is not None
@@ -327,8 +343,10 @@ class ProfilingRun:
         launches, kernels = _expected_launches(catalog, spec, roles)
         self.folder = Path(tempfile.mkdtemp(prefix="lab-counters-"))
         self.log, self.out, self.own = self.folder / "ncu.log", self.folder / "launches.json", self.folder / "entry.out"
-        argv = ncu.command(tool, metrics, kernels, launches, self.log, [sys.executable, "-m", "grader.counters.entry"],
-                           from_start=not selects(spec.counters))
+        entry = [sys.executable, "-m", "grader.counters.entry"]
+        if open_early is not None:  # (early_context: an experiment, off unless asked)
+            entry += ["--open-early", str(open_early)]
+        argv = ncu.command(tool, metrics, kernels, launches, self.log, entry, from_start=not selects(spec.counters))
         self.scratch = None  # (grader.worker_process's registry of started processes reads it)
         self.proc, self.start_error = _start(argv, self.folder, str(catalog.root), sandboxed)
         if self.proc is not None:
