@@ -17,7 +17,9 @@ class GradeOptions:
     cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
     limits: Limits = field(default_factory=Limits)
     sanitize: bool = False  # CUDA: the correctness cases again under compute-sanitizer
-    counters: bool = False  # the hardware counters (Nsight Compute), once correct
+    # The hardware counters (Nsight Compute), once correct: True reads them (or says why not),
+    # False never, None where this machine can read them (grader.counters.grading.reading).
+    counters: bool | None = None
     # The source is the course's own reference file of the stage, graded in place (the
     # instructor's checkout); any other copy of it is refused. A request for a file finds this itself.
     accept_reference: bool = False

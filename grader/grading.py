@@ -101,9 +101,12 @@ def grade(request: GradeRequest) -> Report:
     else:
         source, shown = request.source, request.filename
     started_at = time.monotonic()
+    from grader.counters.grading import reading
+
+    reads = reading(options.counters, spec, target)  # None: this grading reads no counters
     parent = Parent(catalog, spec, source, shown, target, options, seed, Grading(timed=options.timing),
                     worker=request.worker, on_phase=request.on_phase, on_queue=request.on_queue,
-                    profile=_not_profiled(options.counters))
+                    profile=_not_profiled(reads is not None), reads=reads)
 
     def report() -> Report:
         grading = parent.grading
@@ -112,7 +115,7 @@ def grade(request: GradeRequest) -> Report:
         return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
                             grader_version=GRADER_VERSION,
                             device=_shown(target) if grading.source.ok else _refused_on(target),
-                            counters=parent.profile)
+                            counters=reads.shown(parent.profile) if reads is not None else None)
 
     on_verdict = request.on_verdict
     told = run_parent_steps(parent, parent_steps(),

@@ -90,11 +90,13 @@ def _is_source(kernel: str | os.PathLike[str]) -> bool:
 
 def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", device: str | None = None,
           seed: int | None = None, timing: bool = True, cpu_timing: bool = False,
-          time_limit: float = 30.0) -> NotebookReport:
+          time_limit: float = 30.0, counters: bool | None = None) -> NotebookReport:
     """Grade `kernel` (a file, or source text) as a submission for `stage`, as `lab grade` does:
     in a child process with time limits. `timing=False` checks correctness only; `cpu_timing`
     times the kernels on a CPU device too (shown, never graded); `time_limit`: seconds one
-    correctness case may run. See the module's docstring for how the backend is chosen."""
+    correctness case may run; `counters`: the GPU's hardware counters, None where this machine can
+    read them (the stage's lesson line), True the whole table, False none. See the module's
+    docstring for how the backend is chosen."""
     from lab.backends import registry
     from lab.catalog import UnknownStageError, default_catalog
 
@@ -112,7 +114,7 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
 
     def grade_as(path: Path, chosen: str, shown_as: str) -> NotebookReport:
         return _grade_path(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
-                           timing=timing, cpu_timing=cpu_timing, time_limit=time_limit)
+                           timing=timing, cpu_timing=cpu_timing, time_limit=time_limit, counters=counters)
 
     if _is_source(kernel):
         assert isinstance(kernel, str)
@@ -133,13 +135,14 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
 
 
 def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
-                timing: bool, cpu_timing: bool, time_limit: float) -> NotebookReport:
+                timing: bool, cpu_timing: bool, time_limit: float, counters: bool | None) -> NotebookReport:
     from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
     from grader.results import FailureKind
     from lab.backends import registry
     from lab.source_checks import SubmissionError
 
-    options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit))
+    options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit),
+                           counters=counters)
     try:
         report = grade(GradeRequest(catalog, spec, path, registry.by_name(backend), device, shown_as, options))
     except SubmissionError as error:

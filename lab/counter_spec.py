@@ -3,17 +3,22 @@
 Each stage teaches one idea; an *indicator* is a number computed from Nsight Compute metrics
 that shows that idea (sectors per request for coalescing, bank conflicts per shared load,
 threads doing work per warp instruction for divergence, ...). A stage names the indicators
-that show its lesson, the case they are read on (small: ncu replays each kernel once per
-pass), a sentence per indicator tying a number on the wrong side of the reference's to the
-lesson, and optionally a graded `concept` check.
+that show its lesson, a sentence per indicator tying a number on the wrong side of the
+reference's to the lesson, where one indicator separates the lesson cleanly the one sentence
+every GPU grading says about it (`[counters.lesson]`), and optionally a graded `concept` check.
+The counters are read on the stage's GPU benchmark case: the size that is timed.
 
 ```toml
 [counters]
-case = { width = 1024, height = 1024 }
 show = ["global_store_sectors_per_request", "shared_load_bank_conflicts_per_request"]
 
 [counters.lessons]
 global_store_sectors_per_request = "the writes down a column of out are not coalesced"
+
+[counters.lesson]                         # the one line of every GPU grading (on by default)
+indicator = "global_store_sectors_per_request"
+shown = "your kernel's writes are coalesced"
+missed = "your kernel's writes are not coalesced"
 
 [counters.indicators.loads_per_element]   # a stage's own indicator, next to the built-in ones
 title = "global load requests per element"
@@ -48,6 +53,19 @@ from typing import Any
 class Better(StrEnum):
     LOWER = "lower"
     HIGHER = "higher"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """The one sentence a grading says about the stage's lesson (`[counters.lesson]`): whether
+    the submission's value of `indicator` sits on the reference's side (closer to the
+    reference's value than to the baseline's) or on the baseline's. Only stages whose lesson this
+    indicator separates cleanly on a GPU (measured: docs/counters.md) have one; the rest say
+    nothing."""
+
+    indicator: str
+    shown: str  # "your kernel's writes are coalesced"
+    missed: str  # "your kernel's writes down a column of out are not coalesced"
 
 
 # A metric name as Nsight Compute spells them: unit__counter[.rollup[.submetric]] (lowercase
@@ -163,10 +181,13 @@ class ConceptCheck:
 
 @dataclass(frozen=True)
 class CountersSpec:
+    # The case the counters are read on: the stage's GPU benchmark case (lab.spec fills it in),
+    # so that the counters describe the launch whose time is graded.
     case: dict[str, int | float]
     show: tuple[Indicator, ...]
     lessons: dict[str, str] = field(default_factory=dict)  # by indicator name
     check: ConceptCheck | None = None
+    lesson: Lesson | None = None
     # Which launches of the case ncu profiles (each one it profiles is replayed, 0.1-0.2 s on an
     # H100): those of these entry points (empty: every one), and, with repeats False, only the
     # first of launches alike (grader.counters.selection). The rest run unprofiled.
@@ -178,13 +199,32 @@ class CountersSpec:
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """Every metric ncu must collect, the duration first, each once, in a stable order."""
-        seen = [DURATION]
-        for indicator in self.show:
-            for metric in indicator.metrics:
-                if metric not in seen:
-                    seen.append(metric)
-        return tuple(seen)
+        """Every metric ncu must collect for the whole table, each once, in a stable order."""
+        return metrics_for(self.show)
+
+    @property
+    def lesson_indicator(self) -> Indicator | None:
+        """The indicator of the stage's lesson sentence (None: the stage says nothing)."""
+        return self.indicator(self.lesson.indicator) if self.lesson is not None else None
+
+    @property
+    def lesson_metrics(self) -> tuple[str, ...]:
+        """The metrics the lesson sentence needs, and no more (each is one more replay pass or
+        part of one); empty where the stage has no lesson sentence."""
+        chosen = self.lesson_indicator
+        return metrics_for((chosen,)) if chosen is not None else ()
+
+
+def metrics_for(indicators: tuple[Indicator, ...]) -> tuple[str, ...]:
+    """The metrics ncu must collect for `indicators`, each once, in a stable order; the
+    kernel's duration first only where an average among them is weighted by it over several
+    launches (grader.counters.indicators.combined): counts need no duration."""
+    seen: list[str] = []
+    for indicator in indicators:
+        for metric in indicator.metrics:
+            if metric not in seen:
+                seen.append(metric)
+    return tuple([DURATION] + seen) if any(averaged(m) for m in seen) else tuple(seen)
 
 
 def _weighted(value: Any, key: str) -> tuple[tuple[str, float], ...]:
@@ -236,12 +276,12 @@ def load_counters(data: Any) -> CountersSpec | None:
         return None
     if not isinstance(data, dict):
         raise ValueError("[counters] must be a table")
-    unknown = set(data) - {"case", "show", "lessons", "indicators", "check", "kernels", "repeats"}
+    unknown = set(data) - {"show", "lessons", "lesson", "indicators", "check", "kernels", "repeats"}
+    if "case" in unknown:
+        raise ValueError("[counters] case: the counters are read on the GPU benchmark case (the size that is "
+                         "timed); remove the key")
     if unknown:
         raise ValueError(f"[counters]: unknown keys {sorted(unknown)}")
-    case = data.get("case")
-    if not isinstance(case, dict) or not case or not all(isinstance(v, int | float) for v in case.values()):
-        raise ValueError("[counters] case must be a table like { width = 1024, height = 1024 }")
     own_tables = data.get("indicators", {})
     if not isinstance(own_tables, dict):
         raise ValueError("[counters.indicators] must be a table of tables")
@@ -275,11 +315,28 @@ def load_counters(data: Any) -> CountersSpec | None:
             raise ValueError("[counters.check] within is a factor of 1 or more (1.25: 25% worse than the reference)")
         slack = table.get("slack")
         check = ConceptCheck(table["indicator"], within, None if slack is None else float(slack))
+    lesson = _lesson(data.get("lesson"), show_names)
     kernels = data.get("kernels", [])
     if not isinstance(kernels, list) or not all(isinstance(k, str) and k for k in kernels):
         raise ValueError("[counters] kernels must be a list of the stage's entry points, like [\"kf\", \"kb1\"]")
     repeats = data.get("repeats", True)
     if not isinstance(repeats, bool):
         raise ValueError("[counters] repeats must be true or false")
-    return CountersSpec(dict(case), tuple(known[n] for n in show_names), dict(lessons), check,
+    return CountersSpec({}, tuple(known[n] for n in show_names), dict(lessons), check, lesson,
                         tuple(dict.fromkeys(kernels)), repeats)
+
+
+def _lesson(table: Any, show_names: list[str]) -> Lesson | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError("[counters.lesson] must be a table: indicator, shown, missed")
+    unknown = set(table) - {"indicator", "shown", "missed"}
+    if unknown:
+        raise ValueError(f"[counters.lesson]: unknown keys {sorted(unknown)}")
+    for key in ("indicator", "shown", "missed"):
+        if not isinstance(table.get(key), str) or not table[key].strip():
+            raise ValueError(f"[counters.lesson] needs {key} = \"...\"")
+    if table["indicator"] not in show_names:
+        raise ValueError(f"[counters.lesson] indicator {table['indicator']!r} is not in show")
+    return Lesson(table["indicator"], table["shown"].strip(), table["missed"].strip())

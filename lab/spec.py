@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +220,7 @@ def load_spec(folder: Path) -> Spec:
             allowed_headers=tuple(a.get("headers", ())),
             hints={k: str(v) for k, v in _table(data, "feedback", path).items()},
             folder=folder,
-            counters=_counters(data.get("counters"), path),
+            counters=_counters(data.get("counters"), bench.get("cases"), path),
             dynamic_shared=launch.get("dynamic_shared"),
         )
     except KeyError as error:
@@ -269,8 +269,17 @@ def _validate(spec: Spec, path: Path) -> None:
         raise SpecError(f"{path}: {error}") from error
 
 
-def _counters(data: Any, path: Path) -> CountersSpec | None:
+def _counters(data: Any, bench_cases: Any, path: Path) -> CountersSpec | None:
+    """[counters], read on the first GPU benchmark case: the counters describe the launch whose
+    time is graded (a kernel that changes its access pattern with the size cannot show one
+    pattern to the counters and time another)."""
     try:
-        return load_counters(data)
+        counters = load_counters(data)
     except ValueError as error:
         raise SpecError(f"{path}: {error}") from error
+    if counters is None:
+        return None
+    cases = _cases(bench_cases, "benchmark.cases", path)
+    if not cases:
+        raise SpecError(f"{path}: [counters] needs a [benchmark] case: the counters are read at the size that is timed")
+    return replace(counters, case=dict(cases[0]))

@@ -111,7 +111,7 @@ def _concept_rule(counters: CountersSpec) -> str:
     check = counters.check
     assert check is not None
     title = next((i.title for i in counters.show if i.name == check.indicator), check.indicator)
-    return (f"on a CUDA GPU with `--counters`, {title} within {_number(check.within)} x the "
+    return (f"on a GPU where the counters can be read, {title} within {_number(check.within)} x the "
             f"reference's (read on `{case_text(counters.case)}`).")
 
 
@@ -141,8 +141,13 @@ def _counters(spec: Spec) -> list[str]:
     roles = ", the reference and the baseline" if spec.baseline else " and the reference"
     graded = ("graded as `concept` (above)" if counters.check is not None
               else "shown, not graded: no points depend on them")
-    return [f"- Hardware counters (`lab grade --counters` or `lab profile`, a CUDA GPU with Nsight "
-            f"Compute): {titles}, read on `{case_text(counters.case)}` for your kernel{roles}; {graded}."]
+    lesson = counters.lesson_indicator
+    said = (f"every grading on a GPU that can read them says in one line whether your kernel shows this "
+            f"stage's lesson ({lesson.title}: closer to the reference's value than to the baseline's); "
+            if lesson is not None else "")
+    return [f"- Hardware counters (Nsight Compute, on a GPU; read at the benchmark size, "
+            f"`{case_text(counters.case)}`): {said}`lab grade --counters` and `lab profile` show {titles} "
+            f"for your kernel{roles}; {graded}."]
 
 
 def render(spec: Spec) -> str:

@@ -193,3 +193,30 @@ def store(name: str, launches: tuple[KernelCounters, ...], device: str = "") -> 
         os.replace(tmp, folder / f"{name}.json")
     except OSError:
         pass
+
+
+def seen(name: str) -> bool:
+    """Whether trusted counters under the hint `name` were kept here before (a file `<name>.seen`
+    in the cache's folder, this user's): a guess made before the grading's device is known, so
+    that a first grading starts the trusted roles' run beside its worker. A wrong guess costs a
+    run started for nothing, or one started late; never a wrong number."""
+    folder = root()
+    if folder is None or not _trusted_folder(folder):
+        return False
+    try:
+        info = (folder / f"{name}.seen").lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and _mine(info)
+
+
+def mark_seen(name: str) -> None:
+    """Remember the hint `name` (seen); nothing where the cache is off or its folder not this user's."""
+    folder = root()
+    if folder is None or not _trusted_folder(folder):
+        return
+    try:
+        fd = os.open(folder / f"{name}.seen", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+    except OSError:
+        pass

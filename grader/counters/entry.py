@@ -91,6 +91,21 @@ class Manifest:
 RAN_DIFFERENTLY = "ran differently through CUDA than through OpenCL: its counters are not shown"
 
 
+# The CUDA device opened before the request (main's --open-early: runner.early_context), as
+# (index, backend); used by _open where the request names that device, else closed there.
+_early: tuple[int, Any] | None = None
+
+
+def _open_early(index: int) -> None:
+    global _early
+    from lab.backends import registry
+
+    try:
+        _early = (index, registry.by_name("cuda").open(index))
+    except Exception:  # noqa: BLE001 - the request's _open opens it again, and says what fails
+        _early = None
+
+
 def _open(request: ProfileRequest) -> Any:
     """The backend the roles run on. An OpenCL request on a GPU runs through CUDA
     (lab.backends.opencl_ptx: ncu profiles no kernel of an OpenCL program), which needs NVIDIA's
@@ -99,8 +114,15 @@ def _open(request: ProfileRequest) -> Any:
     from lab.backends import registry
     from lab.backends.discovery import Discovery, choose
 
+    global _early
     kind = registry.by_name(request.backend)
     index = request.device
+    if _early is not None:
+        early_index, early = _early
+        _early = None
+        if kind.name == "cuda" and index == early_index:
+            return early
+        early.close()
     if kind.counters_through_cuda and request.device_id and all(r.program for r in request.roles):
         from lab.backends.base import LaunchError
         from lab.backends.opencl_ptx import OpenCLThroughCuda
@@ -188,6 +210,46 @@ class ProfilerSwitch:
                 pass
 
 
+def _device_ops(backend: Any, problem: Any) -> Any:
+    """The grader's own kernels (grader.device_ops.DeviceOps) where they make this problem's
+    inputs on this device: a plain CUDA or OpenCL backend and a problem with `uniform_inputs`;
+    None elsewhere (an OpenCL kernel run through CUDA: its inputs come from the host)."""
+    from grader.device_ops import DeviceOps, supports
+
+    if not hasattr(problem, "uniform_inputs") or not supports(backend.name):
+        return None
+    return DeviceOps(backend)
+
+
+def _check_case(spec: Any) -> dict[str, int | float]:
+    """The case an OpenCL kernel run through CUDA is checked on before it is profiled: the stage's
+    largest test case (small: the oracle runs on the host)."""
+    return max(spec.test_cases, key=lambda c: sum(w or 0 for w in spec.work(c)))
+
+
+def ran_differently(backend: Any, problem: Any, role_spec: Any, kernels: Any, case: dict[str, int | float],
+                    rng: Any) -> str | None:
+    """Launch a role once on `case` (unprofiled: outside the profiler's start and stop) and judge
+    its outputs as correctness does (grader.correctness.judge_run: guards, poison, the oracle):
+    None where they are right, else why not ("" where nothing more is said). An OpenCL kernel whose
+    PTX runs differently through CUDA than through OpenCL shows no counters."""
+    from grader.correctness import case_label, judge_run, make_setup
+    from grader.timing import prepare_roles, release_roles
+
+    inputs = problem.inputs(make_setup(role_spec, case), rng)
+    timed = prepare_roles(backend, problem, {"submission": (role_spec, kernels)}, case, inputs)
+    try:
+        entry = timed["submission"]
+        entry.buffers.reset_outputs()
+        entry.run(backend)
+        _, failed, verdict = judge_run(entry.buffers, problem, entry.buffers.setup, case_label(case))
+    finally:
+        release_roles(timed)
+    if failed is not None:
+        return failed.message
+    return None if verdict.ok else verdict.message
+
+
 def _trusted_source(root: Path, relative: str) -> str:
     path = (root / relative).resolve()
     if root.resolve() not in path.parents:
@@ -198,9 +260,9 @@ def _trusted_source(root: Path, relative: str) -> str:
 def run(request: ProfileRequest) -> None:
     import numpy as np
 
-    from grader.correctness import case_label, judge_run, make_setup
+    from grader.correctness import make_setup
     from grader.counters.model import Unavailable
-    from grader.counters.selection import profiled, selects
+    from grader.counters.selection import profiled
     from grader.launching import LaunchRefused, check_limits, dynamic_shared
     from grader.timing import prepare_roles, release_roles
     from lab.backends.base import CompileError, CompileUnit, LaunchError
@@ -218,8 +280,9 @@ def run(request: ProfileRequest) -> None:
         manifest.unavailable, manifest.detail = Unavailable.OPENCL.value, str(error)
         manifest.write()
         return
-    # An OpenCL kernel run through CUDA: each launch's outputs are checked against the oracle,
-    # and where they are wrong its counters are not shown (they are not OpenCL's kernel's).
+    # An OpenCL kernel run through CUDA: checked against the oracle on a small case first
+    # (ran_differently), and where its outputs are wrong its counters are not read (they would not
+    # be OpenCL's kernel's).
     checked = bool(getattr(backend, "through_cuda", False))
     manifest.device = backend.info.name
     manifest.write()
@@ -238,7 +301,13 @@ def run(request: ProfileRequest) -> None:
             units.append(unit)
         compiled = compile_roles(backend, request.roles, units)
 
-        inputs = problem.inputs(make_setup(spec, request.case), np.random.default_rng(request.seed))
+        rng = np.random.default_rng(request.seed)
+        ops = _device_ops(backend, problem)
+        # The benchmark case's inputs: made on the device where the grader's own kernels can
+        # (as the benchmark makes them: no host round trip of hundreds of MB), else on the host.
+        inputs = None if ops is not None else problem.inputs(make_setup(spec, request.case), rng)
+        seed = int(rng.integers(1 << 62))
+        check_case = _check_case(spec) if checked else None
         broken = ""
         for r, result in zip(request.roles, compiled):
             if isinstance(result, PtxRefused):
@@ -256,32 +325,29 @@ def run(request: ProfileRequest) -> None:
                 continue
             timed = {}
             try:
-                timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case, inputs)
+                if check_case is not None:  # through CUDA: right on a small case first, or not profiled
+                    why = ran_differently(backend, problem, specs[r.role], result, check_case, rng)
+                    if why is not None:
+                        manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
+                            else RAN_DIFFERENTLY
+                        manifest.write()
+                        continue
+                timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case,
+                                      inputs, ops, seed)
                 entry = timed["submission"]
                 for step in entry.plan:  # every launch's limits before the first: none is half made
                     check_limits(result[step.kernel], step.block, backend.info,
                                  dynamic_shared(step.shared, backend.info))
-                if checked:
-                    entry.buffers.reset_outputs()  # guards and poison, as a correctness case has them
                 chosen = profiled(entry.plan, spec.counters)
                 for step, take in zip(entry.plan, chosen):
                     if take:  # ncu's table lists these, in this order
                         manifest.launches.append({"role": r.role, "kernel": step.kernel})
                 manifest.write()  # before the launch: a crash in it still names what was launched
-                switch = ProfilerSwitch(backend, chosen) if selects(spec.counters) else None
+                switch = ProfilerSwitch(backend, chosen)
                 try:
                     entry.run(backend, before=switch)
                 finally:
-                    if switch is not None:
-                        switch.stop()
-                if checked:  # the profiled launch's own outputs: no further launch to pair with ncu's rows
-                    setup = entry.buffers.setup
-                    _, failed, verdict = judge_run(entry.buffers, problem, setup, case_label(request.case))
-                    why = failed.message if failed is not None else "" if verdict.ok else verdict.message
-                    if failed is not None or not verdict.ok:
-                        manifest.dropped.append(r.role)
-                        manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
-                            else RAN_DIFFERENTLY
+                    switch.stop()
             except LaunchRefused as error:
                 manifest.errors[r.role] = f"refused: {error}"
             except Exception as error:  # noqa: BLE001 - LaunchError, or the driver's own: this role failed
@@ -300,8 +366,10 @@ def run(request: ProfileRequest) -> None:
 
 def preload() -> None:
     """What a run imports, loaded before its request: a run started beside the grading's worker
-    (grader.counters.runner.ProfilingRun) has them by the time the request comes. Imports only:
-    no device is opened, no CUDA call made, before the request."""
+    (grader.counters.runner.ProfilingRun) has them by the time the request comes; and the CUDA
+    driver initialised (cuInit: under ncu, its injection into this process happens there, a good
+    part of a run's fixed cost). No context is made, no memory taken and nothing launched before
+    the request: nothing of this process runs on the GPU while the grading's worker times."""
     import numpy  # noqa: F401
 
     import grader.correctness  # noqa: F401
@@ -314,8 +382,12 @@ def preload() -> None:
     import lab.problems  # noqa: F401
 
     try:
-        import pycuda.driver  # noqa: F401 - its library loaded, not initialised
+        import pycuda.driver
     except ImportError:
+        return
+    try:
+        pycuda.driver.init()  # host side only: no context (the request's _open makes one)
+    except Exception:  # noqa: BLE001 - no driver or no GPU: the request's _open says so as before
         pass
 
 
@@ -328,6 +400,8 @@ def main() -> int:
         kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
     try:
         preload()
+        if len(sys.argv) == 3 and sys.argv[1] == "--open-early" and sys.argv[2].isdigit():
+            _open_early(int(sys.argv[2]))
         request = ProfileRequest.from_json(sys.stdin.read())
         if request.own_output:
             fd = os.open(request.own_output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -1,20 +1,97 @@
-"""Counters in `lab grade --counters`: an optional step after the worker (correctness, and
-speed, all done: nothing here runs inside a timed phase), on CUDA with a GPU: the submission,
-the reference and the baseline launched once each on the stage's profiling case under ncu,
-in the worker's sandbox (grader.counters.runner); an OpenCL kernel on an NVIDIA GPU through
-CUDA (its PTX: lab.backends.opencl_ptx). The reference's and the baseline's counters
-come from the cache where a grading on this GPU has read them before (grader.counters.cache):
-then only the submission is profiled."""
+"""Counters in a grading: after the worker (correctness, and speed, all done: nothing here runs
+inside a timed phase), on a GPU where Nsight Compute can read them, the submission launched once
+on the stage's benchmark case under ncu, in the worker's sandbox (grader.counters.runner); an
+OpenCL kernel on an NVIDIA GPU through CUDA (its PTX: lab.backends.opencl_ptx). The reference's
+and the baseline's counters come from the cache where a grading on this GPU has read them
+before (grader.counters.cache): then only the submission is profiled.
+
+Whether a grading reads them (`Mode`, from `lab grade`'s `--counters/--no-counters`, neither
+given: DEFAULT):
+
+- DEFAULT: where this machine can read them (runner.readable_here: a GPU, CUDA or NVIDIA's
+  OpenCL, ncu, the counters open to the sandbox's user; decided without running anything) and
+  the stage has a lesson sentence ([counters.lesson]): only that indicator's metrics are read,
+  and the report says the one sentence. Where the machine cannot read them, or the kernel is not
+  correct, the report carries no counters at all (nothing is printed); a reading that failed
+  where it should have worked is one "unavailable" line.
+- ON (`--counters`): every indicator the stage shows, and the reason where none can be read.
+- OFF (`--no-counters`, and `lab batch` unless it is given `--counters`; the default on a machine
+  with LAB_COUNTERS=off): nothing.
+
+No outcome of the counters changes a verdict, a score or an exit status (no stage grades them).
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
-from grader.report import PASSED, Report
 from grader.results import Grading
 from lab.backends.registry import Target
 from lab.catalog import Catalog
 from lab.spec import Spec
+
+
+class Mode(StrEnum):
+    OFF = "off"  # --no-counters
+    DEFAULT = "default"  # neither flag: the lesson's counters, where this machine reads them; silent elsewhere
+    ON = "on"  # --counters: the stage's whole table, or why not
+
+
+DEFAULT_ENV = "LAB_COUNTERS"  # "off": the default reads none on this machine (--counters still does)
+
+
+def mode_of(asked: bool | None) -> Mode:
+    """`--counters` (True), `--no-counters` (False), neither (None: DEFAULT, or OFF where
+    LAB_COUNTERS=off)."""
+    if asked is None:
+        return Mode.OFF if os.environ.get(DEFAULT_ENV, "").strip().lower() in ("off", "0", "no") else Mode.DEFAULT
+    return Mode.ON if asked else Mode.OFF
+
+
+# Where the default is silent: the machine cannot read counters (no GPU, PoCL, no ncu, a driver
+# that keeps them to administrators, no sandbox where one is required), the stage says nothing
+# about them, or the kernel is not correct (the report already says what is wrong with it).
+SILENT_BY_DEFAULT = frozenset({
+    Unavailable.NOT_ASKED, Unavailable.NO_SPEC, Unavailable.OPENCL, Unavailable.CPU_DEVICE, Unavailable.NO_GPU,
+    Unavailable.NO_NCU, Unavailable.PERMISSION, Unavailable.SANDBOX, Unavailable.NOT_CORRECT,
+})
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A grading's counters as decided before its worker starts: the mode and the metrics read."""
+
+    mode: Mode
+    metrics: tuple[str, ...]
+
+    def shown(self, result: ProfileResult | None) -> ProfileResult | None:
+        """What the report carries of `result`: None (nothing shown) where the default is silent."""
+        if result is None:
+            return None
+        if self.mode == Mode.DEFAULT and result.reason in SILENT_BY_DEFAULT:
+            return None
+        return result
+
+
+def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
+    """Whether this grading reads counters (None: it does not, and its report carries none),
+    decided without running anything. A device the worker is left to pick (kind "unknown") may
+    be a GPU: the default reads there, and is silent if it was not one."""
+    mode = mode_of(asked)
+    if mode == Mode.OFF:
+        return None
+    if mode == Mode.ON:
+        return Reading(mode, spec.counters.metrics if spec.counters is not None else ())
+    if spec.counters is None or not spec.counters.lesson_metrics:
+        return None  # nothing would be said
+    kind = None if target.kind == "unknown" else target.kind
+    if not runner.readable_here(spec, target.backend, kind, target.platform or None):
+        return None
+    return Reading(mode, spec.counters.lesson_metrics)
 
 
 def correct_so_far(g: Grading) -> bool:
@@ -24,47 +101,72 @@ def correct_so_far(g: Grading) -> bool:
             and (g.sanitizer is None or g.sanitizer.first is None))
 
 
-def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target,
-                    ) -> runner.ProfilingRun | None:
-    """The submission's profiling run, started before the grading's worker (ncu's start and the
-    entry's imports overlap the grading: runner.ProfilingRun); None where none would run. A
-    device the worker is left to pick (kind "unknown") may be a GPU: a run is started, and ended
-    unused if it is not."""
-    from lab.backends import registry
+@dataclass
+class EarlyRuns:
+    """The profiling runs started before a grading's worker (ncu's start and the entry's imports
+    overlap the grading: runner.ProfilingRun): the submission's, and on a first grading of the
+    stage here the trusted roles' (runner.start_trusted_run)."""
 
-    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
-    kind = None if target.kind == "unknown" else target.kind
-    return runner.start_submission_run(catalog, spec, roles, target.backend, kind, target.platform or None)
+    submission: runner.ProfilingRun | None
+    trusted: runner.ProfilingRun | None = None
+
+    def discard(self) -> None:
+        """End the runs no request came for (a run that finished is gone already)."""
+        for run in (self.submission, self.trusted):
+            if run is not None:
+                run.discard()
 
 
-def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
-                    device: int, device_choice: str | None, seed: int = 0,
-                    started: runner.ProfilingRun | None = None) -> ProfileResult:
-    """The grading's counters; `started` (start_profiling's run) is used or ended here."""
-    from lab.backends import registry
-
+def not_profiled(spec: Spec, g: Grading, backend: str, started: EarlyRuns | None = None,
+                 ) -> ProfileResult | None:
+    """Why the graded kernel's counters are not read, from the worker's results and without
+    running anything (the device it opened, its kernel not correct); None: worth a run. Where
+    there is a reason, `started` is ended here."""
     kind = g.device.kind if g.device is not None else None
     platform = g.device.platform if g.device is not None else None
     early = runner.before_running(spec, backend, kind, platform)
     if early is None and not correct_so_far(g):
         early = unavailable(Unavailable.NOT_CORRECT)
+    if early is not None and started is not None:
+        started.discard()
+    return early
+
+
+def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, target: Target,
+                    metrics: tuple[str, ...] | None = None) -> EarlyRuns | None:
+    """The profiling runs started before the grading's worker (EarlyRuns); None where none would
+    run. A device the worker is left to pick (kind "unknown") may be a GPU: runs are started, and
+    ended unused if it is not. `metrics`: Reading.metrics (default: the stage's whole table)."""
+    from lab.backends import registry
+
+    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
+    kind = None if target.kind == "unknown" else target.kind
+    platform = target.platform or None
+    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics,
+                                             device=target.index)
+    if submission is None:
+        return None
+    trusted = runner.start_trusted_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    return EarlyRuns(submission, trusted)
+
+
+def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
+                    device: int, device_choice: str | None, seed: int = 0,
+                    started: EarlyRuns | None = None,
+                    metrics: tuple[str, ...] | None = None) -> ProfileResult:
+    """The grading's counters; `started` (start_profiling's run) is used or ended here.
+    `metrics`: Reading.metrics (default: the stage's whole table)."""
+    from lab.backends import registry
+
+    early = not_profiled(spec, g, backend, started)
     if early is not None:
-        if started is not None:
-            started.discard()
         return early
     # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
     # The submission goes as the worker compiled it (g.program): not compiled a second time.
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix, g.program)
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
-                          seed=seed, facts=facts, device_id=g.device.device_id if g.device is not None else "",
-                          started=started)
-
-
-def worth_asking(spec: Spec, report: Report, backend: str) -> bool:
-    """Whether `--counters`, not asked for, would have shown this grading's counters: its kernel
-    correct, on a GPU where they can be read (runner.readable_here). `lab grade` then says so."""
-    correct = report.check("correct")
-    device = report.device or {}
-    return (correct is not None and correct.status == PASSED and device.get("kind") == "gpu"
-            and runner.readable_here(spec, backend, "gpu", device.get("platform") or None))
+                          seed=seed, metrics=metrics, facts=facts,
+                          device_id=g.device.device_id if g.device is not None else "",
+                          started=started.submission if started is not None else None,
+                          started_trusted=started.trusted if started is not None else None)

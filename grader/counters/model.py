@@ -10,7 +10,7 @@ from enum import StrEnum
 class Unavailable(StrEnum):
     """Why no counters were read. Feedback shows REASON_TEXT's line; code reads the enum."""
 
-    NOT_ASKED = "not_asked"  # --counters not given (off by default: docs/performance.md says what it costs)
+    NOT_ASKED = "not_asked"  # not read: --no-counters, or lab batch without --counters (grader.counters.grading)
     NO_SPEC = "no_spec"  # the stage names no counters ([counters] in its assignment.toml)
     # An OpenCL submission on a GPU that is not NVIDIA's or not on NVIDIA's own OpenCL platform:
     # ncu profiles no kernel of an OpenCL program, and only NVIDIA's OpenCL gives the PTX that is
@@ -33,7 +33,7 @@ class Unavailable(StrEnum):
 
 
 REASON_TEXT = {
-    Unavailable.NOT_ASKED: "counters not read (lab grade --counters reads them on a CUDA GPU with Nsight Compute)",
+    Unavailable.NOT_ASKED: "counters not read (--counters reads them on a GPU with Nsight Compute)",
     Unavailable.NO_SPEC: "this stage names no hardware counters",
     Unavailable.OPENCL: "an OpenCL kernel's counters are read only on an NVIDIA GPU through NVIDIA's own OpenCL "
                         "(its PTX run through CUDA: Nsight Compute profiles no kernel of an OpenCL program), and "

@@ -127,7 +127,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
             sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
             facts: cache.DeviceFacts | None = None, device_id: str = "",
-            started: ProfilingRun | None = None) -> ProfileResult:
+            started: ProfilingRun | None = None, started_trusted: ProfilingRun | None = None) -> ProfileResult:
     """Profile `roles` (grader.counters.entry launches them in this order) on the stage's
     profiling case; never raises for anything the machine or the kernels do. `metrics`: other
     metrics than the stage's (benchmarks/counters_on_gpu.py tries candidates).
@@ -138,27 +138,74 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
     submission in another. Without them (or with the cache off), one run reads every role.
     `device_id`: the grading's device (Backend.stable_id), for the entry (ProfileRequest).
     `started`: the submission's run, started before the grading's worker (start_submission_run):
-    used where the submission is profiled in a run of its own, else ended unused."""
+    used where the submission is profiled in a run of its own, else ended unused.
+    `started_trusted`: the trusted roles' run, started beside the worker where none of their
+    counters had been kept here (start_trusted_run): used where the cache lacks them, else ended."""
     try:
         return _profile(catalog, spec, roles, backend, device, device_choice, limit_s, sandboxed, seed, metrics,
-                        facts, device_id, started)
+                        facts, device_id, started, started_trusted)
     finally:
-        if started is not None:
-            started.discard()  # (a run that finished is gone already)
+        for run in (started, started_trusted):
+            if run is not None:
+                run.discard()  # (a run that finished is gone already)
+
+
+EARLY_CONTEXT_ENV = "LAB_COUNTERS_EARLY_CONTEXT"
+
+
+def early_context(backend: str, device: int | None) -> int | None:
+    """The CUDA device whose context a run started beside the worker makes at once, before its
+    request (None: after it, the default). An experiment, on only with LAB_COUNTERS_EARLY_CONTEXT=1
+    and a CUDA device chosen before the worker: it takes the context's making (under ncu, a few
+    tenths of a second) off a grading's wall, at the price of an idle context on the GPU while the
+    worker times; benchmarks/counters_cost.py measures both."""
+    if os.environ.get(EARLY_CONTEXT_ENV, "") != "1" or backend != "cuda" or device is None or device < 0:
+        return None
+    return device
 
 
 def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
                          device_kind: str | None, platform: str | None, sandboxed: bool = True,
+                         metrics: tuple[str, ...] | None = None, device: int | None = None,
                          ) -> ProfilingRun | None:
     """The submission's profiling run of a grading (the roles' untrusted part), started before the
     grading's worker: None where profile() would read no counters here, or would read the
-    submission's in one run with the trusted roles' (no device facts, the cache off)."""
+    submission's in one run with the trusted roles' (no device facts, the cache off). `metrics`:
+    as profile() will be given them (default: the stage's)."""
     untrusted = [r for r in roles if not r.path]
     if not untrusted or cache.root() is None or not readable_here(spec, backend, device_kind, platform, sandboxed):
         return None
     tool = ncu.ncu_path()
     assert spec.counters is not None and tool is not None
-    return ProfilingRun(catalog, spec, untrusted, tool, spec.counters.metrics, backend, sandboxed=sandboxed)
+    return ProfilingRun(catalog, spec, untrusted, tool, metrics or spec.counters.metrics, backend,
+                        sandboxed=sandboxed, open_early=early_context(backend, device))
+
+
+def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: str) -> str:
+    """The name under which the cache remembers that it kept these trusted roles' counters
+    (cache.seen): the stage, the roles' files, the metrics and the backend's route, not the
+    device (unknown before the worker opens it)."""
+    return cache.key("seen", spec.id, [(r.role, r.stage, r.path) for r in roles if r.path], list(metrics),
+                     route(backend))
+
+
+def start_trusted_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
+                      device_kind: str | None, platform: str | None, sandboxed: bool = True,
+                      metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
+    """The trusted roles' profiling run, started before a grading's worker where this machine has
+    never kept their counters (a first grading of the stage: cache.seen), so that its ncu start
+    and imports overlap the worker too; None elsewhere (then profile() reads them from the cache,
+    or in a run started after the worker where the guess was wrong)."""
+    trusted = [r for r in roles if r.path]
+    if not trusted or cache.root() is None or not readable_here(spec, backend, device_kind, platform, sandboxed):
+        return None
+    assert spec.counters is not None
+    chosen = metrics or spec.counters.metrics
+    if cache.seen(trusted_hint(spec, trusted, chosen, backend)):
+        return None
+    tool = ncu.ncu_path()
+    assert tool is not None
+    return ProfilingRun(catalog, spec, trusted, tool, chosen, backend, sandboxed=sandboxed)
 
 
 def readable_here(spec: Spec, backend: str, device_kind: str | None = None, platform: str | None = None,
@@ -175,7 +222,7 @@ def readable_here(spec: Spec, backend: str, device_kind: str | None = None, plat
 def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str, device: int,
              device_choice: str | None, limit_s: float, sandboxed: bool, seed: int,
              metrics: tuple[str, ...] | None, facts: cache.DeviceFacts | None, device_id: str,
-             started: ProfilingRun | None) -> ProfileResult:
+             started: ProfilingRun | None, started_trusted: ProfilingRun | None = None) -> ProfileResult:
     early = before_running(spec, backend)
     if early is not None:
         return early
@@ -201,13 +248,17 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
     missing = [r for r in roles if r.path and r.role not in kept]
     results = []
     if missing:
-        fresh = run(missing)
+        if started_trusted is not None and started_trusted.fits(missing, chosen, sandboxed, limit_s):
+            fresh = _through(started_trusted.finish(missing, device, device_choice, seed, device_id), backend)
+        else:
+            fresh = run(missing)
         if not fresh.ok:
             return fresh
         for role in fresh.roles:
             if role not in fresh.role_errors:
                 cache.store(names[role], fresh.of(role), fresh.device)
         results.append(fresh)
+    cache.mark_seen(trusted_hint(spec, roles, chosen, backend))
     untrusted = [r for r in roles if not r.path]
     if untrusted:
         if started is not None and started.fits(untrusted, chosen, sandboxed, limit_s):
@@ -291,7 +342,8 @@ class ProfilingRun:
     discard() ends a run no request came for. Both free its folder."""
 
     def __init__(self, catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str,
-                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
+                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True,
+                 open_early: int | None = None):
         from grader.worker_process import register
 
         assert spec.counters is not None
@@ -301,8 +353,10 @@ class ProfilingRun:
         launches, kernels = _expected_launches(catalog, spec, roles)
         self.folder = Path(tempfile.mkdtemp(prefix="lab-counters-"))
         self.log, self.out, self.own = self.folder / "ncu.log", self.folder / "launches.json", self.folder / "entry.out"
-        argv = ncu.command(tool, metrics, kernels, launches, self.log, [sys.executable, "-m", "grader.counters.entry"],
-                           from_start=not selects(spec.counters))
+        entry = [sys.executable, "-m", "grader.counters.entry"]
+        if open_early is not None:  # (early_context: an experiment, off unless asked)
+            entry += ["--open-early", str(open_early)]
+        argv = ncu.command(tool, metrics, kernels, launches, self.log, entry, from_start=not selects(spec.counters))
         self.scratch = None  # (grader.worker_process's registry of started processes reads it)
         self.proc, self.start_error = _start(argv, self.folder, str(catalog.root), sandboxed)
         if self.proc is not None:

@@ -5,7 +5,8 @@ costs a fixed time whatever the kernel's size (docs/performance.md). A stage who
 ones that show its lesson (`[counters] kernels`) and may leave out launches alike
 (`repeats = false`: the same entry point, grid, block and scalar values as an earlier launch
 of the role; its buffers may differ). The rest of the plan still runs, unprofiled, so that
-every profiled launch reads what it would read in a grading.
+every profiled launch reads what it would read in a grading; the profiling entry brackets the
+chosen launches with the profiler's start and stop (ncu waits for the start).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def profiled(plan: Sequence[Any], counters: CountersSpec | None) -> list[bool]:
 
 
 def selects(counters: CountersSpec | None) -> bool:
-    """Whether the stage chooses its launches (`kernels`, or `repeats = false`): then the profiling
-    entry starts and stops the profiler around the chosen ones, and ncu waits for the start
-    (`--profile-from-start off`). Elsewhere every launch is profiled, as before."""
-    return counters is not None and (bool(counters.kernels) or not counters.repeats)
+    """Whether the profiling entry starts and stops the profiler around the chosen launches and
+    ncu waits for the start (`--profile-from-start off`): always, so that the entry's other
+    launches (the grader's own kernels making the inputs on the device, an OpenCL kernel's check
+    on a small case) are never profiled, whatever their names."""
+    return counters is not None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from grader.counters.indicators import role_values
+from grader.counters.lesson import LessonLine, lesson_line
 from grader.counters.model import THROUGH_CUDA_LINE, ProfileResult, Unavailable, reason_line
 from lab.counter_spec import Better, ConceptCheck, Indicator
 
@@ -62,6 +63,19 @@ class CountersShown:
     seconds: float = 0.0
     device: str = ""
     route: str = ""  # how they were read, where not as the kernel's own (an OpenCL kernel's PTX through CUDA)
+    # The one sentence on the stage's lesson ([counters.lesson]), where its counters were read
+    lesson: LessonLine | None = None
+
+    @property
+    def only_lesson(self) -> bool:
+        """Only the lesson's indicator was read (a grading's default): its line says it all, no
+        table is shown."""
+        return self.lesson is not None and all(r.indicator == self.lesson.indicator for r in self.rows)
+
+    def said(self, row: CounterRow) -> bool:
+        """Whether `row`'s sentence is shown: it is on the wrong side, and not the lesson's
+        indicator (whose line says it)."""
+        return bool(row.worse) and (self.lesson is None or row.indicator != self.lesson.indicator)
 
 
 def fmt(value: float | None, digits: int) -> str:
@@ -109,9 +123,12 @@ def build(spec: Spec, result: ProfileResult | None) -> CountersShown | None:
         return CountersShown(False, reason, reason_line(reason, result.detail), dict(result.case),
                              graded=graded, note=note, role_errors=dict(result.role_errors),
                              seconds=result.seconds, device=result.device)
-    values = role_values(counters.show, result, spec.values(result.case))
+    read = {r.metric for k in result.kernels for r in k.readings}
+    shown = tuple(i for i in counters.show if set(i.metrics) <= read)  # the table of what was read
+    values = role_values(shown, result, spec.values(result.case))
+    lesson = lesson_line(counters, result, spec.values(result.case)) if counters.lesson_indicator in shown else None
     rows = []
-    for indicator in counters.show:
+    for indicator in shown:
         got = {role: values.get(role, {}).get(indicator.name) for role in ROLES}
         is_worse = worse(indicator, got["submission"], got["reference"], counters.check)
         rows.append(CounterRow(indicator.name, indicator.title, indicator.better, indicator.digits,
@@ -120,7 +137,7 @@ def build(spec: Spec, result: ProfileResult | None) -> CountersShown | None:
                                         is_worse, counters.lessons.get(indicator.name, ""))))
     return CountersShown(True, None, "", dict(result.case), tuple(rows), graded, note,
                          dict(result.role_errors), result.seconds, result.device,
-                         THROUGH_CUDA_LINE if result.through_cuda else "")
+                         THROUGH_CUDA_LINE if result.through_cuda else "", lesson)
 
 
 def case_text(case: dict[str, int | float]) -> str:

@@ -20,6 +20,7 @@ from lab.catalog import Catalog
 from lab.spec import Spec
 
 if TYPE_CHECKING:
+    from grader.counters.grading import Reading
     from grader.grade_options import GradeOptions
     from grader.worker_process import WorkerProcess
 
@@ -42,6 +43,7 @@ class Parent:
     request: Request | None = None  # the worker's, once the source is accepted
     started: Any = None  # the submission's profiling run, started beside the worker (--counters)
     profile: Any = None  # the counters' ProfileResult, or why there are none; None: not asked for
+    reads: Reading | None = None  # the counters this grading reads (grader.counters.grading.reading); None: none
 
     def phase(self, name: str) -> None:
         if self.on_phase is not None:
@@ -77,16 +79,18 @@ class CheckSource(ParentStep):
 
 
 class StartProfiling(ParentStep):
-    """--counters: start the submission's profiling run now, so that ncu's start and the
-    entry's imports overlap the worker (grader.counters.grading.start_profiling)."""
+    """Where this grading reads counters: start its profiling runs now, so that ncu's start and
+    the entry's imports overlap the worker (grader.counters.grading.start_profiling)."""
 
     def wanted(self, parent: Parent) -> bool:
-        return parent.options.counters
+        return parent.reads is not None
 
     def run(self, parent: Parent) -> bool:
         from grader.counters.grading import start_profiling
 
-        parent.started = start_profiling(parent.catalog, parent.spec, parent.source, parent.filename, parent.target)
+        assert parent.reads is not None
+        parent.started = start_profiling(parent.catalog, parent.spec, parent.source, parent.filename, parent.target,
+                                         parent.reads.metrics)
         return True
 
 
@@ -109,7 +113,7 @@ class RunWorker(ParentStep):
             memory_limit=CPU_MEMORY_LIMIT,
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
-            keep_program=options.counters,  # the profiling entry loads it rather than compile it again
+            keep_program=parent.reads is not None,  # the profiling entry loads it rather than compile it again
         )
         try:
             worker = parent.worker() if parent.worker is not None else None
@@ -145,27 +149,32 @@ class Sanitize(ParentStep):
 
 
 class ReadCounters(ParentStep):
-    """--counters: the hardware counters of the submission, the reference and the baseline, after
-    the worker (nothing of it runs in a timed phase), in a turn of the device's queue as timing
-    takes one. They change the verdict only where the stage grades them (a `concept` check)."""
+    """The hardware counters of the submission beside the reference's and the baseline's, where
+    this grading reads them: after the worker (nothing of it runs in a timed phase), in a turn of
+    the device's queue as timing takes one. They change the verdict only where the stage grades
+    them (a `concept` check)."""
 
     def wanted(self, parent: Parent) -> bool:
-        return parent.options.counters
+        return parent.reads is not None
 
     def after_verdict(self, parent: Parent) -> bool:
         return "concept" not in parent.spec.points
 
     def run(self, parent: Parent) -> bool:
-        from grader.counters.grading import profile_grading
+        from grader.counters.grading import not_profiled, profile_grading
         from grader.device_turn import parent_turn
 
-        assert parent.request is not None
+        assert parent.request is not None and parent.reads is not None
         grading = parent.grading
+        reason = not_profiled(parent.spec, grading, parent.target.backend, parent.started)  # decided before any turn
+        if reason is not None:
+            parent.profile = reason
+            return True
         parent.phase("hardware counters (Nsight Compute)")
         with parent_turn(grading.device, parent.on_queue) as waited:
             profile = profile_grading(parent.catalog, parent.spec, grading, parent.source, parent.filename,
                                       parent.target.backend, parent.target.index, parent.request.device_choice,
-                                      parent.seed, parent.started)
+                                      parent.seed, parent.started, parent.reads.metrics)
         parent.profile = profile
         grading.phases["counters"] = profile.seconds
         if waited > 0.001:

@@ -64,9 +64,11 @@ def grade(
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
     sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
                                   "memcheck, racecheck and synccheck"),
-    counters: bool = typer.Option(False, "--counters/--no-counters", help="CUDA on a GPU, once correct: read the "
-                                  "stage's hardware counters (Nsight Compute) for yours, the reference and the "
-                                  "baseline, shown side by side (off by default; what it costs: docs/performance.md)"),
+    counters: bool | None = typer.Option(None, "--counters/--no-counters", help="on a GPU, once correct: the "
+                                         "stage's hardware counters (Nsight Compute). By default, where this machine "
+                                         "can read them, one line on the stage's lesson; --counters: the stage's whole "
+                                         "table, or why none can be read; --no-counters: none (what they cost: "
+                                         "docs/performance.md)"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
@@ -112,11 +114,4 @@ def grade(
         fail(refused.message)
     say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), before the report
     render(result, errors if json_to_stdout else console)
-    if not counters and (result.device or {}).get("kind") == "gpu":  # the counters' modules load only here
-        from grader.counters.grading import worth_asking
-
-        if worth_asking(spec, result, target.backend):
-            (errors if json_to_stdout else console).print(
-                "To see why it runs as fast as it does: --counters shows the GPU's own counters "
-                "(Nsight Compute) for your kernel beside the reference's, at the cost of one profiling run.", style="dim")
     finish(result, report, json_file, json_to_stdout)

@@ -11,9 +11,10 @@ from lab.spec import load_spec
 from tests.counters.synthetic import run
 from tests.unit.test_spec import GOOD, write
 
+BENCH = "[benchmark]\ncases = [ { width = 1024, height = 1024 } ]\n"  # the counters' case
+
 GRADED = """
 [counters]
-case = { width = 1024, height = 1024 }
 show = ["global_store_sectors_per_request"]
 [counters.lessons]
 global_store_sectors_per_request = "the writes down a column of out are not coalesced"
@@ -26,7 +27,7 @@ slack = 0.5
 
 @pytest.fixture
 def spec(tmp_path):
-    text = GOOD.format(id="st").replace("points = { compiles = 10, correct = 90 }",
+    text = GOOD.format(id="st").replace("[benchmark]\n", BENCH).replace("points = { compiles = 10, correct = 90 }",
                                         "points = { compiles = 10, correct = 80, concept = 10 }") + GRADED
     return load_spec(write(tmp_path, "st", text))
 

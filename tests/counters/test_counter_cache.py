@@ -230,6 +230,44 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"), "x.cl",
                                 GradeOptions(counters=True)))
     assert report.counters.reason == Unavailable.CPU_DEVICE
-    assert len(seen) == 1 and seen[0].proc.returncode is not None and not seen[0].folder.exists()
-    assert seen[0] not in worker_process._live
-    assert runs(stand_in) == []  # it never got a request
+    # the submission's run, and (nothing kept here yet) the trusted roles': both ended unused
+    assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
+    assert not set(seen) & set(worker_process._live)
+    assert runs(stand_in) == []  # neither got a request
+    seen.clear()
+    report = grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", Target.to_choose("opencl"))  # the default
+    assert report.counters is None  # a CPU device: nothing said, not even why
+    assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
+    assert runs(stand_in) == []
+
+
+def test_a_first_grading_starts_the_trusted_roles_run_beside_the_worker(stand_in):
+    """Where this machine never kept the stage's trusted counters, their run is started before the
+    worker too and used after it; once kept, no such run is started again."""
+    spec = catalog().get("transpose_coalesced")
+    roles = runner.roles_for(catalog(), spec, "src", "x.cu")
+    trusted = runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False)
+    started = runner.start_submission_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False)
+    assert trusted is not None and trusted.names == ["baseline", "reference"] and trusted.proc.poll() is None
+    result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=FACTS, started=started,
+                            started_trusted=trusted)
+    assert result.ok and result.cached == () and result.roles == ("baseline", "reference", "submission")
+    assert runs(stand_in) == ["baseline,reference", "submission"]
+    assert trusted.proc.returncode is not None and not trusted.folder.exists()
+    assert runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False) is None
+    # another metric list (the default's lesson metrics) is another hint: started again
+    again = runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False,
+                                     metrics=spec.counters.lesson_metrics)
+    assert again is not None
+    again.discard()
+    assert runs(stand_in) == ["baseline,reference", "submission"]
+
+
+def test_a_wrong_guess_costs_no_number(stand_in):
+    """Seen here, but not kept for this GPU (another device, driver): read after the worker, as before."""
+    assert grade().ok
+    spec = catalog().get("transpose_coalesced")
+    roles = runner.roles_for(catalog(), spec, "src", "x.cu")
+    assert runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False) is None
+    result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=replace(FACTS, driver="560.28.03"))
+    assert result.ok and result.cached == () and shown(result) == (32.0, 4.0, 32.0)

@@ -20,7 +20,7 @@ def run_entry(tmp_path, stage, source):
     spec = catalog().get(stage)
     roles = runner.roles_for(catalog(), spec, source, f"{stage}.cl", suffix=".cl")
     out = tmp_path / "launches.json"
-    request = ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.counters.case), str(out), roles)
+    request = ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.cpu_bench_cases[0]), str(out), roles)
     done = subprocess.run([sys.executable, "-m", "grader.counters.entry"], input=request.to_json(), text=True,
                           capture_output=True, cwd=ROOT, timeout=300)
     return done, json.loads(out.read_text())

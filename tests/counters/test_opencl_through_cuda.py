@@ -180,7 +180,7 @@ def run_in_process(entry, tmp_path, stage, source):
     spec = catalog().get(stage)
     roles = runner.roles_for(catalog(), spec, source, f"{stage}.cl", suffix=".cl")
     out = tmp_path / "launches.json"
-    entry.run(ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.counters.case), str(out), roles))
+    entry.run(ProfileRequest(str(catalog().root), stage, "opencl", -1, dict(spec.cpu_bench_cases[0]), str(out), roles))
     return json.loads(out.read_text())
 
 
@@ -194,10 +194,12 @@ WRONG = """__kernel void transpose(__global float *out, __global const float *in
 """
 
 
-def test_a_launch_whose_outputs_are_wrong_is_dropped_and_the_others_kept(pocl_through_cuda, tmp_path):
+def test_a_kernel_whose_outputs_are_wrong_is_not_profiled_and_the_others_are(pocl_through_cuda, tmp_path):
+    # Each role runs once on the stage's largest test case first, its outputs judged; a role
+    # whose outputs are wrong there is not launched on the profiled (benchmark) case at all.
     manifest = run_in_process(pocl_through_cuda, tmp_path, "transpose_coalesced", WRONG)
-    assert [launch["role"] for launch in manifest["launches"]] == ["baseline", "reference", "submission"]
-    assert manifest["dropped"] == ["submission"]
+    assert [launch["role"] for launch in manifest["launches"]] == ["baseline", "reference"]
+    assert manifest["dropped"] == []
     assert manifest["errors"]["submission"].startswith(RAN_DIFFERENTLY + " (")
     assert set(manifest["errors"]) == {"submission"}
 

@@ -147,7 +147,7 @@ def test_the_entry_compiles_what_opencl_cannot_load_and_refuses_ptx_that_is_not(
     source = (ROOT / "examples" / "transpose_coalesced.cl").read_text()
     roles = runner.roles_for(catalog(), spec, source, "mine.cl", ".cl", CompiledProgram("ptx", "cHR4", ""))
     out = tmp_path / "launches.json"
-    request = ProfileRequest(str(catalog().root), spec.id, "opencl", -1, dict(spec.counters.case), str(out), roles)
+    request = ProfileRequest(str(catalog().root), spec.id, "opencl", -1, dict(spec.cpu_bench_cases[0]), str(out), roles)
     done = subprocess.run([sys.executable, "-m", "grader.counters.entry"], input=request.to_json(), text=True,
                           capture_output=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.counters import ncu, runner
-from grader.counters.model import REASON_TEXT, Unavailable
+from grader.counters.model import REASON_TEXT, ProfileResult, Unavailable, unavailable
 from tests.conftest import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_lab_profile_on_pocl_prints_the_reason_and_exits_0(tmp_path):
     done = lab("profile", "transpose_coalesced", EXAMPLE, "--json", out)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    assert "hardware counters:" in text
+    assert "hardware counters unavailable:" in text
     data = json.loads(out.read_text())
     assert data["available"] is False
     assert data["reason"] in ("cpu_device", "opencl")
@@ -141,7 +141,7 @@ def test_lab_grade_with_counters_on_pocl_goes_on_and_says_why(tmp_path):
     assert done.returncode == 5, done.stderr  # correct, speed still to be graded: as without --counters
     data = json.loads(out.read_text())
     assert data["counters"]["reason"] == "cpu_device" and data["score"] == 70
-    assert "hardware counters: no GPU counters on a CPU device (PoCL)" in " ".join(done.stdout.split())
+    assert "hardware counters unavailable: no GPU counters on a CPU device (PoCL)" in " ".join(done.stdout.split())
     assert [c["name"] for c in data["checks"]] == ["compiles", "correct", "fast"]
 
 
@@ -154,13 +154,13 @@ def test_lab_grade_without_counters_shows_none(tmp_path):
     assert "hardware counters" not in done.stdout and "--counters" not in done.stdout  # none to read on a CPU
 
 
-def test_a_grading_without_counters_says_when_they_could_be_read(monkeypatch, tmp_path):
-    """lab grade's hint (grader.counters.grading.worth_asking): a correct kernel, on a GPU, with ncu
-    here and the counters open to the profiled process's user; decided without running anything."""
-    from types import SimpleNamespace
-
-    from grader.counters.grading import worth_asking
-    from grader.report import FAILED, PASSED
+def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_path):
+    """grader.counters.grading.reading: --counters always (the whole table, or why not),
+    --no-counters never; neither given, the lesson's metrics where a GPU, ncu and the driver let the
+    profiled process's user read them and the stage has a lesson line; decided without running
+    anything."""
+    from grader.counters.grading import Mode, reading
+    from lab.backends.registry import Target
 
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\nexit 99\n")
@@ -172,19 +172,47 @@ def test_a_grading_without_counters_says_when_they_could_be_read(monkeypatch, tm
     monkeypatch.setattr(runner, "_runs_as_admin", lambda sandboxed: (False, None))
     spec = catalog().get("transpose_coalesced")
 
-    def graded(status=PASSED, kind="gpu", platform="CUDA 12.8"):
-        return SimpleNamespace(check=lambda name: SimpleNamespace(status=status) if name == "correct" else None,
-                               device={"name": "GPU", "kind": kind, "platform": platform})
+    def target(backend="cuda", kind="gpu", platform=""):
+        return Target(backend, 0, "GPU", kind, platform)
 
-    assert worth_asking(spec, graded(), "cuda")
-    assert worth_asking(spec, graded(platform="NVIDIA CUDA"), "opencl")
-    assert not worth_asking(spec, graded(platform="AMD Accelerated Parallel Processing"), "opencl")
-    assert not worth_asking(spec, graded(FAILED), "cuda") and not worth_asking(spec, graded(kind="cpu"), "cuda")
+    default = reading(None, spec, target())
+    assert default is not None and default.mode == Mode.DEFAULT
+    assert default.metrics == spec.counters.lesson_metrics  # the lesson's metrics, no more
+    assert reading(True, spec, target()).metrics == spec.counters.metrics
+    assert reading(False, spec, target()) is None
+    assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is not None
+    assert reading(None, spec, target("cuda", kind="unknown")) is not None  # the worker picks: maybe a GPU
+    assert reading(None, spec, target("opencl", platform="AMD Accelerated Parallel Processing")) is None
+    assert reading(None, spec, target("opencl", kind="cpu", platform="Portable Computing Language")) is None
+    assert reading(None, catalog().get("transpose_diagonal"), target()) is None  # no lesson line: nothing to say
+    assert reading(True, catalog().get("transpose_diagonal"), target()) is not None
     params.write_text("RmProfilingAdminOnly: 1\n")  # kept to administrators: the sandbox's user reads none
-    assert not worth_asking(spec, graded(), "cuda")
+    assert reading(None, spec, target()) is None and reading(True, spec, target()) is not None
     params.write_text("RmProfilingAdminOnly: 0\n")
-    monkeypatch.setenv(ncu.NCU_ENV, "off")
-    assert not worth_asking(spec, graded(), "cuda")
+    monkeypatch.setenv(ncu.NCU_ENV, "off")  # no ncu (a laptop): nothing, not even a line
+    assert reading(None, spec, target()) is None
+    assert reading(True, spec, target()).mode == Mode.ON  # asked for: the reason is said
+    monkeypatch.setenv(ncu.NCU_ENV, str(fake))
+    monkeypatch.setenv("LAB_COUNTERS", "off")  # a machine whose gradings do without them by default
+    assert reading(None, spec, target()) is None and reading(True, spec, target()) is not None
+
+
+def test_the_default_is_silent_where_the_machine_cannot_read_them():
+    from grader.counters.grading import SILENT_BY_DEFAULT, Mode, Reading
+
+    default, asked = Reading(Mode.DEFAULT, ()), Reading(Mode.ON, ())
+    for reason in Unavailable:
+        result = unavailable(reason, "detail")
+        assert asked.shown(result) is result  # --counters: every reason is one line
+        silent = reason in SILENT_BY_DEFAULT
+        assert (default.shown(result) is None) == silent, reason
+    for reason in (Unavailable.NO_GPU, Unavailable.NO_NCU, Unavailable.CPU_DEVICE, Unavailable.PERMISSION,
+                   Unavailable.OPENCL, Unavailable.NOT_CORRECT):
+        assert reason in SILENT_BY_DEFAULT  # a laptop, PoCL, a locked driver, a wrong kernel: nothing printed
+    for reason in (Unavailable.FAILED, Unavailable.TIMEOUT, Unavailable.PROFILER_BUSY, Unavailable.UNREADABLE):
+        assert reason not in SILENT_BY_DEFAULT  # a reading that should have worked: one "unavailable" line
+    ok = ProfileResult({"n": 1})
+    assert default.shown(ok) is ok and default.shown(None) is None
 
 
 def test_a_failed_run_is_kept_where_asked(monkeypatch, tmp_path):

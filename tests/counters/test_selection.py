@@ -18,19 +18,21 @@ def plan_of(stage):
 
 
 def test_mlp_train_profiles_its_products_once_each():
-    spec, plan = plan_of("mlp_train")
-    assert [launch.kernel for launch in plan] == ["kf", "kf", "output_delta", "kb2", "kb1", "kb2",
-                                                  "update", "update", "kf", "kf"]
+    spec, plan = plan_of("mlp_train")  # the benchmark case: two steps, then the last forward pass
+    step = ["kf", "kf", "output_delta", "kb2", "kb1", "kb2", "update", "update"]
+    assert [launch.kernel for launch in plan] == step + step + ["kf", "kf"]
     chosen = profiled(plan, spec.counters)
     assert [launch.kernel for launch, take in zip(plan, chosen) if take] == ["kf", "kf", "kb2", "kb1", "kb2"]
-    assert chosen[-2:] == [False, False]  # the last forward pass: the step's kf launches again
+    assert not any(chosen[len(step):])  # the second step and the last forward pass: launches alike
     assert selects(spec.counters)
 
 
 def test_a_stage_that_names_nothing_profiles_every_launch():
     for stage in ("transpose_coalesced", "reduce_unrolled"):
         spec, plan = plan_of(stage)
-        assert profiled(plan, spec.counters) == [True] * len(plan) and not selects(spec.counters)
+        # bracketed by the profiler's start and stop all the same: the entry's other launches
+        # (inputs made on the device, an OpenCL kernel's check) are never profiled
+        assert profiled(plan, spec.counters) == [True] * len(plan) and selects(spec.counters)
     assert profiled([Launch("k", (1,), (1,))], None) == [True]
 
 

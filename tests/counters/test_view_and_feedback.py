@@ -3,6 +3,7 @@ the lesson: built from synthetic counters, rendered in the terminal, Markdown, H
 
 import io
 import json
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -19,9 +20,10 @@ from lab.spec import load_spec
 from tests.counters.synthetic import CASE, run
 from tests.unit.test_spec import GOOD, write
 
+BENCH = "[benchmark]\ncases = [ { width = 1024, height = 1024 } ]\n"  # the counters' case
+
 COUNTERS = """
 [counters]
-case = { width = 1024, height = 1024 }
 show = ["global_store_sectors_per_request", "shared_load_bank_conflicts_per_request"]
 [counters.lessons]
 global_store_sectors_per_request = "the writes down a column of out are not coalesced"
@@ -30,7 +32,7 @@ global_store_sectors_per_request = "the writes down a column of out are not coal
 
 @pytest.fixture
 def spec(tmp_path):
-    text = GOOD.format(id="st").replace(
+    text = GOOD.format(id="st").replace("[benchmark]\n", BENCH).replace(
         "points = { compiles = 10, correct = 90 }",
         'baseline = "other"\nthreshold = 0.8\npoints = { compiles = 10, correct = 60, fast = 30 }') + COUNTERS
     return load_spec(write(tmp_path, "st", text))
@@ -84,7 +86,7 @@ def test_terminal_markdown_html_and_json_show_them(spec):
 
 def test_the_reason_in_one_line_everywhere(spec):
     report = graded(spec, unavailable(Unavailable.CPU_DEVICE))
-    line = "hardware counters: no GPU counters on a CPU device (PoCL): they are read on a CUDA GPU"
+    line = "hardware counters unavailable: no GPU counters on a CPU device (PoCL): they are read on a CUDA GPU"
     assert line in text_of(report)
     assert "no GPU counters on a CPU device (PoCL)" in render_markdown(report)
     assert "no GPU counters on a CPU device (PoCL)" in render_html(report)
@@ -124,3 +126,86 @@ def test_averages_are_weighted_by_duration_and_counts_summed():
     assert combined(launches, "smsp__inst_executed.sum") == 40.0
     assert indicator_value(BUILTIN["achieved_occupancy"], launches, {}) == pytest.approx(87.5)
     assert indicator_value(BUILTIN["warp_instructions"], (), {}) is None
+
+
+LESSON = """
+[counters.lesson]
+indicator = "global_store_sectors_per_request"
+shown = "your kernel's writes to out are coalesced"
+missed = "your kernel's writes to out are not coalesced"
+"""
+
+
+@pytest.fixture
+def with_lesson(tmp_path):
+    text = GOOD.format(id="st").replace("[benchmark]\n", BENCH).replace(
+        "points = { compiles = 10, correct = 90 }",
+        'baseline = "other"\nthreshold = 0.8\npoints = { compiles = 10, correct = 60, fast = 30 }') + COUNTERS + LESSON
+    return load_spec(write(tmp_path, "st", text))
+
+
+def only_lesson_metrics(result):
+    """A run that read the lesson's metrics alone (a grading's default)."""
+    keep = {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"}
+    return replace(result, kernels=tuple(replace(k, readings=tuple(r for r in k.readings if r.metric in keep))
+                                         for k in result.kernels))
+
+
+def test_one_sentence_on_the_lesson_everywhere(with_lesson):
+    missed = graded(with_lesson, only_lesson_metrics(run(32.0)))
+    line = ("Your kernel's writes to out are not coalesced: global store sectors per request 32.0 "
+            "(the reference 4.0, the baseline 32.0); the writes down a column of out are not coalesced")
+    assert missed.counters.lesson.text == line and missed.counters.lesson.shows is False
+    assert missed.counters.only_lesson
+    text = text_of(missed)
+    assert " ".join(line.split()) in " ".join(text.split())
+    assert "indicator" not in text and "shown, not graded" not in text  # no table, no note: one line
+    for rendered in (render_markdown(missed), render_html(missed)):
+        assert "writes to out are not coalesced: global store sectors per request 32.0" in rendered
+        assert "| indicator |" not in rendered and '<table class="counters">' not in rendered
+    data = json.loads(render_json(missed))["counters"]
+    assert data["lesson"]["shows"] is False and data["lesson"]["yours"] == 32.0
+    assert data["lesson"]["reference"] == 4.0 and data["lesson"]["baseline"] == 32.0
+    assert data["rows"][0]["indicator"] == "global_store_sectors_per_request"  # the class summary reads the row
+
+    shown = graded(with_lesson, only_lesson_metrics(run(4.5)))
+    assert shown.counters.lesson.shows is True
+    assert shown.counters.lesson.text.startswith("Your kernel's writes to out are coalesced: global store sectors "
+                                                 "per request 4.5 (the reference 4.0, the baseline 32.0)")
+    assert "the writes down a column" not in text_of(shown)
+
+
+def test_the_lesson_beside_the_whole_table(with_lesson):
+    report = graded(with_lesson, run(32.0))  # --counters: every indicator shown read
+    assert not report.counters.only_lesson and len(report.counters.rows) == 2
+    text = text_of(report)
+    assert "indicator" in text and text.count("the writes down a column of out are not coalesced") == 1
+
+
+def test_no_lesson_line_where_the_trusted_kernels_do_not_separate(with_lesson):
+    same = run(32.0)
+    same = replace(same, kernels=tuple(k if k.role != "reference" else next(b for b in same.kernels
+                                                                             if b.role == "baseline")
+                                       .__class__("reference", k.kernel, next(b for b in same.kernels
+                                                                              if b.role == "baseline").readings)
+                                       for k in same.kernels))
+    assert graded(with_lesson, same).counters.lesson is None
+    assert graded(with_lesson, run(32.0, with_baseline=False)).counters.lesson is None
+
+
+def test_a_lesson_not_read_for_your_kernel_says_why(with_lesson):
+    result = run(4.0)
+    result = replace(result, kernels=tuple(k for k in result.kernels if k.role != "submission"),
+                     role_errors={"submission": "not profiled through CUDA: it reads %envreg9 (get_work_dim)"})
+    lesson = graded(with_lesson, result).counters.lesson
+    assert lesson.shows is None and lesson.yours is None
+    assert lesson.text.startswith("This stage's lesson could not be read for your kernel")
+    assert lesson.text.endswith("not profiled through CUDA: it reads %envreg9 (get_work_dim)")
+    assert text_of(graded(with_lesson, result)).count("envreg9") == 1
+
+
+def test_a_report_with_a_lesson_reads_back(with_lesson):
+    from grader.report import Report
+
+    report = graded(with_lesson, only_lesson_metrics(run(32.0)))
+    assert Report.from_json(render_json(report)).counters == report.counters

@@ -1,0 +1,107 @@
+"""The counters in a grading by default (grader.pipeline.grade with `counters` left out, as
+`lab grade`, `lab.grade()` and the course server grade): the report carries the lesson's line
+where they were read, one "unavailable" line where a reading that should have worked failed, and
+nothing where the machine cannot read them. The grading itself runs on this machine's OpenCL
+device; the profiling run is replaced by typed results (tests/counters/synthetic.py): nothing here
+claims a counter of any kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.counters import grading
+from grader.counters.model import Unavailable, unavailable
+from grader.pipeline import grade
+from lab.backends.registry import Target
+from tests.conftest import catalog, targets
+from tests.counters.test_reasons import EXAMPLE
+
+LESSON = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+
+
+def opencl_target() -> Target:
+    found = [t for t in targets() if t.backend == "opencl"]
+    if not found:
+        pytest.skip("no OpenCL device here")
+    return found[0]
+
+
+@pytest.fixture
+def profiled(monkeypatch):
+    """A machine that reads counters (decided as readable_here would), whose profiling run gives
+    what the test sets: `profiled.result`. Records the metrics and mode it was asked for."""
+    from dataclasses import replace
+
+    from tests.counters.synthetic import run
+
+    state = type("State", (), {})()
+    state.asked, state.result = [], None
+
+    def reading(asked, spec, target):
+        mode = grading.mode_of(asked)
+        if mode == grading.Mode.OFF:
+            return None
+        metrics = spec.counters.lesson_metrics if mode == grading.Mode.DEFAULT else spec.counters.metrics
+        return grading.Reading(mode, metrics)
+
+    def profile_grading(catalog, spec, g, source, filename, backend, device, device_choice, seed=0,
+                        started=None, metrics=None):
+        state.asked.append(metrics)
+        result = state.result
+        if result is not None and result.ok:  # the run read `metrics` only
+            keep = set(metrics)
+            result = replace(result, kernels=tuple(replace(k, readings=tuple(r for r in k.readings
+                                                                             if r.metric in keep))
+                                                   for k in result.kernels))
+        return result
+
+    monkeypatch.setattr(grading, "reading", reading)
+    monkeypatch.setattr(grading, "not_profiled", lambda spec, g, backend, started=None: None)
+    monkeypatch.setattr(grading, "start_profiling", lambda *args, **kwargs: None)
+    monkeypatch.setattr(grading, "profile_grading", profile_grading)
+    state.run = run
+    return state
+
+
+def graded(counters=None):
+    spec = catalog().get("transpose_coalesced")
+    return grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", opencl_target(), timing=False, counters=counters)
+
+
+def test_the_default_says_the_lesson_in_one_line(profiled):
+    profiled.result = profiled.run(4.0)
+    report = graded()
+    assert report.check("correct").status == "passed"
+    assert profiled.asked == [LESSON]  # the lesson's metrics only
+    shown = report.counters
+    assert shown is not None and shown.available and shown.only_lesson
+    assert shown.lesson.shows is True and shown.lesson.text.startswith("Your kernel's writes to out are coalesced")
+
+
+def test_counters_asked_for_read_the_whole_table(profiled):
+    profiled.result = profiled.run(32.0)
+    report = graded(counters=True)
+    spec = catalog().get("transpose_coalesced")
+    assert profiled.asked == [spec.counters.metrics]
+    assert not report.counters.only_lesson and report.counters.lesson.shows is False
+
+
+def test_a_failed_reading_is_one_line_and_changes_no_verdict(profiled):
+    profiled.result = None
+    plain = graded(counters=False)
+    assert plain.counters is None and profiled.asked == []
+    profiled.result = unavailable(Unavailable.TIMEOUT, "limit 180 s")
+    report = graded()
+    assert report.counters is not None and not report.counters.available
+    assert report.counters.line == "reading the counters took too long and was stopped (limit 180 s)"
+    assert report.status == plain.status and report.score == plain.score
+    assert [(c.name, c.status, c.points) for c in report.checks] == [(c.name, c.status, c.points)
+                                                                     for c in plain.checks]
+
+
+@pytest.mark.parametrize("reason", [Unavailable.CPU_DEVICE, Unavailable.NO_NCU, Unavailable.PERMISSION,
+                                    Unavailable.OPENCL, Unavailable.NOT_CORRECT])
+def test_where_the_machine_cannot_read_them_the_default_says_nothing(profiled, reason):
+    profiled.result = unavailable(reason)
+    assert graded().counters is None
+    assert graded(counters=True).counters.reason == reason  # asked for: why not
