@@ -215,8 +215,9 @@ def _device_ops(backend: Any, problem: Any) -> Any:
     inputs on this device: a plain CUDA or OpenCL backend and a problem with `uniform_inputs`;
     None elsewhere (an OpenCL kernel run through CUDA: its inputs come from the host)."""
     from grader.device_ops import DeviceOps, supports
+    from lab.backends import registry
 
-    if not hasattr(problem, "uniform_inputs") or not supports(backend.name):
+    if not hasattr(problem, "uniform_inputs") or not supports(registry.find(backend.name)):
         return None
     return DeviceOps(backend)
 

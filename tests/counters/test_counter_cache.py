@@ -235,7 +235,8 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     assert not set(seen) & set(worker_process._live)
     assert runs(stand_in) == []  # neither got a request
     seen.clear()
-    report = grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", Target.to_choose("opencl"))  # the default
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"),
+                                "x.cl"))  # the default
     assert report.counters is None  # a CPU device: nothing said, not even why
     assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
     assert runs(stand_in) == []

@@ -1,4 +1,4 @@
-"""The counters in a grading by default (grader.pipeline.grade with `counters` left out, as
+"""The counters in a grading by default (grader.grading.grade with `counters` left out, as
 `lab grade`, `lab.grade()` and the course server grade): the report carries the lesson's line
 where they were read, one "unavailable" line where a reading that should have worked failed, and
 nothing where the machine cannot read them. The grading itself runs on this machine's OpenCL
@@ -11,7 +11,8 @@ import pytest
 
 from grader.counters import grading
 from grader.counters.model import Unavailable, unavailable
-from grader.pipeline import grade
+from grader.grading import GradeOptions, GradeRequest, grade
+from lab.backends import registry
 from lab.backends.registry import Target
 from tests.conftest import catalog, targets
 from tests.counters.test_reasons import EXAMPLE
@@ -65,7 +66,8 @@ def profiled(monkeypatch):
 
 def graded(counters=None):
     spec = catalog().get("transpose_coalesced")
-    return grade(catalog(), spec, EXAMPLE.read_text(), "x.cl", opencl_target(), timing=False, counters=counters)
+    return grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(), "x.cl",
+                              GradeOptions(timing=False, counters=counters)))
 
 
 def test_the_default_says_the_lesson_in_one_line(profiled):

@@ -110,7 +110,7 @@ def test_the_early_context_is_an_experiment_asked_for(monkeypatch):
         def close(self):
             closed.append(self.index)
 
-    kind = SimpleNamespace(name="cuda", open=lambda index: opened.append(index) or Fake(index))
+    kind = SimpleNamespace(name="cuda", counters_through_cuda=False, open=lambda index: opened.append(index) or Fake(index))
     monkeypatch.setattr(registry, "by_name", lambda name: kind)
     entry._open_early(0)
     request = ProfileRequest(".", "s", "cuda", 0, {}, "o")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.counters import runner
-from grader.pipeline import grade_file
+from grader.grading import grade_file
 from grader.report import PASSED
 from tests.adversarial.test_adversarial import LIMITS, assert_words
 from tests.conftest import catalog, target_id, targets
