@@ -108,18 +108,20 @@ def grade(request: GradeRequest) -> Report:
                     worker=request.worker, on_phase=request.on_phase, on_queue=request.on_queue,
                     profile=_not_profiled(reads is not None), reads=reads)
 
-    def report() -> Report:
+    def report(counters_read: bool = True) -> Report:
+        """The Report of what the steps found; `counters_read` False: before the counters' step
+        (the verdict's report, with no counters in it)."""
         grading = parent.grading
         # The grading's own time: its wait in line for the device is the `queued` phase, apart.
         grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
         return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
                             grader_version=GRADER_VERSION,
                             device=_shown(target) if grading.source.ok else _refused_on(target),
-                            counters=reads.shown(parent.profile) if reads is not None else None)
+                            counters=reads.shown(parent.profile) if reads is not None and counters_read else None)
 
     on_verdict = request.on_verdict
     told = run_parent_steps(parent, parent_steps(),
-                            on_verdict=(lambda: on_verdict(report())) if on_verdict is not None else None)
+                            on_verdict=(lambda: on_verdict(report(counters_read=False))) if on_verdict is not None else None)
     final = report()
     if on_verdict is not None and not told:
         on_verdict(final)

@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import html
 import os
-import re
 import tempfile
 from dataclasses import fields
 from pathlib import Path
 
 from grader.report import Report
 
-CUDA_KERNEL = re.compile(r"\b__global__\b")
 TEXT_WIDTH = 100  # columns of the plain-text report
 FRAME_HEIGHT = 560  # pixels of the HTML report's frame until it is sized to its content
 
@@ -80,8 +78,14 @@ class NotebookReport(Report):
 
 
 def source_backend(source: str) -> str:
-    """"cuda" where the source declares a `__global__` function, "opencl" otherwise."""
-    return "cuda" if CUDA_KERNEL.search(source) else "opencl"
+    """The backend whose entry-point declaration the source holds (its comments left out): the
+    first such row; where none matches, the backend that grades without a GPU."""
+    from lab.backends import registry
+    from lab.source_checks import strip_comments
+
+    code = strip_comments(source)
+    return next((kind.name for kind in registry.backends() if kind.syntax.declaration.search(code)),
+                registry.WITHOUT_A_DEVICE)
 
 
 def _is_source(kernel: str | os.PathLike[str]) -> bool:

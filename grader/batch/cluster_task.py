@@ -23,7 +23,7 @@ from pathlib import Path
 from grader.batch.claims import Claims, Holder
 from grader.batch.cluster_plan import Fingerprints, fresh_anywhere
 from grader.batch.cluster_run import RunItem, RunManifest
-from grader.batch.devices import BACKEND_ORDER, Pool
+from grader.batch.devices import Pool
 from grader.batch.keys import GradingOptions
 from grader.batch.outcome import Outcome
 from grader.batch.plan import Job, Unavailable, submission_digest
@@ -32,6 +32,7 @@ from grader.batch.store import LOCK, ResultStore
 from grader.batch.stored import BatchInfo, SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
+from lab.backends import registry
 from lab.backends.discovery import Target
 from lab.catalog import Catalog
 
@@ -185,7 +186,7 @@ class ClusterTask:
         order = self.order()
         interrupted = False
         try:
-            for backend in BACKEND_ORDER:
+            for backend in registry.names():
                 items = [item for item in order if item.backend == backend]
                 if not items or self.runner.stop.is_set():
                     continue

@@ -10,35 +10,11 @@ which runs in parallel well.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import overload
 
 from lab.backends import registry
 from lab.backends.discovery import Discovery, Target
-
-
-class _BackendOrder(Sequence[str]):
-    """The backends' names in the order a batch grades them: the backend table's, read when
-    used (a backend registered later is in it)."""
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        return registry.names()[index]
-
-    def __len__(self) -> int:
-        return len(registry.names())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(registry.names())
-
-
-BACKEND_ORDER: Sequence[str] = _BackendOrder()
 
 
 class PoolError(ValueError):

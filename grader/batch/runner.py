@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader import GRADER_VERSION
-from grader.batch.devices import BACKEND_ORDER, Pool
+from grader.batch.devices import Pool
 from grader.batch.keys import GradingOptions, result_key
 from grader.batch.outcome import Outcome, outcome_of
 from grader.batch.plan import Job, Plan, Unavailable, submission_digest
@@ -196,7 +196,7 @@ class Runner:
                 if self.stop.is_set():
                     break
                 self.record_unavailable(item)
-            for backend in BACKEND_ORDER:
+            for backend in registry.names():
                 jobs = [job for job in plan.to_grade if job.submission.backend == backend]
                 if not jobs or self.stop.is_set():
                     continue

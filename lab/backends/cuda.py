@@ -454,7 +454,7 @@ KIND = BackendKind(
                         barrier="__syncthreads()", shared_memory="shared memory", threads="threads",
                         block="block", label="CUDA"),
     probe=probe, open=CudaBackend, preload=preload, sandbox_paths=sandbox_paths,
-    counters_route="cuda",
+    counters_route="cuda", sanitizer=True,
     toolkit_headers=frozenset({
         "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
         "cooperative_groups/memcpy_async.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h",

@@ -118,6 +118,8 @@ class BackendKind:
     # How the language declares memory whose size the host sets at launch (None: it has none
     # outside kernel parameters); the stages launch with none (lab.source_checks).
     dynamic_shared: str | None = None
+    # Whether compute-sanitizer (memcheck, racecheck, synccheck) runs its kernels (--sanitize).
+    sanitizer: bool = False
 
     @property
     def title(self) -> str:

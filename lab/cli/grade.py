@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import typer
 
 from grader import grading, queue_status
 from grader.grading import GradeOptions, GradeRequest, Limits, not_started
+from grader.report import Report
 from grader.results import FailureKind
 from grader.terminal import render
 from grader.worker_process import take_worker
@@ -20,7 +22,7 @@ from lab.cli.app import (
     fail,
 )
 from lab.cli.course import load_catalog, load_stage
-from lab.cli.status_line import grading_status
+from lab.cli.status_line import StatusLine, grading_status
 from lab.cli.written import check_outputs, finish
 from lab.launch import prestart_quietly, say_held_notes
 from lab.source_checks import SubmissionError
@@ -93,18 +95,31 @@ def grade(
     if sanitize:
         from grader.sanitizer import sanitizer_path
 
-        if target.backend != "cuda":
-            fail("--sanitize runs compute-sanitizer, which needs the CUDA backend (a .cu file)")
+        if not registry.by_name(target.backend).sanitizer:
+            runs = [f"{k.title} ({k.suffix})" for k in registry.backends() if k.sanitizer]
+            fail(f"--sanitize runs compute-sanitizer, which runs only {' and '.join(runs)} kernels")
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     options = GradeOptions(seed=seed, timing=not no_timing, cpu_timing=cpu_timing, limits=Limits(run_s=run_limit),
                            sanitize=sanitize, counters=counters)
+    out = errors if json_to_stdout else console
+    shown: list[Report] = []  # the report as printed the moment its verdict was known
+
+    def show_verdict(early: Report, line: StatusLine | None) -> None:
+        if not_started(early) is not None:  # said below, as a usage error
+            return
+        with line.paused() if line is not None else nullcontext():
+            say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), first
+            render(early, out)
+        shown.append(early)
+
     try:
         with grading_status(errors) as line:
             result = grading.grade(GradeRequest(catalog, spec, file, registry.by_name(target.backend), device,
                                                 options=options, worker=lambda: take_worker(target.backend),
                                                 on_phase=line.enter if line is not None else None,
-                                                on_queue=queue_status.printer(errors, line)))
+                                                on_queue=queue_status.printer(errors, line),
+                                                on_verdict=lambda early: show_verdict(early, line)))
     except SubmissionError as error:
         fail(str(error))
     refused = not_started(result)
@@ -112,6 +127,11 @@ def grade(
         no_device(refused.message, target, spec.id)
     elif refused is not None:  # LAB_SANDBOX=require, and none here
         fail(refused.message)
-    say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), before the report
-    render(result, errors if json_to_stdout else console)
+    if not shown:
+        say_held_notes()
+        render(result, out)
+    elif result.counters is not None and shown[0].counters is None:  # read after the verdict was printed
+        from grader.counters.terminal import render_counters
+
+        render_counters(result.counters, out)
     finish(result, report, json_file, json_to_stdout)

@@ -11,17 +11,31 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.status import Status
 from rich.text import Text
 
 from lab.sinks import for_text
 
 
-class _Line:
+class StatusLine:
     """What the status shows, rendered afresh at each refresh (so the seconds keep counting)."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.phase = "starting"
+        self.status: Status | None = None
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The line taken off the terminal while something else is printed, then shown again."""
+        if self.status is None:
+            yield
+            return
+        self.status.stop()
+        try:
+            yield
+        finally:
+            self.status.start()
 
     def __rich__(self) -> Text:
         return Text(f"grading: {for_text(self.phase)} · {time.monotonic() - self.started:.0f} s", style="dim")
@@ -31,11 +45,12 @@ class _Line:
 
 
 @contextmanager
-def grading_status(console: Console) -> Iterator[_Line | None]:
+def grading_status(console: Console) -> Iterator[StatusLine | None]:
     """Yields the line (call `.enter(phase)` as phases begin), or None where it is not shown."""
     if not console.is_terminal or console.is_dumb_terminal:
         yield None
         return
-    line = _Line()
-    with console.status(line, spinner="dots", refresh_per_second=4):
+    line = StatusLine()
+    with console.status(line, spinner="dots", refresh_per_second=4) as status:
+        line.status = status
         yield line

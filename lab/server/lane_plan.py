@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.batch.devices import BACKEND_ORDER, PoolError, build_pool
+from grader.batch.devices import PoolError, build_pool
+from lab.backends import registry
 from lab.backends.discovery import Discovery
 
 __all__ = ["LanePlan", "PoolError", "plan_lanes"]
@@ -48,7 +49,7 @@ def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: s
         present = ", ".join(f"{t.label} {t.name}" for t in discovery.targets) or "none"
         raise PoolError(f"--gpus {gpus}: this machine has no GPU (its devices: {present}); --cpu-lanes sets the "
                         "lanes on a CPU device")
-    pool = build_pool(discovery, set(BACKEND_ORDER), gpus=gpus, jobs=cpu_lanes)
+    pool = build_pool(discovery, set(registry.names()), gpus=gpus, jobs=cpu_lanes)
     if not pool.lanes:
         return (LanePlan(None),)  # nothing here grades: each grading fails with the reason
     missing = frozenset(backend for backend, _ in pool.missing)

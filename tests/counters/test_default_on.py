@@ -107,3 +107,39 @@ def test_where_the_machine_cannot_read_them_the_default_says_nothing(profiled, r
     profiled.result = unavailable(reason)
     assert graded().counters is None
     assert graded(counters=True).counters.reason == reason  # asked for: why not
+
+
+def test_the_verdict_is_told_before_the_counters_are_read(profiled):
+    """grade()'s on_verdict gets the Report, without counters, before the profiling run starts;
+    the Report returned carries them."""
+    events = []
+    profiled.result = profiled.run(4.0)
+    original = grading.profile_grading
+
+    def profile_grading(*args, **kwargs):
+        events.append("profiled")
+        return original(*args, **kwargs)
+
+    grading.profile_grading = profile_grading  # (the fixture's monkeypatch restores the module's own)
+    spec = catalog().get("transpose_coalesced")
+    told = []
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(),
+                                "x.cl", GradeOptions(timing=False),
+                                on_verdict=lambda early: (events.append("verdict"), told.append(early))))
+    assert events == ["verdict", "profiled"]
+    assert told[0].counters is None and told[0].status == report.status and told[0].score == report.score
+    assert report.counters is not None and report.counters.lesson.shows is True
+
+
+def test_lab_grade_prints_the_verdict_then_the_counters_line(profiled, monkeypatch):
+    from typer.testing import CliRunner
+
+    from lab.cli import app
+
+    profiled.result = profiled.run(4.0)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = CliRunner().invoke(app, ["grade", "transpose_coalesced", str(EXAMPLE), "--no-timing"])
+    assert result.exit_code in (0, 5), result.output
+    verdict = result.output.index("transpose_coalesced")
+    lesson = result.output.index("Your kernel's writes to out are coalesced")
+    assert verdict < lesson and result.output.count("Your kernel's writes to out are coalesced") == 1
