@@ -18,6 +18,11 @@ On the GPU machine, the issue's load (300 students, 2 each, in 10 minutes), a ki
 
     python3 benchmarks/server_load.py --students 300 --each 2 --spread 600 --kill-after 300 --device 0
 
+Each upload is the kernel with a `#define` line of its own (a new source: a comment alone would
+be answered from the stored result of an identical one). --gpus / --cpu-lanes are lab serve's
+lanes; --batch-compare then grades the same number of such files with `lab batch` on the same
+devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio.
+
 Progress goes to stderr, the figures to stdout (--json FILE: as JSON too). Needs the server extra.
 """
 
@@ -48,8 +53,9 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, database: str, log: Path, devices: list[str]):
+    def __init__(self, database: str, log: Path, devices: list[str], lanes: list[str] | None = None):
         self.database, self.log, self.devices = database, log, devices
+        self.lanes = lanes or []  # lab serve's lane options (--gpus N, --cpu-lanes N)
         self.port = free_port()
         self.process: subprocess.Popen | None = None
 
@@ -64,6 +70,7 @@ class Server:
         command = [sys.executable, "-m", "lab", "serve", "--database", self.database, "--port", str(self.port)]
         for device in self.devices:
             command += ["--device", device]
+        command += self.lanes
         with open(self.log, "ab") as sink:
             self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
                                             start_new_session=True)
@@ -98,6 +105,34 @@ class Server:
             pass
 
 
+def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path) -> dict:
+    """`lab batch` of the same submissions (one student folder each) on the same devices: its
+    gradings per minute between the first grading's end and the last one's (graded_at, to the
+    second), and over its whole wall time."""
+    from datetime import datetime
+
+    classroom, out = folder / "class", folder / "batch-out"
+    suffix = (args.kernel.suffix if args.kernel else ".cl")
+    for n in range(count):
+        student = classroom / f"student{n:04d}"
+        student.mkdir(parents=True)
+        (student / f"{args.stage}{suffix}").write_bytes(source + f"\n#define LAB_LOAD_BATCH_{n} 1\n".encode())
+    command = [sys.executable, "-m", "lab", "batch", str(classroom), "--out", str(out)]
+    command += (["--gpus", args.gpus] if args.gpus else []) + (["--jobs", str(args.cpu_lanes)] if args.cpu_lanes else [])
+    print(f"lab batch of {count} submissions: {' '.join(command[3:])}", file=sys.stderr)
+    begun = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True)
+    wall = time.monotonic() - begun
+    finished = sorted(datetime.fromisoformat((json.loads(r.read_text()).get("batch") or {})["graded_at"])
+                      for r in out.glob("*/*/result.json"))
+    graded = len(finished)
+    seconds = (finished[-1] - finished[0]).total_seconds() if graded > 1 else 0.0
+    rate = 60 * (graded - 1) / seconds if seconds > 0 else None  # between the first grading's end and the last's
+    return {"batch_exit": done.returncode, "batch_graded": graded, "batch_wall_s": wall,
+            "batch_gradings_per_minute": rate, "batch_gradings_per_minute_wall": 60 * graded / wall}
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
@@ -113,6 +148,10 @@ def main() -> None:
     parser.add_argument("--kernel", type=Path, help="the kernel sent (default: the stage's reference .cl)")
     parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
     parser.add_argument("--device", action="append", default=[], help="a grading lane's device (repeatable)")
+    parser.add_argument("--gpus", help="lab serve --gpus (and lab batch --gpus for --batch-compare): a count or indices")
+    parser.add_argument("--cpu-lanes", type=int, help="lab serve --cpu-lanes (lab batch --jobs for --batch-compare)")
+    parser.add_argument("--batch-compare", action="store_true",
+                        help="then grade the same submissions with lab batch on the same devices and compare the rates")
     parser.add_argument("--kill-after", type=int, default=0, help="kill -9 the server after this many acks")
     parser.add_argument("--drain-limit", type=float, default=3600.0, help="seconds to wait for the queue")
     parser.add_argument("--json", type=Path, help="write the figures to this file too")
@@ -131,7 +170,8 @@ def main() -> None:
     tokens = [store.issue_token(f"student{n:04d}") for n in range(args.students)]
     teacher = store.issue_token("benchmark-instructor", role=Role.INSTRUCTOR)
     store.close()
-    server = Server(database, folder / "server.log", args.device)
+    lanes = (["--gpus", args.gpus] if args.gpus else []) + (["--cpu-lanes", str(args.cpu_lanes)] if args.cpu_lanes else [])
+    server = Server(database, folder / "server.log", args.device, lanes)
     server.start()
     print(f"lab serve at {server.url}, database {database}", file=sys.stderr)
 
@@ -149,7 +189,7 @@ def main() -> None:
         if delay > 0:
             time.sleep(delay)
         student, version = job
-        body = source + f"\n// student {student} version {version}\n".encode()
+        body = source + f"\n#define LAB_LOAD_{student}_{version} 1\n".encode()  # a new source, not a comment: graded anew
         for _ in range(200):  # while the server is down after a kill: send again
             try:
                 started = time.perf_counter()
@@ -208,8 +248,12 @@ def main() -> None:
         "graded_more_than_once": sorted(i for i in acknowledged if i in stored and stored[i].attempts > 1),
         "sent_s": sent_s, "drained_s": drained_s,
         "gradings_per_minute": (60 * len(graded) / (last - first).total_seconds()) if graded else None,
-        "killed": killed.is_set(), "lanes": max(1, len(args.device)),
+        "killed": killed.is_set(), "lanes": " ".join(lanes) or f"--device x{len(args.device)}" if args.device else "planned",
     }
+    if args.batch_compare:
+        figures.update(batch_rate(args, source, len(jobs), folder))
+        if figures["gradings_per_minute"] and figures.get("batch_gradings_per_minute"):
+            figures["server_over_batch"] = figures["gradings_per_minute"] / figures["batch_gradings_per_minute"]
     for key, value in figures.items():
         shown = f"{value:.3f}" if isinstance(value, float) else value
         print(f"{key:24} {shown}")
