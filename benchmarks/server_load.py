@@ -18,6 +18,11 @@ On the GPU machine, the issue's load (300 students, 2 each, in 10 minutes), a ki
 
     python3 benchmarks/server_load.py --students 300 --each 2 --spread 600 --kill-after 300 --device 0
 
+--workers N grades in N `lab work` processes instead of the server (lab serve --no-local), and
+--kill-worker-after K kills the first of them (kill -9 of its process group, its grading with it)
+after the Kth acknowledgement and starts it again: its submission is queued again when --lease
+ends and graded by a worker, never lost.
+
 Each upload is the kernel with a `#define` line of its own (a new source: a comment alone would
 be answered from the stored result of an identical one). --gpus / --cpu-lanes are lab serve's
 lanes; --batch-compare then grades the same number of such files with `lab batch` on the same
@@ -133,6 +138,29 @@ def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path
             "batch_gradings_per_minute": rate, "batch_gradings_per_minute_wall": 60 * graded / wall}
 
 
+class Worker:
+    """One `lab work` process taking the server's submissions over HTTP."""
+
+    def __init__(self, url: str, token: str, log: Path, lanes: list[str]):
+        self.url, self.token, self.log, self.lanes = url, token, log, lanes
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", "lab", "work", self.url, "--token", self.token, *self.lanes]
+        with open(self.log, "ab") as sink:
+            self.process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                            stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill(self) -> None:
+        """kill -9 of the worker and the grading it runs (its process group)."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
@@ -153,6 +181,12 @@ def main() -> None:
     parser.add_argument("--batch-compare", action="store_true",
                         help="then grade the same submissions with lab batch on the same devices and compare the rates")
     parser.add_argument("--kill-after", type=int, default=0, help="kill -9 the server after this many acks")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="grade in this many `lab work` processes (lab serve --no-local), each with the lanes above")
+    parser.add_argument("--kill-worker-after", type=int, default=0,
+                        help="kill -9 the first worker (and its grading) after this many acks, then start it again")
+    parser.add_argument("--lease", type=float, default=20.0,
+                        help="lab serve --lease: seconds before a dead worker's submission is queued again")
     parser.add_argument("--drain-limit", type=float, default=3600.0, help="seconds to wait for the queue")
     parser.add_argument("--json", type=Path, help="write the figures to this file too")
     args = parser.parse_args()
@@ -169,10 +203,16 @@ def main() -> None:
     store = Store(database)
     tokens = [store.issue_token(f"student{n:04d}") for n in range(args.students)]
     teacher = store.issue_token("benchmark-instructor", role=Role.INSTRUCTOR)
+    worker_tokens = [store.issue_token(f"benchmark-worker{n}", role=Role.WORKER) for n in range(args.workers)]
     store.close()
     lanes = (["--gpus", args.gpus] if args.gpus else []) + (["--cpu-lanes", str(args.cpu_lanes)] if args.cpu_lanes else [])
-    server = Server(database, folder / "server.log", args.device, lanes)
+    server = Server(database, folder / "server.log", args.device,
+                    lanes + (["--no-local", "--lease", str(args.lease)] if args.workers else []))
     server.start()
+    workers = [Worker(server.url, token, folder / f"worker{n}.log", lanes) for n, token in enumerate(worker_tokens)]
+    for worker in workers:
+        worker.start()
+    worker_killed = threading.Event()
     print(f"lab serve at {server.url}, database {database}", file=sys.stderr)
 
     jobs = [(n, k) for k in range(args.each) for n in range(args.students)]
@@ -213,6 +253,12 @@ def main() -> None:
                     server.kill()
                     print(f"kill -9 after {len(acknowledged)} acknowledgements", file=sys.stderr)
                     server.start()
+                if args.kill_worker_after and len(acknowledged) == args.kill_worker_after and workers \
+                        and not worker_killed.is_set():
+                    worker_killed.set()
+                    workers[0].kill()
+                    print(f"kill -9 of a worker after {len(acknowledged)} acknowledgements", file=sys.stderr)
+                    workers[0].start()
             else:
                 refused.append(f"{answer.status_code} {answer.text[:200]}")
 
@@ -231,6 +277,8 @@ def main() -> None:
         print(f"  {left} still queued or grading", file=sys.stderr)
         time.sleep(5)
     drained_s = time.monotonic() - begun
+    for worker in workers:
+        worker.kill()
     server.stop()
 
     store = Store(database)
@@ -248,7 +296,7 @@ def main() -> None:
         "graded_more_than_once": sorted(i for i in acknowledged if i in stored and stored[i].attempts > 1),
         "sent_s": sent_s, "drained_s": drained_s,
         "gradings_per_minute": (60 * len(graded) / (last - first).total_seconds()) if graded else None,
-        "killed": killed.is_set(), "lanes": " ".join(lanes) or f"--device x{len(args.device)}" if args.device else "planned",
+        "killed": killed.is_set(), "worker_killed": worker_killed.is_set(), "workers": args.workers, "lanes": " ".join(lanes) or f"--device x{len(args.device)}" if args.device else "planned",
     }
     if args.batch_compare:
         figures.update(batch_rate(args, source, len(jobs), folder))
@@ -260,7 +308,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     ok = not figures["lost"] and not figures["not_graded"] and not refused and (
-        args.kill_after or not figures["graded_more_than_once"])
+        args.kill_after or args.kill_worker_after or not figures["graded_more_than_once"])
     sys.exit(0 if ok else 1)
 
 
