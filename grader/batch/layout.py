@@ -179,7 +179,7 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
             skipped.append(NotGraded(where, NOT_A_FILE, f"{where}: not a regular file"))
         elif registry.by_suffix(suffix) is None:
             skipped.append(NotGraded(where, NOT_A_KERNEL_FILE,
-                                     f"{where}: only <stage>{registry.suffix_list()} files are graded"))
+                                     f"{where}: only {registry.stage_file_list()} files are graded"))
         elif stem not in stage_ids:
             close = close_names(stem, stage_ids)
             hint = f" (did you mean {close[0]}{suffix}?)" if close else ""

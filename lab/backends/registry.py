@@ -180,7 +180,12 @@ def suffixes() -> tuple[str, ...]:
     return tuple(kind.suffix for kind in backends())
 
 
+def stage_file_list() -> str:
+    """'<stage>.cu and <stage>.cl': the files a student's folder may hand in, for messages."""
+    return " and ".join(f"<stage>{kind.suffix}" for kind in backends())
+
+
 def suffix_list() -> str:
-    """'.cu or .cl': for messages."""
+    """'.cu (CUDA C++) or .cl (OpenCL C)': for messages."""
     found = [f"{kind.suffix} ({kind.language})" for kind in backends()]
     return ", ".join(found[:-1]) + " or " + found[-1] if len(found) > 1 else found[0]

@@ -22,7 +22,7 @@ def kernel_stage(name: str, stage_ids: Collection[str], where: str,
     stem, suffix = os.path.splitext(name)
     kind = registry.by_suffix(suffix)
     if kind is None:
-        return NotGraded(where, NOT_A_KERNEL_FILE, f"{where}: only <stage>{registry.suffix_list()} files are graded")
+        return NotGraded(where, NOT_A_KERNEL_FILE, f"{where}: only {registry.stage_file_list()} files are graded")
     if stem not in stage_ids and renamed:
         base = _RENAMED.sub("", stem)
         if base in stage_ids:
