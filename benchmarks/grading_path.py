@@ -153,7 +153,7 @@ _COURSE = ("spec", "catalog", "counter_spec", "expressions", "stage_readme", "re
            "handouts", "dialect", "sinks", "mismatch_picture", "occupancy")
 _CHECKS = ("source_checks", "normalised_source", "macros", "divergent_barriers", "missing_barriers")
 _DOORS = {"lab": "lab", "lab.cli": "lab/cli", "lab.autograder": "lab/autograder", "lab.server": "lab/server",
-          "grader.batch": "lab/batch", "grader.batch.exports": "lab/batch/exports"}
+          "lab.batch": "lab/batch", "lab.batch.exports": "lab/batch/exports"}
 _ENGINE = {"grader": "grader", "grader.steps": "grader/steps", "grader.counters": "grader/counters"}
 LAYOUTS: dict[str, dict[str, str]] = {
     "grader holds the rest": {

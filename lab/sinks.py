@@ -225,7 +225,7 @@ def for_regex_replacement(text: str) -> Callable[[re.Match[str]], str]:
 _PATH_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_FORMAT}/%{re.escape(os.sep + (os.altsep or ''))}]")
 NAME_MAX = 255  # bytes in one path component (Linux's NAME_MAX; macOS and Windows allow 255 characters)
 _PATH_HASH = 12  # hex digits of the name's sha256 after "~"
-# The batch's own files at the top of RESULTS all end in one of these (grader.batch.outputs,
+# The batch's own files at the top of RESULTS all end in one of these (lab.batch.outputs,
 # lms_outputs): a student's folder never does, so no class file can ever take a student's name.
 RESULTS_FILE_SUFFIXES = (".csv", ".html", ".json")
 

@@ -41,7 +41,7 @@ LAYERS: tuple[Layer, ...] = (
           "the course server", (
               "lab",  # the package's own face: lab.grade, for notebooks (lab/__init__.py)
               "lab.__main__", "lab.launch", "lab.interrupt", "lab.cli", "lab.api", "lab.autograder",
-              "lab.server", "lab.release", "grader.batch")),
+              "lab.server", "lab.release", "lab.batch")),
     Layer("waist", "the one grading entry every front door calls", ("grader.grading",)),
     Layer("engine", "the worker and its steps, results, scoring, the report and its rendering, the sandbox, "
           "the device queue, the hardware counters", ("grader",)),

@@ -141,11 +141,11 @@ def scan_upload(folder: Path, stages: Sequence[str]) -> Upload:
 def take_in(upload: Upload, folder: Path, work: Path) -> Upload:
     """`upload` (scan_upload of `folder`) with each stage's file opened once, through no link,
     read within the grader's size limit and copied into WORK (a folder of the grader's own)
-    before any student code runs: what is graded is what was read then (grader.batch.intake),
+    before any student code runs: what is graded is what was read then (lab.batch.intake),
     whatever the upload's folder holds later. A file that is no longer a plain file moves to
     `missing`, with its reason."""
-    from grader.batch.beneath import NotBeneath
-    from grader.batch.intake import read_beneath, write_copy
+    from lab.batch.beneath import NotBeneath
+    from lab.batch.intake import read_beneath, write_copy
 
     found: dict[str, StageFile] = {}
     missing = dict(upload.missing)

@@ -13,9 +13,9 @@ from types import FrameType
 
 from rich.table import Table
 
-from grader.batch.html import duration_text
-from grader.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
-from grader.batch.summary import ClassSummary
+from lab.batch.html import duration_text
+from lab.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
+from lab.batch.summary import ClassSummary
 from lab.backends import registry
 from lab.cli.app import console, fail
 from lab.sinks import for_terminal

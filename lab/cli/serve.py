@@ -107,7 +107,7 @@ def serve(
         fail(f"--lease {lease:g}: give a positive number of seconds")
     roster_ids: dict[str, str] = {}
     if roster is not None:
-        from grader.batch.roster import RosterError, load_roster
+        from lab.batch.roster import RosterError, load_roster
         from lab.server.roster_logins import roster_aliases
 
         try:
@@ -176,7 +176,7 @@ def tokens(
 
             issued.append((grader, "", store.issue_token(grader.strip(), role=Role.GRADER)))
         if roster is not None:
-            from grader.batch.roster import RosterError, load_roster
+            from lab.batch.roster import RosterError, load_roster
             from lab.server.roster_logins import roster_login
 
             try:

@@ -59,7 +59,7 @@ def test_the_reason_texts_say_what_is_true():
     assert "NVIDIA GPU" in text and "NVIDIA's own OpenCL" in text and "through CUDA" in text
     assert "counters are read for CUDA kernels only" not in text
     assert "PTX" in THROUGH_CUDA_LINE and "through CUDA" in THROUGH_CUDA_LINE and "\n" not in THROUGH_CUDA_LINE
-    from grader.batch.concept import reason_text
+    from lab.batch.concept import reason_text
 
     assert "NVIDIA GPU" in reason_text(Unavailable.OPENCL)
 

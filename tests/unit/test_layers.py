@@ -55,8 +55,8 @@ def test_every_module_has_one_layer():
 
 @pytest.mark.parametrize(("module", "layer"), [
     ("lab", "front doors"), ("lab.cli.grade", "front doors"), ("lab.api", "front doors"),
-    ("lab.autograder.run", "front doors"), ("grader.batch.runner", "front doors"),
-    ("grader.batch.exports.canvas", "front doors"), ("lab.server.grading_lane", "front doors"),
+    ("lab.autograder.run", "front doors"), ("lab.batch.runner", "front doors"),
+    ("lab.batch.exports.canvas", "front doors"), ("lab.server.grading_lane", "front doors"),
     ("grader.grading", "waist"), ("grader.pipeline", "engine"), ("grader.worker", "engine"), ("grader.steps.compile", "engine"),
     ("grader.counters.runner", "engine"), ("lab.spec", "course and backends"),
     ("lab.problems.mlp", "course and backends"), ("lab.backends.opencl", "course and backends"),

@@ -16,10 +16,10 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from grader.batch.gradebook import render_gradebook
-from grader.batch.html import environment
-from grader.batch.layout import NotGraded
-from grader.batch.not_graded import render_not_graded_csv, render_not_graded_json
+from lab.batch.gradebook import render_gradebook
+from lab.batch.html import environment
+from lab.batch.layout import NotGraded
+from lab.batch.not_graded import render_not_graded_csv, render_not_graded_json
 from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
 from grader.gradescope import gradescope_results
 from grader.report import Check, Report
@@ -234,7 +234,7 @@ def test_class_files_hide_nothing_and_run_no_formula():
 def test_every_html_template_escapes_and_marks_nothing_safe_but_the_chart():
     for template in sorted(TEMPLATES.glob("*.html.j2")):
         marked = re.findall(r"\{\{[^}]*\|\s*safe\b[^}]*\}\}", template.read_text(encoding="utf-8"))
-        # the charts are SVG built by grader.batch.charts / concept_chart and grader.mismatch_view,
+        # the charts are SVG built by lab.batch.charts / concept_chart and grader.mismatch_view,
         # which escape every text they draw (test_the_chart_escapes_its_title below;
         # tests/batch/test_summary_counters.py: hostile names through the concept chart)
         assert marked in ([], ["{{ chart | safe }}"], ["{{ mismatch.svg() | safe }}"],
@@ -246,7 +246,7 @@ def test_every_html_template_escapes_and_marks_nothing_safe_but_the_chart():
 
 
 def test_the_chart_escapes_its_title():
-    from grader.batch.charts import speedup_histogram
+    from lab.batch.charts import speedup_histogram
 
     svg = speedup_histogram([1.0, 2.0], title="\x1b[2J<script>alert(1)</script>")
     assert "<script" not in svg and "\x1b" not in svg and "&lt;script&gt;" in svg
