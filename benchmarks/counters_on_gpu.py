@@ -213,7 +213,7 @@ def main() -> int:
         say(f"counters_on_gpu: nothing measured: {reason_line(Unavailable.NO_NCU)}")
         return 0
     try:
-        from lab.backends.discovery import discover
+        from grader.backends.discovery import discover
 
         gpus = discover(("cuda",)).targets
     except Exception as error:  # noqa: BLE001 - said in one line

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.device_floor import IMPOSSIBLE_FRACTION  # noqa: E402
 from grader.grading import grade_file  # noqa: E402
-from lab.backends.discovery import discover  # noqa: E402
+from grader.backends.discovery import discover  # noqa: E402
 from lab.catalog import default_catalog  # noqa: E402
 
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}

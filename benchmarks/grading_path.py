@@ -11,7 +11,7 @@ import graph goes, not where the submission goes). A function called again is no
 again, so a loop over test cases counts once: the path is the order in which the grading
 reaches its code.
 
-A module's room is the folder its file is in (lab, lab/cli, lab/backends, grader, grader/steps,
+A module's room is the folder its file is in (lab, lab/cli, grader/backends, grader, grader/steps,
 ...); its layer is the one tests/layers.py gives it (front doors, waist, engine, course and
 backends). The path is counted twice: by module (each module once, where the grading first
 reaches it) and by function (each function once). From each process's sequence of rooms (one
@@ -159,11 +159,11 @@ LAYOUTS: dict[str, dict[str, str]] = {
     "grader holds the rest": {
         **_DOORS, **_ENGINE, **{f"lab.{name}": "grader/course" for name in _COURSE},
         "lab.problems": "grader/course/problems", **{f"lab.{name}": "grader/course/checks" for name in _CHECKS},
-        "lab.backends": "grader/backends"},
+        "grader.backends": "grader/backends"},
     "four packages": {
         **_DOORS, **_ENGINE, **{f"lab.{name}": "course" for name in _COURSE},
         "lab.problems": "course/problems", **{f"lab.{name}": "course/checks" for name in _CHECKS},
-        "lab.backends": "backends"},
+        "grader.backends": "backends"},
 }
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(CHECKOUT))
 
-from lab.backends.discovery import discover  # noqa: E402
+from grader.backends.discovery import discover  # noqa: E402
 from lab.catalog import Catalog  # noqa: E402
 from lab.release import make_release  # noqa: E402
 from lab.release_config import DEFAULT_PTX, ReleaseConfig  # noqa: E402

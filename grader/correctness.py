@@ -11,7 +11,7 @@ import numpy as np
 from grader import memory
 from grader.launching import plan_for, run_plan
 from grader.results import CaseResult, FailureKind
-from lab.backends.base import Backend, Buffer, CompiledKernel
+from grader.backends.base import Backend, Buffer, CompiledKernel
 from lab.problems.base import Setup, Verdict
 from lab.spec import Spec
 

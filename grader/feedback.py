@@ -105,7 +105,7 @@ def points_text(check: Check) -> str:
 
 def in_submission_language(text: str, backend: str) -> str:
     """A hint written in CUDA's words, in those of the submission's language (lab.dialect)."""
-    from lab.backends import registry
+    from grader.backends import registry
     from lab.dialect import in_dialect
 
     try:

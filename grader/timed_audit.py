@@ -24,7 +24,7 @@ import numpy as np
 from grader.correctness import CaseBuffers
 from grader.reference_agreement import agrees, elementwise_tolerance, oracle_verdict
 from grader.results import CaseResult, FailureKind
-from lab.backends.base import Backend
+from grader.backends.base import Backend
 
 
 class TimedLaunchWrong(Exception):

@@ -27,7 +27,7 @@ from grader.correctness import CaseBuffers, make_setup
 from grader.launching import plan_for, run_plan
 from grader.results import RoleStats
 from grader.timed_audit import LaunchAudit
-from lab.backends.base import Backend, CompiledKernel
+from grader.backends.base import Backend, CompiledKernel
 from lab.spec import Spec
 
 

@@ -87,7 +87,7 @@ def preload(backend: str) -> None:
     while the request is on its way (no device context: that is made for this one submission,
     after the request)."""
     try:
-        from lab.backends import registry
+        from grader.backends import registry
 
         kind = registry.find(backend)
         if kind is None:
@@ -104,7 +104,7 @@ def preload(backend: str) -> None:
 def send_cache_entries(channel: Channel) -> None:
     """Sandboxed (the kernel cache is read-only here): hand new trusted-cache entries to the
     parent, which keeps those that come before StudentCode."""
-    from lab.backends import kernel_cache
+    from grader.backends import kernel_cache
 
     def send(key: str, blob: bytes, meta: dict) -> None:
         channel.send(CacheEntry(key, base64.b64encode(blob).decode("ascii"), meta))

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.spec import Spec, SpecError, load_spec
 
 if TYPE_CHECKING:

@@ -4,14 +4,14 @@ The course writes its hints ([feedback] in each assignment.toml) in CUDA's words
 for the other language: `__syncthreads() (OpenCL: barrier(CLK_LOCAL_MEM_FENCE))`, or whole
 sections: `CUDA: ... OpenCL: ...`. A student who wrote OpenCL reads get_local_id(0), barrier
 and __local, and only the section for their language; a CUDA student reads no OpenCL asides.
-Each backend's words are in its row of the backend table (lab.backends.registry).
+Each backend's words are in its row of the backend table (grader.backends.registry).
 """
 
 from __future__ import annotations
 
 import re
 
-from lab.backends.registry import KernelSyntax, backends
+from grader.backends.registry import KernelSyntax, backends
 
 _ASIDE = r"\s*\((?:{labels}):(?:[^()]|\([^()]*\))*\)"
 _SECTION = r"(?:^|(?<=[.;:]\s))({labels}):\s+"

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from lab.backends import registry
-from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
+from grader.backends import registry
+from grader.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from lab.catalog import Catalog
 from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
 from lab.release_config import ReleaseConfig

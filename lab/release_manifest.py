@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from lab.backends.base import DeviceInfo
+from grader.backends.base import DeviceInfo
 from lab.release_config import arch_number
 
 MANIFEST = Path("release") / "manifest.json"

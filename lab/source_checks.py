@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.spec import KernelSpec, Param, SpecError, parse_params
 
 MAX_BYTES = 256 * 1024

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.counter_spec import CountersSpec
 from lab.spec import Spec
 

@@ -1,7 +1,7 @@
 """Shared fixtures: the course catalog and the devices present, as parameters.
 
 The same test bodies run on PoCL in CI and on CUDA and NVIDIA OpenCL on a GPU machine:
-every usable device found by `lab.backends.discovery` becomes one parameter, with a stable
+every usable device found by `grader.backends.discovery` becomes one parameter, with a stable
 id like `opencl:0-cpu`. With none, the tests that need a device are skipped visibly.
 """
 
@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import pytest
 
-from lab.backends import registry
-from lab.backends.discovery import Target, discover
+from grader.backends import registry
+from grader.backends.discovery import Target, discover
 from lab.catalog import Catalog, default_catalog
 
 # The grading worker's sandbox (grader.sandbox) gives each worker a PoCL cache of its own, so

@@ -47,7 +47,7 @@ LAYERS: tuple[Layer, ...] = (
           "the device queue, the hardware counters", ("grader",)),
     Layer("course and backends", "what a stage is and how a kernel runs: spec, catalog, problems' oracles, "
           "backends, source checks, the sinks for student text", (
-              "lab.spec", "lab.catalog", "lab.counter_spec", "lab.expressions", "lab.problems", "lab.backends",
+              "lab.spec", "lab.catalog", "lab.counter_spec", "lab.expressions", "lab.problems", "grader.backends",
               "lab.source_checks", "lab.handouts", "lab.normalised_source", "lab.macros", "lab.divergent_barriers",
               "lab.missing_barriers", "lab.dialect", "lab.sinks", "lab.mismatch_picture", "lab.occupancy",
               "lab.stage_readme", "lab.release_config", "lab.release_manifest")),

@@ -37,7 +37,7 @@ from grader.counters.model import (
 from grader.counters.raw_csv import RawCsvError, parse_raw
 from grader.counters.selection import profiled, selects
 from grader.results import CompiledProgram
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog
 from lab.spec import Spec
 
@@ -49,7 +49,7 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
                    platform: str | None = None) -> ProfileResult | None:
     """Why counters cannot be read for this stage, backend and device, decided without running
     anything (None: worth a run). An OpenCL kernel is profiled through CUDA
-    (lab.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
+    (grader.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
     another platform is refused here where the grading's `platform` is known, and by the
     profiling entry where it is not (`lab profile` before it picks a device)."""
     if spec.counters is None:
@@ -60,7 +60,7 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
     if kind is None or kind.counters_route is None:
         return unavailable(Unavailable.OPENCL)
     if kind.counters_through_cuda:
-        from lab.backends.opencl_ptx import is_nvidia_platform
+        from grader.backends.opencl_ptx import is_nvidia_platform
 
         if device_kind not in (None, "gpu") or (platform is not None and not is_nvidia_platform(platform)):
             return unavailable(Unavailable.OPENCL, platform or "")
@@ -304,7 +304,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
     covers), apart for each backend's route to the GPU (route)."""
     import inspect
 
-    from lab.backends.nvcc import nvcc_path
+    from grader.backends.nvcc import nvcc_path
     from lab.problems import load_problem
 
     role_spec = catalog.get(role.stage)

@@ -19,7 +19,7 @@ from grader.results import CaseResult, FailureKind, TimingResult
 from grader.steps.context import Context, Step
 from grader.timed_audit import LaunchAudit, TimedLaunchWrong
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
-from lab.backends.base import LaunchError
+from grader.backends.base import LaunchError
 from lab.spec import Spec
 
 

@@ -16,7 +16,7 @@ from grader.results import (
 )
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_fault
-from lab.backends.base import CompileError, CompileUnit, ProgramImage
+from grader.backends.base import CompileError, CompileUnit, ProgramImage
 from lab.catalog import Catalog
 from lab.release_manifest import TrustedUnavailable
 from lab.spec import Spec

@@ -8,7 +8,7 @@ from grader.launching import LaunchRefused, dynamic_shared
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_folders, unwritable
-from lab.backends.base import LaunchError
+from grader.backends.base import LaunchError
 
 
 class Correctness(Step):

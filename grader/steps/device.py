@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
-from lab.backends.discovery import Discovery, NoDeviceError, choose
+from grader.backends.discovery import Discovery, NoDeviceError, choose
 
 
 def limit_memory(nbytes: int | None) -> None:

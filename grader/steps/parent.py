@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from grader.results import NOT_STARTED, FailureKind, GraderError, Grading
 from grader.steps.context import Request
-from lab.backends.registry import Target
+from grader.backends.registry import Target
 from lab.catalog import Catalog
 from lab.spec import Spec
 

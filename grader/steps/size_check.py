@@ -23,7 +23,7 @@ from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
 from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
 from grader.timing import TimedRole, release_roles
-from lab.backends.base import LaunchError
+from grader.backends.base import LaunchError
 from lab.problems.base import Verdict
 
 PREFIX = "correct at the test sizes but not at the benchmark size: "

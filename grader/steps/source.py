@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.results import FailureKind, SourceResult
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog
 from lab.divergent_barriers import find_divergent_barriers
 from lab.handouts import Handout, find_handout, is_own_reference

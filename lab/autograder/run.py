@@ -22,8 +22,8 @@ from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
-from lab.backends import registry
-from lab.backends.registry import Target
+from grader.backends import registry
+from grader.backends.registry import Target
 from lab.catalog import Catalog, UnknownStageError
 from lab.sinks import for_json
 from lab.source_checks import SubmissionError

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import close_names
 
 MAX_ENTRIES = 5000  # files and folders looked at: a repository submitted whole can be large

@@ -32,8 +32,8 @@ from lab.batch.store import LOCK, ResultStore
 from lab.batch.stored import BatchInfo, SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
-from lab.backends import registry
-from lab.backends.discovery import Target
+from grader.backends import registry
+from grader.backends.discovery import Target
 from lab.catalog import Catalog
 
 # A grading that ends in a crash while the task is being stopped was most likely killed by

@@ -13,8 +13,8 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from lab.backends import registry
-from lab.backends.discovery import Discovery, Target
+from grader.backends import registry
+from grader.backends.discovery import Discovery, Target
 
 
 class PoolError(ValueError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import GRADER_VERSION
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog
 from lab.source_checks import SubmissionTooBig, read_submission_bytes
 from lab.spec import Spec

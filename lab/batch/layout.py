@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import close_names
 
 # Generic reasons: shown, with their counts, in the class summary.

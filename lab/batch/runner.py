@@ -33,8 +33,8 @@ from grader.report import ERROR, Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
 from grader.worker_process import take_worker
-from lab.backends import registry
-from lab.backends.discovery import Target
+from grader.backends import registry
+from grader.backends.discovery import Target
 from lab.catalog import Catalog
 from lab.spec import Spec
 

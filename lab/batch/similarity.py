@@ -32,7 +32,7 @@ from enum import Enum
 from lab.batch.beneath import open_beneath, read_bounded
 from lab.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from lab.batch.layout import Submission
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog
 from lab.handouts import is_own_reference
 from lab.normalised_source import given_names

@@ -16,7 +16,7 @@ from rich.table import Table
 from lab.batch.html import duration_text
 from lab.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
 from lab.batch.summary import ClassSummary
-from lab.backends import registry
+from grader.backends import registry
 from lab.cli.app import console, fail
 from lab.sinks import for_terminal
 

@@ -33,7 +33,7 @@ from lab.batch.summary import BatchStats, add_up_phases, unsandboxed_line
 from grader.queue_status import QueueEvent, WaitingForDevice
 from grader.queue_status import describe as describe_queue
 from grader.results import FailureKind
-from lab.backends.discovery import Discovery, discover
+from grader.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,

@@ -34,7 +34,7 @@ from lab.batch.outputs import write_class_outputs
 from lab.batch.runner import BatchEvent, Finished, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
 from lab.batch.summary import BatchStats, ClassSummary, add_up_phases
-from lab.backends.discovery import discover
+from grader.backends.discovery import discover
 from lab.catalog import Catalog
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
 from lab.cli.batch_common import EXIT_INTERRUPTED, print_summary, terminate_as_interrupt

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog, UnknownStageError, default_catalog
 from lab.cli.app import app, console, fail
 from lab.sinks import for_terminal
@@ -105,7 +105,7 @@ def _skeleton_backend(asked: str) -> tuple[str, str | None]:
     """The backend whose skeleton `lab init` writes, and a note where this machine cannot grade
     it. auto: the backend of the device `lab grade` would choose here; with none,
     registry.WITHOUT_A_DEVICE's."""
-    from lab.backends.discovery import NoDeviceError, choose, discover
+    from grader.backends.discovery import NoDeviceError, choose, discover
 
     found = discover()
     if asked == "auto":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from lab.backends.discovery import discover
+from grader.backends.discovery import discover
 from lab.cli.app import app, console
 from lab.sinks import for_terminal
 

@@ -13,8 +13,8 @@ from grader.report import Report
 from grader.results import FailureKind
 from grader.terminal import render
 from grader.worker_process import take_worker
-from lab.backends import registry
-from lab.backends.discovery import Target
+from grader.backends import registry
+from grader.backends.discovery import Target
 from lab.cli.app import (
     app,
     console,
@@ -44,7 +44,7 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
 def no_device(error: str, target: Target, stage: str) -> None:
     """The reason, and where this machine can grade the other language, that (never a backend
     it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
-    from lab.backends.discovery import other_language_here
+    from grader.backends.discovery import other_language_here
 
     step = None if target.name else other_language_here(target.backend, stage)  # --device: `lab devices` is said
     fail(f"{error}; {step}" if step else str(error))

@@ -47,7 +47,7 @@ def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
 
     discovery = None
     if not device:
-        from lab.backends.discovery import discover
+        from grader.backends.discovery import discover
 
         discovery = discover()
     try:

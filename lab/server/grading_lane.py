@@ -77,7 +77,7 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
     grading that could not start (no device, no sandbox where one is required)."""
     from grader.grading import GradeRequest, grade, not_started
     from grader.worker_process import take_worker
-    from lab.backends import registry
+    from grader.backends import registry
 
     spec = catalog.get(stage)
     kind = registry.by_name(backend)

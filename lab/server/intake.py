@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import Catalog, UnknownStageError
 from lab.source_checks import MAX_BYTES, SubmissionError, decode_source
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lab.batch.devices import PoolError, build_pool
-from lab.backends import registry
-from lab.backends.discovery import Discovery
+from grader.backends import registry
+from grader.backends.discovery import Discovery
 
 __all__ = ["LanePlan", "PoolError", "plan_lanes"]
 

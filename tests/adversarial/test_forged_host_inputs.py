@@ -15,7 +15,7 @@ from grader.correctness import host_copy_written, inputs_again, make_setup
 from grader.grading import Limits, grade_file
 from grader.report import PASSED
 from grader.results import FailureKind
-from lab.backends.discovery import Target
+from grader.backends.discovery import Target
 from lab.problems import load_problem
 from tests.conftest import catalog, target_id, targets
 

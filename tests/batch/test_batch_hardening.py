@@ -28,7 +28,7 @@ from lab.batch.plan import make_plan, submission_digest
 from lab.batch.runner import Runner
 from lab.batch.similarity import Skip, compare_class, read_source
 from lab.batch.store import ResultStore
-from lab.backends.discovery import Discovery
+from grader.backends.discovery import Discovery
 from lab.source_checks import MAX_BYTES, read_submission_bytes
 from tests.batch.test_batch_units import CPU, STAGE, _submission, report
 from tests.conftest import catalog

@@ -38,7 +38,7 @@ from lab.batch.summary import BatchStats, Redactor, summarize
 from grader.gradescope import gradescope_results
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
 from grader.results import FailureKind
-from lab.backends.discovery import Discovery, Target
+from grader.backends.discovery import Discovery, Target
 from lab.catalog import Catalog
 from tests.conftest import catalog
 

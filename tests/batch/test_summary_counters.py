@@ -18,7 +18,7 @@ from lab.batch.summary import BatchStats, summarize
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
 from grader.report import FAILED, PASSED, Check, Performance, Report
-from lab.backends.discovery import Target
+from grader.backends.discovery import Target
 from lab.counter_spec import Better
 from tests.conftest import catalog
 from tests.hostile import parse_html, raw_characters

@@ -211,8 +211,8 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     from grader import worker_process
     from grader.counters.model import Unavailable
     from grader.grading import GradeOptions, GradeRequest, grade
-    from lab.backends.discovery import choose, discover
-    from lab.backends.registry import Target, by_name
+    from grader.backends.discovery import choose, discover
+    from grader.backends.registry import Target, by_name
     from tests.counters.test_reasons import EXAMPLE
 
     found = discover(("opencl",))

@@ -1,4 +1,4 @@
-"""Counters for OpenCL kernels on NVIDIA GPUs, through CUDA (lab.backends.opencl_ptx), without a
+"""Counters for OpenCL kernels on NVIDIA GPUs, through CUDA (grader.backends.opencl_ptx), without a
 GPU: which devices are worth a run, the trusted roles (.cl files) and their cache names apart
 from CUDA's, the manifest's refusal and dropped roles read back, the profiling entry's oracle
 check of each profiled launch (on PoCL, with the backend marked as running through CUDA), and
@@ -161,8 +161,8 @@ def pocl_through_cuda(monkeypatch):
     kernels through CUDA (only the mark matters to the entry's check)."""
     pytest.importorskip("pyopencl")
     from grader.counters import entry
-    from lab.backends.discovery import discover
-    from lab.backends.opencl import OpenCLBackend
+    from grader.backends.discovery import discover
+    from grader.backends.opencl import OpenCLBackend
 
     if not discover(("opencl",)).targets:
         pytest.skip("no OpenCL device")

@@ -15,7 +15,7 @@ from grader.correctness import make_setup
 from grader.device_ops import DeviceOps
 from grader.reference_agreement import agrees, oracle_verdict
 from grader.timing import prepare_roles, release_roles
-from lab.backends import open_backend
+from grader.backends import open_backend
 from lab.problems import load_problem
 from tests.conftest import SUFFIX, catalog, target_params
 

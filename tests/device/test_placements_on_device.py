@@ -9,7 +9,7 @@ import pytest
 
 from grader.device_ops import DeviceOps
 from grader.timing import TimingPolicy, prepare_roles, release_roles, time_roles
-from lab.backends import open_backend
+from grader.backends import open_backend
 from tests.conftest import SUFFIX, catalog, target_params
 
 STAGE = "transpose_coalesced"

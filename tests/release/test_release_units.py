@@ -10,7 +10,7 @@ import pytest
 from grader.report import PENDING
 from grader.results import DeviceOpened, Grading, SpeedPending
 from grader.scoring import build_report
-from lab.backends.base import DeviceInfo
+from grader.backends.base import DeviceInfo
 from lab.normalised_source import normalised_digest, normalised_tokens
 from lab.release_config import ReleaseConfigError, load_release_config
 from lab.release_manifest import ReleaseManifest, TrustedBinary, TrustedUnavailable

@@ -10,8 +10,8 @@ import pytest
 from grader.results import SpeedPending
 from grader.steps.compile import Compile
 from grader.steps.context import Context, Request
-from lab.backends.base import CompileError, DeviceInfo
-from lab.backends.fake import FakeBackend
+from grader.backends.base import CompileError, DeviceInfo
+from grader.backends.fake import FakeBackend
 from lab.catalog import Catalog
 from lab.release import Release
 from tests.conftest import catalog
@@ -87,7 +87,7 @@ def test_a_driver_that_cannot_load_the_ptx_has_the_speed_pending(copy: Catalog) 
 
 
 def test_a_held_back_baseline_is_loaded_from_ptx_too(tmp_path) -> None:
-    from lab.backends.nvcc import nvcc_path
+    from grader.backends.nvcc import nvcc_path
     from lab.release import make_release
     from lab.release_config import ReleaseConfig
 

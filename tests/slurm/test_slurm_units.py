@@ -28,7 +28,7 @@ from lab.batch.stored import SlurmInfo
 from grader.report import Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
-from lab.backends.discovery import Target
+from grader.backends.discovery import Target
 from lab.cli import app
 from tests.conftest import catalog
 

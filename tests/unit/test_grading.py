@@ -13,7 +13,7 @@ from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_starte
 from grader.report import Report
 from grader.results import FailureKind, Grading
 from grader.steps.parent import Parent, ParentStep, parent_steps, run_parent_steps
-from lab.backends.registry import Target, by_name
+from grader.backends.registry import Target, by_name
 from lab.source_checks import SubmissionError
 from tests.conftest import catalog, targets
 

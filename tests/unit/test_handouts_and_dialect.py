@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.backends.registry import by_name
+from grader.backends.registry import by_name
 from lab.dialect import in_dialect
 from lab.handouts import find_handout, tokens
 from tests.conftest import catalog

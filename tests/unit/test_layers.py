@@ -59,7 +59,7 @@ def test_every_module_has_one_layer():
     ("lab.batch.exports.canvas", "front doors"), ("lab.server.grading_lane", "front doors"),
     ("grader.grading", "waist"), ("grader.pipeline", "engine"), ("grader.worker", "engine"), ("grader.steps.compile", "engine"),
     ("grader.counters.runner", "engine"), ("lab.spec", "course and backends"),
-    ("lab.problems.mlp", "course and backends"), ("lab.backends.opencl", "course and backends"),
+    ("lab.problems.mlp", "course and backends"), ("grader.backends.opencl", "course and backends"),
 ])
 def test_layer_of_a_module(module, layer):
     assert LAYERS[layer_index(module)].name == layer

@@ -27,7 +27,7 @@ from grader.timing import (
     time_roles,
     within_spread,
 )
-from lab.backends.fake import FakeBackend
+from grader.backends.fake import FakeBackend
 from lab.catalog import default_catalog
 from lab.problems import load_problem
 

@@ -21,8 +21,8 @@ from grader.grading import GradeOptions, GradeRequest, grade
 from grader.outputs import REPORT_FORMATS
 from grader.report import Status
 from grader.terminal import render
-from lab.backends import registry
-from lab.backends.discovery import discover
+from grader.backends import registry
+from grader.backends.discovery import discover
 from lab.catalog import Catalog, default_catalog
 from lab.cli import app
 from tests.unit import fakelang

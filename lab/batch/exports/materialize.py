@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lab.batch.exports.archive import UNREADABLE_ENTRY, Entry, EntryError, Export
 from lab.batch.layout import NotGraded, Submission
-from lab.backends import registry
+from grader.backends import registry
 from lab.sinks import for_path_component
 from lab.source_checks import MAX_BYTES
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Collection
 
 from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded
-from lab.backends import registry
+from grader.backends import registry
 from lab.catalog import close_names
 
 # Canvas renames a file uploaded again under a name its owner already used: name-1.cl, name-2.cl

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.backends.base import (
+from grader.backends.base import (
     Backend,
     Buffer,
     CompiledKernel,

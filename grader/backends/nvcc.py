@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from lab.backends.base import CompileError, KernelResources
+from grader.backends.base import CompileError, KernelResources
 
 DEFAULT_ARCH = "sm_90"
 COMPILE_SECONDS = 120

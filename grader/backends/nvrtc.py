@@ -4,14 +4,14 @@ side every time, where NVRTC compiles device code only, with its built-in declar
 grading's compile phase is shorter (docs/performance.md).
 
 nvcc stays the judge. `compile_cubin` tries NVRTC and hands the file to nvcc
-(lab.backends.nvcc) wherever NVRTC says anything but a cubin: no library, one that cannot be
+(grader.backends.nvcc) wherever NVRTC says anything but a cubin: no library, one that cannot be
 cancelled at the time limit (older than CUDA 12.8), a file it rejects (NVRTC has no host
 headers, so a kernel that leans on something cuda_runtime.h declares compiles with nvcc alone),
 or code that spills registers (NVRTC's PTX can differ from nvcc's: see `spills`).
 A file nvcc accepts is never refused for NVRTC's sake, and a compile error shown is nvcc's.
 LAB_NVRTC=off uses nvcc for everything.
 
-Standard library only (ctypes), like lab.backends.nvcc: nothing here needs a GPU.
+Standard library only (ctypes), like grader.backends.nvcc: nothing here needs a GPU.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import time
 from functools import cache
 from pathlib import Path
 
-from lab.backends.base import CompileError
-from lab.backends.nvcc import (
+from grader.backends.base import CompileError
+from grader.backends.nvcc import (
     COMPILE_SECONDS,
     DEFAULT_ARCH,
     Cubin,
@@ -34,7 +34,7 @@ from lab.backends.nvcc import (
     nvcc_path,
     parse_ptxas_report,
 )
-from lab.backends.nvcc import compile_cubin as nvcc_compile_cubin
+from grader.backends.nvcc import compile_cubin as nvcc_compile_cubin
 
 ENV = "LAB_NVRTC"
 _FLOW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)

@@ -5,7 +5,7 @@ file suffix, how its kernel language declares an entry point and names threads, 
 their memory (for checks and for messages in the student's own terms), how to find its devices,
 open one and preload its library in a worker, what the sandbox must bind for it, and how
 (whether) hardware counters reach its kernels. What an open device does (memory, launches, its
-stable identity, its free memory) is the backend's own class (lab.backends.base.Backend).
+stable identity, its free memory) is the backend's own class (grader.backends.base.Backend).
 
 Adding a backend is one file declaring `KIND` and one line: in BACKEND_MODULES, or its module's
 name in the LAB_BACKENDS environment variable (comma-separated; read by every process, the
@@ -24,11 +24,11 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lab.backends.base import Backend
+    from grader.backends.base import Backend
 
 BACKEND_MODULES = (
-    "lab.backends.cuda",
-    "lab.backends.opencl",
+    "grader.backends.cuda",
+    "grader.backends.opencl",
 )
 # The backend to start with on a machine with no device yet: PoCL runs OpenCL on any CPU once
 # installed (`lab init`'s skeleton where none is found).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lab.backends import registry
-from lab.backends.registry import Target
+from grader.backends import registry
+from grader.backends.registry import Target
 
 __all__ = ["Discovery", "NoDeviceError", "Target", "choose", "discover"]
 

@@ -1,7 +1,7 @@
 """OpenCL kernels run through the CUDA driver, for Nsight Compute only (grader.counters): ncu
 profiles no kernel of an OpenCL program, but NVIDIA's OpenCL hands out its program's binary as
 PTX, and the CUDA driver loads PTX. This backend builds each unit with NVIDIA's OpenCL (the
-defines lab.backends.opencl passes), checks the PTX, reads the values OpenCL's runtime fills
+defines grader.backends.opencl passes), checks the PTX, reads the values OpenCL's runtime fills
 (%envreg0-%envreg8: offsets as 0, the group counts as %nctaid), loads it with the CUDA driver
 and leaves everything else (buffers, launches, events, the kernels' resources) to CudaBackend.
 
@@ -20,7 +20,7 @@ with them unread writes out of bounds). benchmarks/opencl_ptx_under_cuda.py and
 benchmarks/counters_both_backends.py check, on a GPU, that each reference's .cl file reads the
 counters its .cu twin reads; their results are in docs/performance.md.
 
-Not in the backend table (lab.backends.registry): only the profiling entry opens it. pycuda and
+Not in the backend table (grader.backends.registry): only the profiling entry opens it. pycuda and
 pyopencl are imported when it is opened, never when this module is imported.
 """
 
@@ -31,16 +31,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lab.backends import kernel_cache
-from lab.backends.base import (
+from grader.backends import kernel_cache
+from grader.backends.base import (
     CompileError,
     CompileUnit,
     LaunchError,
     ProgramImage,
     compile_in_order,
 )
-from lab.backends.cuda import CudaBackend, CudaKernel
-from lab.backends.nvcc import Cubin
+from grader.backends.cuda import CudaBackend, CudaKernel
+from grader.backends.nvcc import Cubin
 
 RESOURCES_SOURCE = "the CUDA driver, for the PTX of NVIDIA's OpenCL"
 
@@ -233,7 +233,7 @@ def parse_pci(device_id: str) -> tuple[int, int, int] | None:
 
 
 class OpenCLThroughCuda(CudaBackend):
-    """OpenCL device `opencl_index` (lab.backends.opencl's numbering), its kernels built by
+    """OpenCL device `opencl_index` (grader.backends.opencl's numbering), its kernels built by
     NVIDIA's OpenCL and run by the CUDA driver on the same GPU."""
 
     name = "opencl-through-cuda"
@@ -254,7 +254,7 @@ class OpenCLThroughCuda(CudaBackend):
             return
         import pyopencl as cl
 
-        from lab.backends.opencl import all_devices, device_kind
+        from grader.backends.opencl import all_devices, device_kind
 
         pairs = all_devices()
         if opencl_index >= len(pairs):
@@ -279,7 +279,7 @@ class OpenCLThroughCuda(CudaBackend):
     def _ptx(self, unit: CompileUnit) -> tuple[str, str]:
         """The PTX NVIDIA's OpenCL builds of `unit` (a trusted unit's from the kernel cache where
         it can), and the build log."""
-        from lab.backends.opencl import _LOG_PATHS
+        from grader.backends.opencl import _LOG_PATHS
         from lab.sinks import for_regex_replacement
 
         cl, device = self._cl, self.cl_device
@@ -317,7 +317,7 @@ class OpenCLThroughCuda(CudaBackend):
         return None  # its programs are OpenCL's PTX, rewritten: the grading's own PTX is the image
 
     def load_program(self, image: ProgramImage, entries: list[str]) -> dict[str, CudaKernel]:
-        """A grading's PTX (lab.backends.opencl's program_image), checked and rewritten as a
+        """A grading's PTX (grader.backends.opencl's program_image), checked and rewritten as a
         compiled unit's is."""
         if image.format != "ptx":
             raise CompileError(f"OpenCL through CUDA loads NVIDIA's OpenCL PTX, not {image.format}")

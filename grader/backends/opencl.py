@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lab.backends import kernel_cache
-from lab.backends.base import (
+from grader.backends import kernel_cache
+from grader.backends.base import (
     Backend,
     Buffer,
     CompiledKernel,
@@ -24,8 +24,8 @@ from lab.backends.base import (
     compile_in_order,
     pci_id,
 )
-from lab.backends.nvcc import parse_ptxas_report
-from lab.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.nvcc import parse_ptxas_report
+from grader.backends.registry import BackendKind, KernelSyntax, Target
 from lab.sinks import for_regex_replacement
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
@@ -203,7 +203,7 @@ class OpenCLBackend(Backend[OpenCLBuffer, OpenCLKernel]):
 
     def program_image(self, kernels: dict[str, OpenCLKernel]) -> ProgramImage | None:
         """NVIDIA's OpenCL only: its program's binary is PTX, which the CUDA driver loads
-        (lab.backends.opencl_ptx); another platform's binary is of no use outside OpenCL."""
+        (grader.backends.opencl_ptx); another platform's binary is of no use outside OpenCL."""
         kernel = next((k for k in kernels.values() if isinstance(k, OpenCLKernel) and k.program is not None), None)
         if not self.is_nvidia or kernel is None:
             return None
@@ -323,7 +323,7 @@ def _describe(error: Exception) -> str:
 
 def probe() -> tuple[list[Target], str | None]:
     """OpenCL devices of every platform, or why there are none."""
-    from lab.backends import install_hint
+    from grader.backends import install_hint
 
     try:
         import pyopencl  # noqa: F401

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lab.backends import kernel_cache
-from lab.backends.base import (
+from grader.backends import kernel_cache
+from grader.backends.base import (
     Backend,
     Buffer,
     CompiledKernel,
@@ -26,10 +26,10 @@ from lab.backends.base import (
     pci_id,
     trusted_first,
 )
-from lab.backends.cuda_launch_gate import LaunchGate
-from lab.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
-from lab.backends.nvrtc import compile_cubin, compiler_name
-from lab.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.cuda_launch_gate import LaunchGate
+from grader.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
+from grader.backends.nvrtc import compile_cubin, compiler_name
+from grader.backends.registry import BackendKind, KernelSyntax, Target
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
     import numpy as np
@@ -124,7 +124,7 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
             self._gate: LaunchGate | None = None
 
     def _cubin(self, unit: CompileUnit) -> Cubin:
-        """The cubin for `unit` (lab.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
+        """The cubin for `unit` (grader.backends.nvrtc: NVRTC's, else nvcc's); a trusted unit's comes
         from the kernel cache when it can; a shipped PTX (unit.image) is handed to the driver,
         which compiles it for this GPU as it loads it."""
         if unit.image is not None:
@@ -377,7 +377,7 @@ def probe() -> tuple[list[Target], str | None]:
     try:
         import pycuda.driver as drv
     except ImportError:
-        from lab.backends.install_hint import cuda_missing
+        from grader.backends.install_hint import cuda_missing
 
         return [], cuda_missing()
     except OSError as error:  # libcuda.so missing: no NVIDIA driver
