@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from grader.backends import nvrtc  # noqa: E402
 from grader.backends.nvcc import compile_cubin, nvcc_path  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
+from grader.course.catalog import default_catalog  # noqa: E402
 
 
 def driver_registers(image: bytes, entries: list[str]) -> dict[str, int] | None:

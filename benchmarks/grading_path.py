@@ -29,7 +29,7 @@ tracer's file must be writable from the worker); a kernel cache of this run's ow
 trusted kernels from it as a student's second grading does; `--seed 1` for `lab grade` (`lab
 batch` has no seed option). A worker that never got a submission (the one `lab batch` starts
 ahead for the next) is listed as idle and not counted: a worker graded if it called a function
-of a problem module (lab/problems/<name>, base.py aside).
+of a problem module (grader/course/problems/<name>, base.py aside).
 
     python3 benchmarks/grading_path.py                       # this checkout
     python3 benchmarks/grading_path.py --checkout /tmp/old --json old.json --show-path
@@ -158,11 +158,11 @@ _ENGINE = {"grader": "grader", "grader.steps": "grader/steps", "grader.counters"
 LAYOUTS: dict[str, dict[str, str]] = {
     "grader holds the rest": {
         **_DOORS, **_ENGINE, **{f"lab.{name}": "grader/course" for name in _COURSE},
-        "lab.problems": "grader/course/problems", **{f"lab.{name}": "grader/course/checks" for name in _CHECKS},
+        "grader.course.problems": "grader/course/problems", **{f"lab.{name}": "grader/course/checks" for name in _CHECKS},
         "grader.backends": "grader/backends"},
     "four packages": {
         **_DOORS, **_ENGINE, **{f"lab.{name}": "course" for name in _COURSE},
-        "lab.problems": "course/problems", **{f"lab.{name}": "course/checks" for name in _CHECKS},
+        "grader.course.problems": "course/problems", **{f"lab.{name}": "course/checks" for name in _CHECKS},
         "grader.backends": "backends"},
 }
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from grader.course.catalog import default_catalog  # noqa: E402
 from lab.batch.similarity import Source, compare_stage, stage_boilerplate  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
 from tests.batch.similar_class import STAGE, SUBMISSIONS, disguise  # noqa: E402
 
 

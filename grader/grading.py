@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import GRADER_VERSION
+from grader.backends.registry import BackendKind, Target
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
 from grader.report import Report
 from grader.results import NOT_STARTED, Grading, SourceResult
 from grader.scoring import build_report
 from grader.steps.parent import Parent, parent_steps, run_parent_steps
-from grader.backends.registry import BackendKind, Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 if TYPE_CHECKING:
     from grader.report import Check
@@ -82,7 +82,7 @@ def grade(request: GradeRequest) -> Report:
     spec = request.stage if isinstance(request.stage, Spec) else catalog.get(request.stage)
     seed = secrets.randbits(31) if options.seed is None else options.seed
     if isinstance(request.source, Path):
-        from lab.source_checks import SubmissionError, read_submission
+        from grader.course.checks.source_checks import SubmissionError, read_submission
 
         path = request.source
         shown = request.filename or str(path)

@@ -7,8 +7,8 @@ from typing import Any
 
 from grader.backends import registry
 from grader.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
-from lab.problems.base import Launch
-from lab.spec import KernelSpec
+from grader.course.problems.base import Launch
+from grader.course.spec import KernelSpec
 
 
 class LaunchRefused(Exception):

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.course.sinks import for_json
 from grader.feedback import render_html, render_json, render_markdown
 from grader.gradescope import gradescope_results
 from grader.report import Report
 from grader.terminal import render_text
-from lab.sinks import for_json
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,7 @@ class SourceResult:
     refused: str | None = None
     divergent_barriers: tuple[str, ...] = ()
     # Reads of shared memory that other threads store, with no barrier between
-    # (lab.missing_barriers): they explain wrong results or a race, and warn where it passed.
+    # (grader.course.checks.missing_barriers): they explain wrong results or a race, and warn where it passed.
     unsynced_reads: tuple[str, ...] = ()
     # Why it was refused: REFUSED_SOURCE (not a kernel file the stage accepts) or
     # UNCHANGED_HANDOUT (the skeleton, or another stage's reference, as handed out).

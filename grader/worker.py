@@ -17,6 +17,8 @@ from typing import TextIO
 
 import numpy as np
 
+from grader.course.catalog import Catalog
+from grader.course.problems import load_problem
 from grader.results import (
     CacheEntry,
     CaseResult,
@@ -30,8 +32,6 @@ from grader.results import (
 from grader.sandbox import NV_TEMPLATE_ENV, SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
 from grader.timing import release_roles
-from lab.catalog import Catalog
-from lab.problems import load_problem
 
 
 class Channel:
@@ -93,8 +93,8 @@ def preload(backend: str) -> None:
         if kind is None:
             return
         kind.preload()
+        import grader.course.problems.base  # noqa: F401
         import grader.device_ops  # noqa: F401
-        import lab.problems.base  # noqa: F401
 
         worker_steps()
     except Exception:  # noqa: BLE001 - opening the device later reports what is wrong

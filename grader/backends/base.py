@@ -97,7 +97,7 @@ class CompileUnit:
     defines: dict[str, int | float]
     filename: str
     trusted: bool = False
-    # A trusted kernel shipped compiled (a students' copy of the course: lab.release_manifest):
+    # A trusted kernel shipped compiled (a students' copy of the course: grader.course.release_manifest):
     # loaded, not compiled; `source` is then empty.
     image: ProgramImage | None = None
 

@@ -26,7 +26,7 @@ from grader.backends.base import (
 )
 from grader.backends.nvcc import parse_ptxas_report
 from grader.backends.registry import BackendKind, KernelSyntax, Target
-from lab.sinks import for_regex_replacement
+from grader.course.sinks import for_regex_replacement
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
     import numpy as np

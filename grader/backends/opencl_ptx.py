@@ -280,7 +280,7 @@ class OpenCLThroughCuda(CudaBackend):
         """The PTX NVIDIA's OpenCL builds of `unit` (a trusted unit's from the kernel cache where
         it can), and the build log."""
         from grader.backends.opencl import _LOG_PATHS
-        from lab.sinks import for_regex_replacement
+        from grader.course.sinks import for_regex_replacement
 
         cl, device = self._cl, self.cl_device
         if cl is None or device is None:

@@ -73,7 +73,7 @@ class KernelSyntax:
     exported: str = ""  # what must come before `entry` (CUDA: extern "C"), matched as group `export`
     pointer_space: str = ""  # the address space a pointer parameter is declared in (OpenCL: __global)
     host_calls: str = ""  # its host API's functions, as regex alternatives: refused in a kernel file
-    label: str = ""  # how the course's hints name the language: "CUDA", "OpenCL" (see lab.dialect)
+    label: str = ""  # how the course's hints name the language: "CUDA", "OpenCL" (see grader.course.dialect)
     # The course writes its hints in CUDA's words; each pair is (CUDA's spelling, this language's).
     terms: tuple[tuple[str, str], ...] = ()
 
@@ -113,10 +113,10 @@ class BackendKind:
     counters_route: str | None = None
     counters_through_cuda: bool = False
     # The toolkit's own device headers a submission may include (cooperative_groups.h, ...);
-    # every other #include is refused (lab.source_checks).
+    # every other #include is refused (grader.course.checks.source_checks).
     toolkit_headers: frozenset[str] = frozenset()
     # How the language declares memory whose size the host sets at launch (None: it has none
-    # outside kernel parameters); the stages launch with none (lab.source_checks).
+    # outside kernel parameters); the stages launch with none (grader.course.checks.source_checks).
     dynamic_shared: str | None = None
     # Whether compute-sanitizer (memcheck, racecheck, synccheck) runs its kernels (--sanitize).
     sanitizer: bool = False

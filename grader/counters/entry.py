@@ -214,8 +214,8 @@ def _device_ops(backend: Any, problem: Any) -> Any:
     """The grader's own kernels (grader.device_ops.DeviceOps) where they make this problem's
     inputs on this device: a plain CUDA or OpenCL backend and a problem with `uniform_inputs`;
     None elsewhere (an OpenCL kernel run through CUDA: its inputs come from the host)."""
-    from grader.device_ops import DeviceOps, supports
     from grader.backends import registry
+    from grader.device_ops import DeviceOps, supports
 
     if not hasattr(problem, "uniform_inputs") or not supports(registry.find(backend.name)):
         return None
@@ -261,15 +261,15 @@ def _trusted_source(root: Path, relative: str) -> str:
 def run(request: ProfileRequest) -> None:
     import numpy as np
 
+    from grader.backends.base import CompileError, CompileUnit, LaunchError
+    from grader.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
     from grader.correctness import make_setup
     from grader.counters.model import Unavailable
     from grader.counters.selection import profiled
+    from grader.course.catalog import Catalog
+    from grader.course.problems import load_problem
     from grader.launching import LaunchRefused, check_limits, dynamic_shared
     from grader.timing import prepare_roles, release_roles
-    from grader.backends.base import CompileError, CompileUnit, LaunchError
-    from grader.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
-    from lab.catalog import Catalog
-    from lab.problems import load_problem
 
     manifest = Manifest(Path(request.out))
     catalog = Catalog(Path(request.course_root))
@@ -373,14 +373,14 @@ def preload() -> None:
     the request: nothing of this process runs on the GPU while the grading's worker times."""
     import numpy  # noqa: F401
 
-    import grader.correctness  # noqa: F401
-    import grader.counters.selection  # noqa: F401
-    import grader.launching  # noqa: F401
-    import grader.timing  # noqa: F401
     import grader.backends.cuda  # noqa: F401
     import grader.backends.opencl_ptx  # noqa: F401
-    import lab.catalog  # noqa: F401
-    import lab.problems  # noqa: F401
+    import grader.correctness  # noqa: F401
+    import grader.counters.selection  # noqa: F401
+    import grader.course.catalog  # noqa: F401
+    import grader.course.problems  # noqa: F401
+    import grader.launching  # noqa: F401
+    import grader.timing  # noqa: F401
 
     try:
         import pycuda.driver

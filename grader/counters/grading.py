@@ -27,12 +27,12 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 
+from grader.backends.registry import Target
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import Grading
-from grader.backends.registry import Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 
 class Mode(StrEnum):

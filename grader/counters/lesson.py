@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from grader.counters.indicators import indicator_value
 from grader.counters.model import ProfileResult
-from lab.counter_spec import CountersSpec
+from grader.course.counter_spec import CountersSpec
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from grader.backends import registry
 from grader.counters import cache, ncu
 from grader.counters.entry import ProfileRequest, RoleRequest
 from grader.counters.model import (
@@ -36,10 +37,9 @@ from grader.counters.model import (
 )
 from grader.counters.raw_csv import RawCsvError, parse_raw
 from grader.counters.selection import profiled, selects
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import CompiledProgram
-from grader.backends import registry
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes for a few metrics
@@ -93,8 +93,8 @@ def _chosen(catalog: Catalog, spec: Spec, role: RoleRequest) -> list[Any]:
     """The launches of `role` that ncu profiles on the stage's case, in order
     (grader.counters.selection)."""
     from grader.correctness import make_setup
+    from grader.course.problems import load_problem
     from grader.launching import plan_for
-    from lab.problems import load_problem
 
     assert spec.counters is not None
     role_spec = catalog.get(role.stage)
@@ -305,7 +305,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
     import inspect
 
     from grader.backends.nvcc import nvcc_path
-    from lab.problems import load_problem
+    from grader.course.problems import load_problem
 
     role_spec = catalog.get(role.stage)
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from grader.results import PhaseStarted, WorkerMessage
 from grader.backends import registry
 from grader.backends.registry import BackendKind
-from lab.catalog import Catalog
-from lab.spec import Spec
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
+from grader.results import PhaseStarted, WorkerMessage
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,7 +7,7 @@ kernel file inside a folder (a zip of a folder, say) is not graded, and the feed
 upload the file itself. Hidden files and folders, macOS's `__MACOSX` and links are never read.
 Every other file is listed as not graded, and a stage with no file, or with two, gets a
 one-line reason that says what was expected. The names are the student's text: the caller
-shows them through lab.sinks.
+shows them through grader.course.sinks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.backends import registry
-from lab.catalog import close_names
+from grader.course.catalog import close_names
 
 MAX_ENTRIES = 5000  # files and folders looked at: a repository submitted whole can be large
 SHOWN_IGNORED = 10  # files listed as not graded; the rest are counted

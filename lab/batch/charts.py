@@ -12,7 +12,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from lab.sinks import for_html
+from grader.course.sinks import for_html
 
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 24, 24, 44, 40

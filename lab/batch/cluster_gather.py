@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader import GRADER_VERSION
+from grader.course.catalog import Catalog
+from grader.results import FailureKind
+from grader.scoring import not_graded
 from lab.batch.cluster_plan import Fingerprints, fresh_anywhere
 from lab.batch.keys import GradingOptions
 from lab.batch.layout import Submission
@@ -21,9 +24,6 @@ from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.plan import submission_digest
 from lab.batch.store import ResultStore
 from lab.batch.stored import BatchInfo, StoredResult
-from grader.results import FailureKind
-from grader.scoring import not_graded
-from lab.catalog import Catalog
 
 LOST = ("not graded yet: the Slurm array task that had it ended first (node failure, time limit, "
         "preemption or scancel)")

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from grader.course.catalog import Catalog
 from lab.batch.keys import GradingOptions, result_key, stage_digest
 from lab.batch.layout import Submission
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.plan import submission_digest
 from lab.batch.store import ResultStore
 from lab.batch.stored import StoredResult
-from lab.catalog import Catalog
 
 
 def graded_on(stored: StoredResult) -> set[str]:

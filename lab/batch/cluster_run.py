@@ -13,7 +13,7 @@ is on the shared file system with the results, so every node and the login node 
     final.json      the final job: what the class outputs hold, and what is left to grade
     logs/           Slurm's output files of the tasks and the final job
 
-Student names appear only inside the JSON files (written with lab.sinks.for_json), never in
+Student names appear only inside the JSON files (written with grader.course.sinks.for_json), never in
 a file name, a script or a command line.
 """
 
@@ -28,11 +28,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from grader.feedback import write_atomic
 from lab.batch.claims import Claims
 from lab.batch.keys import GradingOptions
 from lab.batch.layout import Submission
 from lab.batch.store import dumps
-from grader.feedback import write_atomic
 
 CLUSTER_DIR = ".lab-slurm"  # hidden: the store's sweep and the layout scan never look inside
 LATEST = "latest"

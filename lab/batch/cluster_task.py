@@ -20,6 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.backends import registry
+from grader.backends.discovery import Target
+from grader.course.catalog import Catalog
+from grader.report import Report
+from grader.results import FailureKind
 from lab.batch.claims import Claims, Holder
 from lab.batch.cluster_plan import Fingerprints, fresh_anywhere
 from lab.batch.cluster_run import RunItem, RunManifest
@@ -30,11 +35,6 @@ from lab.batch.plan import Job, Unavailable, submission_digest
 from lab.batch.runner import BatchEvent, GradeFunction, Runner
 from lab.batch.store import LOCK, ResultStore
 from lab.batch.stored import BatchInfo, SlurmInfo
-from grader.report import Report
-from grader.results import FailureKind
-from grader.backends import registry
-from grader.backends.discovery import Target
-from lab.catalog import Catalog
 
 # A grading that ends in a crash while the task is being stopped was most likely killed by
 # the same signal (Slurm signals every process of the job): wait this long for the task's own

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lab.batch.outcome import Outcome
 from grader.counters.model import REASON_TEXT, Unavailable
-from lab.counter_spec import Better
-from lab.spec import Spec
+from grader.course.counter_spec import Better
+from grader.course.spec import Spec
+from lab.batch.outcome import Outcome
 
 # How the class summary words a reason (the feedback's REASON_TEXT speaks to one student).
 SUMMARY_REASON = {

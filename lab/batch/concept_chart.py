@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
+from grader.course.sinks import for_html
 from lab.batch.charts import mark_lines
 from lab.batch.concept import StageConcept
-from lab.sinks import for_html
 
 WIDTH, HEIGHT = 640, 196
 LEFT, RIGHT, TOP, BOTTOM = 24, 24, 44, 60

@@ -18,8 +18,8 @@ import csv
 import io
 from collections.abc import Collection, Sequence
 
+from grader.course.sinks import for_csv_cell
 from lab.batch.outcome import Outcome
-from lab.sinks import for_csv_cell
 
 STUDENT_COLUMN = "student"
 TOTAL_COLUMN = "total"

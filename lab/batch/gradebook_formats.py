@@ -33,11 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from grader.course.sinks import for_csv_cell
+from grader.course.spec import Spec
 from lab.batch.layout import StudentIdentity
 from lab.batch.outcome import Outcome
 from lab.batch.roster import LmsIdentity, RosterEntry, RosterMatch, RosterWarning
-from lab.sinks import for_csv_cell
-from lab.spec import Spec
 
 CANVAS_FILE, MOODLE_FILE = "gradebook_canvas.csv", "gradebook_moodle.csv"
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

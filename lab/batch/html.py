@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from jinja2 import Environment, FileSystemLoader
 
+from grader.course.sinks import html_finalize
+from grader.feedback import TEMPLATES, label_of
 from lab.batch.charts import speedup_histogram, speedup_text
 from lab.batch.concept_chart import concept_histogram
 from lab.batch.similarity import ClassSimilarity
 from lab.batch.summary import SANDBOX_ADVICE, ClassSummary
-from grader.feedback import TEMPLATES, label_of
-from lab.sinks import html_finalize
 
 TEMPLATE = "batch_summary.html.j2"
 

@@ -18,6 +18,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.course.checks.source_checks import MAX_BYTES
 from lab.batch.beneath import NotBeneath, Read, open_beneath, read_bounded
 from lab.batch.layout import (
     NOT_A_FILE,
@@ -29,7 +30,6 @@ from lab.batch.layout import (
     Submission,
     student_sort_key,
 )
-from lab.source_checks import MAX_BYTES
 
 
 def read_beneath(root: Path, parts: Sequence[str]) -> Read:

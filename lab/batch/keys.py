@@ -16,9 +16,9 @@ from pathlib import Path
 
 from grader import GRADER_VERSION
 from grader.backends import registry
-from lab.catalog import Catalog
-from lab.source_checks import SubmissionTooBig, read_submission_bytes
-from lab.spec import Spec
+from grader.course.catalog import Catalog
+from grader.course.checks.source_checks import SubmissionTooBig, read_submission_bytes
+from grader.course.spec import Spec
 
 NO_DEVICE = "(no device)"
 
@@ -51,7 +51,7 @@ def file_digest(path: Path) -> str:
 
 def submission_file_digest(path: Path) -> str:
     """sha256 of a submission's bytes, read the way grading reads them (never a FIFO or a
-    device, never past the size limit: lab.source_checks.read_submission_bytes). A file over
+    device, never past the size limit: grader.course.checks.source_checks.read_submission_bytes). A file over
     the limit is refused for its size whatever its bytes are: its digest is of the size alone,
     from one fstat, nothing read. Raises SubmissionError (not a regular file, unreadable)."""
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.backends import registry
-from lab.catalog import close_names
+from grader.course.catalog import close_names
 
 # Generic reasons: shown, with their counts, in the class summary.
 TOP_LEVEL_FILE = "a file at the top level (submissions go in one folder per student)"

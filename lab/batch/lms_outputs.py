@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from grader.course.spec import Spec
 from lab.batch.gradebook_formats import (
     CANVAS_FILE,
     MOODLE_FILE,
@@ -22,7 +23,6 @@ from lab.batch.gradebook_formats import (
 from lab.batch.layout import Layout
 from lab.batch.roster import Roster, RosterWarning, match_roster
 from lab.batch.summary import unsandboxed_line
-from lab.spec import Spec
 
 ROSTER_CHECK = "roster_check.csv"
 UNSANDBOXED = "graded without a sandbox"  # roster_check.csv's kind for the class-wide note

@@ -8,8 +8,8 @@ import csv
 import io
 from collections.abc import Sequence
 
+from grader.course.sinks import for_csv_cell, for_json
 from lab.batch.layout import NotGraded
-from lab.sinks import for_csv_cell, for_json
 
 COLUMNS = ("path", "reason", "detail")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from grader.report import Status
 from lab.batch.counter_reading import NOT_ASKED, CounterReadings, counter_readings
 from lab.batch.failures import Failure, classify
 from lab.batch.layout import Submission
 from lab.batch.stored import StoredResult
-from grader.report import Status
 
 
 @dataclass(frozen=True)

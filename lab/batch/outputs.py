@@ -8,8 +8,8 @@ The class files: gradebook.csv, summary.html, not_graded.csv and not_graded.json
 check's similarity.html and similarity.csv (for the instructor: they name students); and where
 asked for, the LMS files (lab.batch.lms_outputs).
 
-Every class file's name ends in one of lab.sinks.RESULTS_FILE_SUFFIXES (.csv, .html, .json),
-and no student's results folder ever does (lab.sinks.for_path_component): a student folder
+Every class file's name ends in one of grader.course.sinks.RESULTS_FILE_SUFFIXES (.csv, .html, .json),
+and no student's results folder ever does (grader.course.sinks.for_path_component): a student folder
 named like a class file is graded like any other, and a new class file must keep to them."""
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
+from grader.outputs import GRADESCOPE, HTML, MARKDOWN, ReportFormat
 from lab.batch.gradebook import render_gradebook
 from lab.batch.gradebook_formats import (
     CANVAS_FILE,
@@ -34,9 +37,6 @@ from lab.batch.outcome import Outcome
 from lab.batch.similarity import ClassSimilarity, compare_class
 from lab.batch.similarity_report import render_similarity_csv, render_similarity_html
 from lab.batch.summary import BatchStats, ClassSummary, summarize
-from grader.outputs import GRADESCOPE, HTML, MARKDOWN, ReportFormat
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 if TYPE_CHECKING:
     from lab.batch.store import ResultStore

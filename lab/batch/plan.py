@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from grader.course.catalog import Catalog
+from grader.course.checks.source_checks import SubmissionError
+from grader.course.spec import Spec
 from lab.batch.devices import Pool
 from lab.batch.keys import GradingOptions, result_key, stage_digest, submission_file_digest
 from lab.batch.layout import Submission
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.store import ResultStore
 from lab.batch.stored import StoredResult
-from lab.catalog import Catalog
-from lab.source_checks import SubmissionError
-from lab.spec import Spec
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader import GRADER_VERSION
+from grader.backends import registry
+from grader.backends.discovery import Target
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
+from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
+from grader.queue_status import QueueEvent
+from grader.report import ERROR, Report
+from grader.results import FailureKind
+from grader.scoring import not_graded
+from grader.worker_process import take_worker
 from lab.batch.devices import Pool
 from lab.batch.keys import GradingOptions, result_key
 from lab.batch.outcome import Outcome, outcome_of
@@ -27,16 +37,6 @@ from lab.batch.plan import Job, Plan, Unavailable, submission_digest
 from lab.batch.processes import kill_child_workers
 from lab.batch.store import ResultStore
 from lab.batch.stored import BatchInfo, StoredResult
-from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
-from grader.queue_status import QueueEvent
-from grader.report import ERROR, Report
-from grader.results import FailureKind
-from grader.scoring import not_graded
-from grader.worker_process import take_worker
-from grader.backends import registry
-from grader.backends.discovery import Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 try:  # grader.pipeline's preexec_fn imports `resource` in the forked child of a CPU grading;
     import resource  # noqa: F401 - loaded here first, that import takes no lock in the child

@@ -29,14 +29,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from grader.backends import registry
+from grader.course.catalog import Catalog
+from grader.course.checks.normalised_source import given_names
+from grader.course.handouts import is_own_reference
+from grader.course.spec import Spec
 from lab.batch.beneath import open_beneath, read_bounded
 from lab.batch.fingerprint import Fingerprints, K, Token, W, every_kgram, fingerprint, kgram_hashes
 from lab.batch.layout import Submission
-from grader.backends import registry
-from lab.catalog import Catalog
-from lab.handouts import is_own_reference
-from lab.normalised_source import given_names
-from lab.spec import Spec
 
 REPORT_AT = 0.5  # pairs scoring at least this are reported
 MAX_PAIRS = 50  # per stage, at most
@@ -134,7 +134,7 @@ class StageSimilarity:
     above: int  # pairs scoring REPORT_AT or more, also those past MAX_PAIRS
     skipped: tuple[tuple[str, Skip], ...]  # (file, why) of each submission not compared
     seconds: float
-    # Files that are the stage's own reference, at most trivially edited (lab.normalised_source):
+    # Files that are the stage's own reference, at most trivially edited (grader.course.checks.normalised_source):
     # grading refuses them; their code is the lecture's, so they pair with no one here.
     reference_copies: tuple[str, ...] = ()
 

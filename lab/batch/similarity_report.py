@@ -3,7 +3,7 @@ similarity check. Unlike summary.html these name students (a pair is two student
 are files of their own, which summary.html links to without naming anyone.
 
 Students' text (folder and file names, kernel source) reaches the HTML only through the
-template's finalize (lab.sinks.for_html) and the CSV only through lab.sinks.for_csv_cell."""
+template's finalize (grader.course.sinks.for_html) and the CSV only through grader.course.sinks.for_csv_cell."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import io
 from datetime import UTC, datetime
 
 from grader import GRADER_VERSION
+from grader.course.sinks import for_csv_cell
 from lab.batch.html import environment
 from lab.batch.similarity import ClassSimilarity
-from lab.sinks import for_csv_cell
 
 TEMPLATE = "similarity.html.j2"
 CSV_COLUMNS = ("stage", "rank", "score", "shared_fingerprints", "student_a", "file_a", "share_a",

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from grader.course.sinks import for_json, for_path_component
+from grader.feedback import write_atomic
+from grader.report import Report, Status
 from lab.batch.layout import Submission
 from lab.batch.outputs import CLASS_FILES, RESULT_FILES
 from lab.batch.stored import BatchInfo, StoredResult
-from grader.feedback import write_atomic
-from grader.report import Report, Status
-from lab.sinks import for_json, for_path_component
 
 RESULT = "result.json"
 SIBLINGS = tuple(entry.name for entry in RESULT_FILES)  # written before RESULT, in this order

@@ -8,9 +8,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from grader.course.sinks import for_json
 from grader.json_reading import convert, read
 from grader.report import Report
-from lab.sinks import for_json
 
 
 @dataclass(frozen=True)

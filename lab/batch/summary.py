@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from grader import GRADER_VERSION
+from grader.course.sinks import for_regex
+from grader.course.spec import Spec
+from grader.report import PASSED, PENDING, REVIEW
+from grader.results import FailureKind
+from grader.sandbox import INSTALL_HINT
 from lab.batch.concept import StageConcept, stage_concept
 from lab.batch.keys import GradingOptions
 from lab.batch.layout import NotGraded
 from lab.batch.outcome import Outcome
-from grader.report import PASSED, PENDING, REVIEW
-from grader.results import FailureKind
-from grader.sandbox import INSTALL_HINT
-from lab.sinks import for_regex
-from lab.spec import Spec
 
 TOP_REASONS = 6
 SANDBOX_ADVICE = f"To grade in the sandbox, {INSTALL_HINT}; LAB_SANDBOX=require refuses to grade without it"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from grader.course.sinks import for_terminal
 from lab.batch.exports import KINDS, InputKind, read_class
 from lab.batch.gradebook_formats import parse_canvas_assignments, parse_formats
 from lab.batch.layout import Layout
@@ -14,7 +15,6 @@ from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
 from lab.batch.roster import COLUMNS, RosterError, load_roster
 from lab.cli.app import console, errors, fail
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 SHOWN_WARNINGS = 5
 KIND_WORDS = {InputKind.CANVAS.value: "a Canvas submissions export", InputKind.GRADESCOPE.value: "a Gradescope export"}

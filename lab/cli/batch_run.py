@@ -20,6 +20,11 @@ from rich.progress import (
 )
 
 from grader import sandbox
+from grader.backends.discovery import Discovery, discover
+from grader.course.sinks import for_terminal
+from grader.queue_status import QueueEvent, WaitingForDevice
+from grader.queue_status import describe as describe_queue
+from grader.results import FailureKind
 from lab.batch.devices import Pool, PoolError, build_pool
 from lab.batch.keys import GradingOptions
 from lab.batch.layout import Layout, LayoutError
@@ -30,10 +35,6 @@ from lab.batch.plan import Plan, make_plan
 from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
 from lab.batch.summary import BatchStats, add_up_phases, unsandboxed_line
-from grader.queue_status import QueueEvent, WaitingForDevice
-from grader.queue_status import describe as describe_queue
-from grader.results import FailureKind
-from grader.backends.discovery import Discovery, discover
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,
@@ -43,7 +44,6 @@ from lab.cli.batch_common import (
     terminate_as_interrupt,
 )
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan", "review": "magenta"}
 

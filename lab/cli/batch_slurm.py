@@ -17,6 +17,8 @@ from pathlib import Path
 
 import typer
 
+from grader.course.sinks import for_terminal
+from grader.feedback import write_atomic
 from lab.batch import slurm
 from lab.batch.cluster_plan import make_cluster_plan
 from lab.batch.cluster_run import (
@@ -35,12 +37,10 @@ from lab.batch.keys import GradingOptions
 from lab.batch.layout import Layout, LayoutError, scan
 from lab.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
 from lab.batch.store import ResultStore, StoreBusy
-from grader.feedback import write_atomic
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
 from lab.cli.batch_common import check_backend, check_folders, print_summary
 from lab.cli.batch_slurm_task import write_outputs
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 POLL_S = 5.0
 SHOWN_PATHS = 10  # submissions listed by name under "failed"

@@ -22,6 +22,9 @@ from pathlib import Path
 import typer
 
 from grader import sandbox
+from grader.backends.discovery import discover
+from grader.course.catalog import Catalog
+from grader.course.sinks import for_terminal
 from lab.batch.claims import Holder
 from lab.batch.cluster_gather import Gathered, gather
 from lab.batch.cluster_run import FinalRecord, RunError, RunFolder, TaskRecord, now, parse_time, this_host
@@ -34,12 +37,9 @@ from lab.batch.outputs import write_class_outputs
 from lab.batch.runner import BatchEvent, Finished, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
 from lab.batch.summary import BatchStats, ClassSummary, add_up_phases
-from grader.backends.discovery import discover
-from lab.catalog import Catalog
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
 from lab.cli.batch_common import EXIT_INTERRUPTED, print_summary, terminate_as_interrupt
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 FINAL_LOCK_WAIT_S = 120.0
 

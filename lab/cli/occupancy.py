@@ -13,11 +13,11 @@ from grader.backends import registry
 from grader.backends.base import CompileError, KernelResources
 from grader.backends.nvcc import compile_cubin
 from grader.backends.registry import BackendKind
+from grader.course.checks.source_checks import SubmissionError, read_submission, strip_comments
+from grader.course.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
+from grader.course.sinks import for_terminal
 from lab.cli.app import app, console, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
-from lab.sinks import for_terminal
-from lab.source_checks import SubmissionError, read_submission, strip_comments
 
 
 def _parse_block(text: str) -> int:

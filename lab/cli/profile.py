@@ -18,15 +18,15 @@ from pathlib import Path
 
 import typer
 
+from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.counters import runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
-from grader.backends import registry
-from grader.backends.registry import BackendKind
+from grader.course.sinks import for_json, for_terminal
 from lab.cli.app import EXIT_FAILED, EXIT_NOT_WRITTEN, EXIT_PASSED, EXIT_USAGE, app, console, errors, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.sinks import for_json, for_terminal
 
 
 def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileResult | None]:
@@ -63,9 +63,9 @@ def profile_command(
     time_limit: float = typer.Option(runner.DEFAULT_LIMIT_S, "--time-limit", help="seconds the profiling may take"),
 ) -> None:
     """The stage's hardware counters for FILE beside the reference's and the baseline's."""
+    from grader.course.checks.source_checks import SubmissionError, read_submission
     from grader.steps.source import check_submission_source
     from lab.cli.written import output_problem
-    from lab.source_checks import SubmissionError, read_submission
 
     if time_limit <= 0:
         fail("--time-limit must be positive")

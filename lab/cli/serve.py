@@ -9,8 +9,8 @@ from pathlib import Path
 
 import typer
 
+from grader.course.sinks import for_csv_cell, for_terminal
 from lab.cli.app import EXIT_USAGE, app, console, errors, fail
-from lab.sinks import for_csv_cell, for_terminal
 
 DEFAULT_DATABASE = "lab-server.db"
 

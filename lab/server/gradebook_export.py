@@ -19,11 +19,11 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
+from grader.course.catalog import Catalog
 from lab.batch.gradebook import render_gradebook
 from lab.batch.layout import Submission as BatchSubmission
 from lab.batch.layout import student_sort_key
 from lab.batch.outcome import Outcome, outcome_from_result
-from lab.catalog import Catalog
 from lab.server.database import Store, Submission
 from lab.server.states import Mark, Role, State
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lab.batch.devices import PoolError, build_pool
 from grader.backends import registry
 from grader.backends.discovery import Discovery
+from lab.batch.devices import PoolError, build_pool
 
 __all__ = ["LanePlan", "PoolError", "plan_lanes"]
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.discovery import Discovery
+from grader.course.checks.source_checks import MAX_BYTES, read_submission_bytes
 from lab.batch.devices import build_pool
 from lab.batch.exports import read_class
 from lab.batch.gradebook import gradebook_rows
@@ -28,8 +30,6 @@ from lab.batch.plan import make_plan, submission_digest
 from lab.batch.runner import Runner
 from lab.batch.similarity import Skip, compare_class, read_source
 from lab.batch.store import ResultStore
-from grader.backends.discovery import Discovery
-from lab.source_checks import MAX_BYTES, read_submission_bytes
 from tests.batch.test_batch_units import CPU, STAGE, _submission, report
 from tests.conftest import catalog
 

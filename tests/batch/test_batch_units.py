@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.discovery import Discovery, Target
+from grader.course.catalog import Catalog
+from grader.gradescope import gradescope_results
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
+from grader.results import FailureKind
 from lab.batch import keys as keys_module
 from lab.batch.charts import speedup_histogram
 from lab.batch.devices import PoolError, build_pool, parse_gpus
@@ -35,11 +40,6 @@ from lab.batch.runner import Finished, Runner
 from lab.batch.store import RESULT, ResultStore, StoreBusy, is_temp_file
 from lab.batch.stored import BatchInfo, StoredResult
 from lab.batch.summary import BatchStats, Redactor, summarize
-from grader.gradescope import gradescope_results
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
-from grader.results import FailureKind
-from grader.backends.discovery import Discovery, Target
-from lab.catalog import Catalog
 from tests.conftest import catalog
 
 STAGE = "reduce_sequential"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from grader.course.checks.source_checks import MAX_BYTES
 from lab.batch.exports import InputKind, read_class
 from lab.batch.exports.archive import (
     DUPLICATE,
@@ -33,7 +34,6 @@ from lab.batch.exports.gradescope_export import (
 from lab.batch.layout import MACOS_METADATA, NESTED_FOLDER, NOT_A_KERNEL_FILE, SYMLINK, UNKNOWN_STAGE
 from lab.batch.similarity import Skip, compare_class
 from lab.cli import app
-from lab.source_checks import MAX_BYTES
 from tests.batch.classroom import solution, wrong_kernels
 from tests.conftest import catalog, targets
 

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from grader.report import PASSED, Report
 from lab.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
 from lab.batch.keys import GradingOptions
 from lab.batch.layout import scan
@@ -21,7 +22,6 @@ from lab.batch.similarity_report import render_similarity_csv, render_similarity
 from lab.batch.store import ResultStore
 from lab.batch.stored import StoredResult
 from lab.batch.summary import BatchStats
-from grader.report import PASSED, Report
 from tests.batch import similar_class
 from tests.batch.similar_class import STAGE
 from tests.conftest import catalog

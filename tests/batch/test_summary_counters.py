@@ -10,16 +10,16 @@ from dataclasses import replace
 
 import pytest
 
+from grader.backends.discovery import Target
+from grader.counters.model import Unavailable
+from grader.counters.view import CounterRow, CountersShown
+from grader.course.counter_spec import Better
+from grader.report import FAILED, PASSED, Check, Performance, Report
 from lab.batch.concept_chart import concept_histogram
 from lab.batch.html import render_summary_html
 from lab.batch.keys import GradingOptions, result_key
 from lab.batch.outcome import outcome_from_result
 from lab.batch.summary import BatchStats, summarize
-from grader.counters.model import Unavailable
-from grader.counters.view import CounterRow, CountersShown
-from grader.report import FAILED, PASSED, Check, Performance, Report
-from grader.backends.discovery import Target
-from lab.counter_spec import Better
 from tests.conftest import catalog
 from tests.hostile import parse_html, raw_characters
 

@@ -160,9 +160,9 @@ def pocl_through_cuda(monkeypatch):
     """The entry's backend: this machine's OpenCL device, marked as a backend that runs OpenCL
     kernels through CUDA (only the mark matters to the entry's check)."""
     pytest.importorskip("pyopencl")
-    from grader.counters import entry
     from grader.backends.discovery import discover
     from grader.backends.opencl import OpenCLBackend
+    from grader.counters import entry
 
     if not discover(("opencl",)).targets:
         pytest.skip("no OpenCL device")

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.backends.base import CompileError, CompileUnit, ProgramImage
+from grader.backends.fake import FakeBackend
+from grader.backends.opencl_ptx import PtxRefused, parse_pci
 from grader.counters import runner
 from grader.counters.entry import ProfileRequest, RoleRequest, compile_roles
 from grader.results import CompiledProgram, CompileResult, Grading, decode, encode
 from grader.steps.compile import Compile
 from grader.steps.context import Context, Request
-from grader.backends.base import CompileError, CompileUnit, ProgramImage
-from grader.backends.fake import FakeBackend
-from grader.backends.opencl_ptx import PtxRefused, parse_pci
 from tests.conftest import catalog
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -159,8 +159,8 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     --no-counters never; neither given, the lesson's metrics where a GPU, ncu and the driver let the
     profiled process's user read them and the stage has a lesson line; decided without running
     anything."""
-    from grader.counters.grading import Mode, reading
     from grader.backends.registry import Target
+    from grader.counters.grading import Mode, reading
 
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\nexit 99\n")

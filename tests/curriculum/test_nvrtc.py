@@ -15,7 +15,7 @@ import pytest
 from grader.backends import nvrtc
 from grader.backends.base import CompileError
 from grader.backends.nvcc import compile_cubin, nvcc_path
-from lab.source_checks import check_source
+from grader.course.checks.source_checks import check_source
 from tests.conftest import catalog
 from tests.curriculum.test_nvcc import cu_files
 

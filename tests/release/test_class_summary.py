@@ -8,9 +8,9 @@ import io
 
 from rich.console import Console
 
+from grader.results import FailureKind
 from lab.batch.failures import Failure
 from lab.batch.html import render_summary_html
-from grader.results import FailureKind
 from lab.cli import batch_common
 from tests.batch.test_summary_lines import class_summary, outcome
 

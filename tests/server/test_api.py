@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.source_checks import MAX_BYTES
+from grader.course.checks.source_checks import MAX_BYTES
 from tests.server.running import EXAMPLE, STAGE, client, correct, needs_server_extra, submit, wait_graded
 
 pytestmark = needs_server_extra

@@ -13,6 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from grader import GRADER_VERSION
+from grader.backends.discovery import Target
+from grader.report import Report
+from grader.results import FailureKind
+from grader.scoring import not_graded
 from lab.batch import cluster_status, slurm
 from lab.batch.claims import Claims, Holder
 from lab.batch.cluster_gather import gather
@@ -25,10 +29,6 @@ from lab.batch.keys import GradingOptions
 from lab.batch.layout import Submission, scan
 from lab.batch.store import ResultStore
 from lab.batch.stored import SlurmInfo
-from grader.report import Report
-from grader.results import FailureKind
-from grader.scoring import not_graded
-from grader.backends.discovery import Target
 from lab.cli import app
 from tests.conftest import catalog
 

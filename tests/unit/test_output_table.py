@@ -9,16 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.batch.gradebook_formats import GradebookFormat
-from lab.batch.keys import GradingOptions
-from lab.batch.layout import scan
-from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions
-from lab.batch.outcome import outcome_of
-from lab.batch.outputs import CLASS_FILES, RESULT_FILES, write_class_outputs
-from lab.batch.roster import load_roster
-from lab.batch.store import RESULT, ResultStore, is_temp_file
-from lab.batch.stored import BatchInfo, StoredResult
-from lab.batch.summary import BatchStats
+from grader.course.sinks import RESULTS_FILE_SUFFIXES
 from grader.gradescope import gradescope_results
 from grader.outputs import (
     FEEDBACK_SUFFIXES,
@@ -31,7 +22,16 @@ from grader.outputs import (
 )
 from grader.report import FAILED, PASSED, Check, Report
 from grader.results import FailureKind
-from lab.sinks import RESULTS_FILE_SUFFIXES
+from lab.batch.gradebook_formats import GradebookFormat
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import scan
+from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions
+from lab.batch.outcome import outcome_of
+from lab.batch.outputs import CLASS_FILES, RESULT_FILES, write_class_outputs
+from lab.batch.roster import load_roster
+from lab.batch.store import RESULT, ResultStore, is_temp_file
+from lab.batch.stored import BatchInfo, StoredResult
+from lab.batch.summary import BatchStats
 from tests.conftest import catalog
 
 STAGE = "reduce_interleaved"

@@ -36,7 +36,7 @@ def test_a_sketched_layout_places_modules_by_their_longest_name():
     layout = grading_path.LAYOUTS["grader holds the rest"]
     assert grading_path.proposed_room("lab.batch.exports.canvas", layout) == "lab/batch/exports"
     assert grading_path.proposed_room("lab.batch.runner", layout) == "lab/batch"
-    assert grading_path.proposed_room("lab.problems.mlp", layout) == "grader/course/problems"
+    assert grading_path.proposed_room("grader.course.problems.mlp", layout) == "grader/course/problems"
     assert grading_path.proposed_room("lab.cli.grade", layout) == "lab/cli"
     assert grading_path.proposed_room("grader.pipeline", layout) == "grader"
 

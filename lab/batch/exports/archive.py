@@ -8,7 +8,7 @@ name is absolute or climbs with `..`, a link, an encrypted or duplicated entry i
 not graded, with its reason, and never read.
 
 Zip bombs: at most MAX_ENTRIES entries; a kernel file is read up to the grader's own limit
-for one (lab.source_checks.MAX_BYTES) and one byte more, measured on the data as it is
+for one (grader.course.checks.source_checks.MAX_BYTES) and one byte more, measured on the data as it is
 inflated, never on the size its headers declare (a header may lie either way), so a file past
 the limit gets the grader's "over the limit" verdict without being unpacked; and at most
 MAX_TOTAL_BYTES in all. Other entries are never decompressed, except the metadata

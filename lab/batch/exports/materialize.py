@@ -8,11 +8,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.backends import registry
+from grader.course.checks.source_checks import MAX_BYTES
+from grader.course.sinks import for_path_component
 from lab.batch.exports.archive import UNREADABLE_ENTRY, Entry, EntryError, Export
 from lab.batch.layout import NotGraded, Submission
-from grader.backends import registry
-from lab.sinks import for_path_component
-from lab.source_checks import MAX_BYTES
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import os
 import re
 from collections.abc import Collection
 
-from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded
 from grader.backends import registry
-from lab.catalog import close_names
+from grader.course.catalog import close_names
+from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded
 
 # Canvas renames a file uploaded again under a name its owner already used: name-1.cl, name-2.cl
 # ... and, past 7 tries, name-<uuid>.cl (Attachment.make_unique_filename).

@@ -1,6 +1,6 @@
 """What a students' copy of the course (lab.release) holds in place of reference source: the
 trusted kernels a GPU times a submission against, compiled to PTX, and the normalised digest
-of every reference whose source it does not hold (lab.normalised_source). It lies in
+of every reference whose source it does not hold (grader.course.checks.normalised_source). It lies in
 `release/manifest.json` under the copy's root; an instructor's checkout has none.
 
 Nothing here needs a GPU: choosing which PTX suits a device reads the DeviceInfo only.
@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.backends.base import DeviceInfo
-from lab.release_config import arch_number
+from grader.course.release_config import arch_number
 
 MANIFEST = Path("release") / "manifest.json"
 FORMAT = 1
@@ -43,12 +43,12 @@ class TrustedBinary:
 class ReleaseManifest:
     open: tuple[str, ...]
     solutions: tuple[str, ...]
-    digests: dict[str, dict[str, str]]  # stage -> suffix -> lab.normalised_source digest of its reference
+    digests: dict[str, dict[str, str]]  # stage -> suffix -> grader.course.checks.normalised_source digest of its reference
     binaries: tuple[TrustedBinary, ...] = ()
     missing: dict[str, str] = field(default_factory=dict)  # suffix -> why no PTX was made for it
     digest_scheme: str = ""
-    # stage -> suffix -> lab.normalised_source.token_digest of its reference: another stage's
-    # held-back reference handed in unchanged apart from whitespace and comments (lab.handouts)
+    # stage -> suffix -> grader.course.checks.normalised_source.token_digest of its reference: another stage's
+    # held-back reference handed in unchanged apart from whitespace and comments (grader.course.handouts)
     handout_digests: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> str:

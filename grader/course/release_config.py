@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.catalog import Catalog, UnknownStageError
+from grader.course.catalog import Catalog, UnknownStageError
 
 CONFIG_NAME = "course.toml"
 DEFAULT_PTX = ("compute_75", "compute_80", "compute_90")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lab.problems.base import Setup, Verdict, compare, random_floats
+from grader.course.problems.base import Setup, Verdict, compare, random_floats
 
 
 def inputs(setup: Setup, rng: np.random.Generator) -> dict[str, np.ndarray]:

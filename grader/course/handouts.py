@@ -4,7 +4,7 @@ A submission that is one of them, unchanged apart from whitespace and comments, 
 the stage's work. On a CPU device, where speed is not graded, such a file (the skeleton is the
 previous stage's correct kernel) would otherwise pass; on a GPU it would fail only as "too slow",
 which hides that nothing was changed. This stage's own reference is not counted as a handout:
-`is_own_reference` finds it, through lab.normalised_source, also where its names were changed
+`is_own_reference` finds it, through grader.course.checks.normalised_source, also where its names were changed
 (a students' copy of the course holds the reference's normalised digest in place of its source).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from lab.normalised_source import normalised_digest, tokens
+from grader.course.checks.normalised_source import normalised_digest, tokens
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...]) -> str:
 def reference_digest(reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
                      suffix: str, fixed: tuple[str, ...] = ()) -> str | None:
     """The normalised digest of `stage`'s reference with `suffix` (`fixed`: the names the stage
-    gives, lab.normalised_source): of its source where present, else the one a students' copy
+    gives, grader.course.checks.normalised_source): of its source where present, else the one a students' copy
     ships (`shipped`: stage -> suffix -> digest); None where neither."""
     try:
         return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed)

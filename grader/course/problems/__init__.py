@@ -5,5 +5,5 @@ from types import ModuleType
 
 
 def load_problem(name: str) -> ModuleType:
-    """Return the problem module `lab.problems.<name>`."""
-    return importlib.import_module(f"lab.problems.{name}")
+    """Return the problem module `grader.course.problems.<name>`."""
+    return importlib.import_module(f"grader.course.problems.{name}")

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from lab.problems.base import MAX_LISTED, Setup, Verdict, compare, random_floats
+from grader.course.problems.base import MAX_LISTED, Setup, Verdict, compare, random_floats
 
 # Inputs are uniform in [LOW, HIGH): mixed signs, so that summing |x| or dropping the
 # negatives is caught, but with mean 1, so that a block's sum (and the total) lies far

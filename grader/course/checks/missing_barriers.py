@@ -7,7 +7,7 @@ work-items one after another up to each barrier, so the read sees the old value 
 (deterministically wrong results); a GPU runs them at once, so the result differs from run to
 run, or is right by luck. Only a look at the source says the same thing everywhere.
 
-The look follows the source in order, its macros expanded (lab.macros), one function body at
+The look follows the source in order, its macros expanded (grader.course.checks.macros), one function body at
 a time. It records, per shared array, the index expressions stored into since the last barrier
 (`tile[ty + j][tx] = ...`); a barrier (`__syncthreads()`, a cooperative-groups `block.sync()`,
 `barrier(...)`, `work_group_barrier(...)`, or a call of a function of the file that holds one)
@@ -33,9 +33,9 @@ import heapq
 import re
 from dataclasses import dataclass
 
-from lab.divergent_barriers import barrier_calls
-from lab.macros import expand_macros
-from lab.source_checks import BLOCK_BARRIER, strip_comments
+from grader.course.checks.divergent_barriers import barrier_calls
+from grader.course.checks.macros import expand_macros
+from grader.course.checks.source_checks import BLOCK_BARRIER, strip_comments
 
 _SHARED_ARRAY = re.compile(r"\b(?:__shared__|__local|local)\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\[")
 _SHARED_POINTER = re.compile(r"\b(?:__local|local)\b[^,;{}()]*?\*\s*([A-Za-z_]\w*)")

@@ -43,7 +43,7 @@ into; a value every thread sets alike under a thread-dependent condition. Statem
 deeper than _MAX_DEPTH are not read: every barrier in them counts as divergent; a call nested
 (through statements and calls) deeper than _MAX_LEVEL is not followed: a call there of a
 function that may reach a barrier counts as a divergent barrier. Where macros multiply past
-lab.macros' bounds, the source is read unexpanded. `#if` and its kin are
+grader.course.checks.macros' bounds, the source is read unexpanded. `#if` and its kin are
 not read: both arms of a conditional count as code.
 """
 
@@ -54,10 +54,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lab.macros import close as _close
-from lab.macros import expand_macros
-from lab.macros import split as _split
-from lab.source_checks import BLOCK_BARRIER, strip_comments
+from grader.course.checks.macros import close as _close
+from grader.course.checks.macros import expand_macros
+from grader.course.checks.macros import split as _split
+from grader.course.checks.source_checks import BLOCK_BARRIER, strip_comments
 
 THREAD_INDEX = frozenset({"threadIdx", "get_local_id", "get_global_id", "get_local_linear_id",
                           "get_global_linear_id"})

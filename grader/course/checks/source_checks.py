@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.backends import registry
-from lab.spec import KernelSpec, Param, SpecError, parse_params
+from grader.course.spec import KernelSpec, Param, SpecError, parse_params
 
 MAX_BYTES = 256 * 1024
 

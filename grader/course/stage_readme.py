@@ -7,7 +7,7 @@ counters are shown and whether they are graded. `render(spec)` writes that block
 stage's assignment.toml; the README's own prose around it explains and never restates these
 facts. `lab show` prints the README with the block rendered afresh from the spec, and a test
 (tests/unit/test_stage_readmes.py) fails when a committed README's block differs from
-`render(spec)`. `python -m lab.stage_readme` rewrites the blocks in place (`--check`: only
+`render(spec)`. `python -m grader.course.stage_readme` rewrites the blocks in place (`--check`: only
 report the stages whose block is out of date, exit 1 if any).
 
 Pure text: no device, no grader import.
@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 from grader.backends import registry
-from lab.counter_spec import CountersSpec
-from lab.spec import Spec
+from grader.course.counter_spec import CountersSpec
+from grader.course.spec import Spec
 
-BEGIN = "<!-- BEGIN spec: rendered from assignment.toml by `python -m lab.stage_readme`; do not edit -->"
+BEGIN = "<!-- BEGIN spec: rendered from assignment.toml by `python -m grader.course.stage_readme`; do not edit -->"
 END = "<!-- END spec -->"
 
 
@@ -179,7 +179,7 @@ def with_block(text: str, spec: Spec) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from lab.catalog import default_catalog
+    from grader.course.catalog import default_catalog
 
     check = "--check" in argv
     stale = []

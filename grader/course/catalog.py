@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.backends import registry
-from lab.spec import Spec, SpecError, load_spec
+from grader.course.spec import Spec, SpecError, load_spec
 
 if TYPE_CHECKING:
-    from lab.release_manifest import ReleaseManifest
+    from grader.course.release_manifest import ReleaseManifest
 
 
 class UnknownStageError(LookupError):
@@ -25,15 +25,15 @@ def course_root() -> Path:
     """The folder holding assignments/ and reference/.
 
     LAB_COURSE_ROOT wins; then the checkout this package runs from (an editable install); then
-    the copy of the course inside the installed package (a plain `pip install`: lab/course).
+    the copy of the course inside the installed package (a plain `pip install`: grader/course).
     """
     override = os.environ.get("LAB_COURSE_ROOT")
     if override:
         return Path(override).resolve()
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]
     if (checkout / "assignments").is_dir():
         return checkout
-    return Path(__file__).resolve().parent / "course"
+    return Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,9 @@ class Catalog:
 
     @cached_property
     def release(self) -> ReleaseManifest | None:
-        """What a students' copy holds in place of reference source (lab.release_manifest);
+        """What a students' copy holds in place of reference source (grader.course.release_manifest);
         None in an instructor's checkout."""
-        from lab.release_manifest import load_manifest
+        from grader.course.release_manifest import load_manifest
 
         return load_manifest(self.root)
 

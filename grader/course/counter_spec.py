@@ -39,7 +39,7 @@ assumed: benchmarks/counters_on_gpu.py prints, per stage, how far each candidate
 reference from the baseline and the known-wrong kernels.
 
 This module reads data only; grader.counters runs ncu and computes the indicators.
-Errors are ValueError with a one-line reason (lab.spec turns them into SpecError).
+Errors are ValueError with a one-line reason (grader.course.spec turns them into SpecError).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Indicator:
     title: str  # as a person reads it: "global store sectors per request"
     numerator: tuple[tuple[str, float], ...]  # (metric, weight)
     denominator: tuple[tuple[str, float], ...] = ()
-    per: str | None = None  # an expression of the profiled case (lab.expressions)
+    per: str | None = None  # an expression of the profiled case (grader.course.expressions)
     better: Better = Better.LOWER
     digits: int = 1  # decimals shown
     # Two values closer than this (absolute) are "the same" for the sentence and the check
@@ -181,7 +181,7 @@ class ConceptCheck:
 
 @dataclass(frozen=True)
 class CountersSpec:
-    # The case the counters are read on: the stage's GPU benchmark case (lab.spec fills it in),
+    # The case the counters are read on: the stage's GPU benchmark case (grader.course.spec fills it in),
     # so that the counters describe the launch whose time is graded.
     case: dict[str, int | float]
     show: tuple[Indicator, ...]

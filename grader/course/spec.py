@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lab.counter_spec import CountersSpec, load_counters
-from lab.expressions import ExpressionError, evaluate
+from grader.course.counter_spec import CountersSpec, load_counters
+from grader.course.expressions import ExpressionError, evaluate
 
 
 class SpecError(ValueError):
@@ -105,7 +105,7 @@ class Spec:
     allowed_headers: tuple[str, ...]
     hints: dict[str, str]  # [feedback]: what to look at, by failure kind (wrong, too_slow, ...)
     folder: Path = field(compare=False)
-    # [counters]: the hardware counters that show the stage's idea (lab.counter_spec), or None
+    # [counters]: the hardware counters that show the stage's idea (grader.course.counter_spec), or None
     counters: CountersSpec | None = None
     # [launch] dynamic_shared: bytes of dynamic shared memory (CUDA's `extern __shared__`) each
     # block is launched with, an expression of the defines and the case; None: the stage

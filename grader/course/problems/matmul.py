@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lab.problems.base import Setup, Verdict, compare, random_floats
+from grader.course.problems.base import Setup, Verdict, compare, random_floats
 
 # fp32 unit roundoff (half the machine epsilon).
 UNIT_ROUNDOFF = float(np.finfo(np.float32).eps) / 2

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.problems.base import Launch, Setup, Verdict, compare, random_floats
+from grader.course.problems.base import Launch, Setup, Verdict, compare, random_floats
 
 UNIT_ROUNDOFF = float(np.finfo(np.float32).eps) / 2
 SIGMOID_ULPS = 16  # error of a float32 sigmoid relative to its value, in units of u

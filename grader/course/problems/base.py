@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.mismatch_picture import picture
+from grader.course.mismatch_picture import picture
 
 
 @dataclass(frozen=True)

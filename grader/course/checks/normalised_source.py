@@ -15,8 +15,8 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from lab.source_checks import strip_comments
-from lab.spec import Spec
+from grader.course.checks.source_checks import strip_comments
+from grader.course.spec import Spec
 
 # Names, numbers (with suffixes and exponents), and any other single non-space character.
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+)?[fFuUlL]*|\.\d[\w.]*|\S")

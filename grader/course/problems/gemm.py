@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lab.problems.base import Setup, Verdict, compare, random_floats
-from lab.problems.matmul import dot_tolerance, uniform_dot_tolerance
+from grader.course.problems.base import Setup, Verdict, compare, random_floats
+from grader.course.problems.matmul import dot_tolerance, uniform_dot_tolerance
 
 
 def _sizes(setup: Setup) -> tuple[int, int, int]:
