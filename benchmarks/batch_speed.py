@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parents[1]
 BUILD = """\
 import sys
 from pathlib import Path
-from lab.catalog import default_catalog
+from grader.course.catalog import default_catalog
 from tests.batch.classroom import build
 print(build(Path(sys.argv[1]), default_catalog()).submissions)
 """

@@ -1,11 +1,11 @@
-"""nvcc against NVRTC (lab.backends.nvrtc) on every stage's CUDA reference: each compiler's time
+"""nvcc against NVRTC (grader.backends.nvrtc) on every stage's CUDA reference: each compiler's time
 (the median of --repeat compiles), whether NVRTC's ptxas report names every entry point, and on a
 CUDA GPU each kernel's registers as the driver loads each cubin.
 
     python3 benchmarks/compile_speed.py          # on a machine with the CUDA toolkit
 
 On the H100 machine (CUDA 13.0, 2026-11-25): nvcc 332-492 ms a file; NVRTC 15-18 ms, but that
-probe let NVRTC keep its cache, so most of those were cache hits (lab.backends.nvrtc turns the
+probe let NVRTC keep its cache, so most of those were cache hits (grader.backends.nvrtc turns the
 cache off now; this script measures with it off); registers equal for 13 of 19 kernels, NVRTC's
 fewer for 4 (gemm_coarsened 40 against 48) and more for 2.
 Progress goes to stderr; the table comes last.
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lab.backends import nvrtc  # noqa: E402
-from lab.backends.nvcc import compile_cubin, nvcc_path  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
+from grader.backends import nvrtc  # noqa: E402
+from grader.backends.nvcc import compile_cubin, nvcc_path  # noqa: E402
+from grader.course.catalog import default_catalog  # noqa: E402
 
 
 def driver_registers(image: bytes, entries: list[str]) -> dict[str, int] | None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`lab grade --counters` on every stage's reference, CUDA (.cu) and OpenCL (.cl) side by side, on
 an NVIDIA GPU with Nsight Compute: does the OpenCL route (its PTX run through CUDA,
-lab.backends.opencl_ptx) read the same counters as CUDA, and what does profiling add to a grading.
+grader.backends.opencl_ptx) read the same counters as CUDA, and what does profiling add to a grading.
 
     python3 benchmarks/counters_both_backends.py                     # every stage, both backends
     python3 benchmarks/counters_both_backends.py --stages transpose_padded --json out.json

@@ -7,7 +7,7 @@
 For every stage it profiles, with ncu (grader.counters: the same entry, command line and CSV
 parser as `lab grade --counters`), the reference, the baseline and every known-wrong kernel
 (reference/<stage>/wrong/*.cu) on the stage's profiling case ([counters] case), with every
-candidate indicator (lab.counter_spec.BUILTIN and CANDIDATES below), and prints per stage a
+candidate indicator (grader.course.counter_spec.BUILTIN and CANDIDATES below), and prints per stage a
 table: each candidate's value for each kernel, and how far it puts the baseline and the
 wrong kernels from the reference ("separation": the larger over the smaller, 1.00 = no
 difference). Indicators the stage shows now are marked *. Then, per stage, the candidates
@@ -41,9 +41,9 @@ from grader.counters import cache, ncu, runner  # noqa: E402
 from grader.counters.entry import RoleRequest  # noqa: E402
 from grader.counters.indicators import indicator_value  # noqa: E402
 from grader.counters.model import ProfileResult, Unavailable, reason_line  # noqa: E402
-from lab.catalog import Catalog, default_catalog  # noqa: E402
-from lab.counter_spec import BUILTIN, DURATION, METRIC, Better, Indicator  # noqa: E402
-from lab.spec import Spec  # noqa: E402
+from grader.course.catalog import Catalog, default_catalog  # noqa: E402
+from grader.course.counter_spec import BUILTIN, DURATION, METRIC, Better, Indicator  # noqa: E402
+from grader.course.spec import Spec  # noqa: E402
 
 _T = lambda *pairs: tuple(pairs)  # noqa: E731
 
@@ -213,7 +213,7 @@ def main() -> int:
         say(f"counters_on_gpu: nothing measured: {reason_line(Unavailable.NO_NCU)}")
         return 0
     try:
-        from lab.backends.discovery import discover
+        from grader.backends.discovery import discover
 
         gpus = discover(("cuda",)).targets
     except Exception as error:  # noqa: BLE001 - said in one line

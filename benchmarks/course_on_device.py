@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from grader.backends import registry  # noqa: E402
+from grader.backends.discovery import discover  # noqa: E402
+from grader.course.catalog import default_catalog  # noqa: E402
 from grader.grading import grade_file  # noqa: E402
-from lab.backends import registry  # noqa: E402
-from lab.backends.discovery import discover  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
 
 SUFFIX = {kind.name: kind.suffix for kind in registry.backends()}
 

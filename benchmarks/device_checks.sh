@@ -61,7 +61,7 @@ if wants batch; then
     rm -rf /tmp/lab-class /tmp/lab-results
     python3 -c "
 from pathlib import Path
-from lab.catalog import default_catalog
+from grader.course.catalog import default_catalog
 from tests.batch.classroom import build
 print('class of', build(Path('/tmp/lab-class'), default_catalog()).submissions, 'submissions')"
     start=$(date +%s)

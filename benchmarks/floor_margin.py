@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grader.backends.discovery import discover  # noqa: E402
+from grader.course.catalog import default_catalog  # noqa: E402
 from grader.device_floor import IMPOSSIBLE_FRACTION  # noqa: E402
 from grader.grading import grade_file  # noqa: E402
-from lab.backends.discovery import discover  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
 
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 

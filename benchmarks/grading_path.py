@@ -11,17 +11,17 @@ import graph goes, not where the submission goes). A function called again is no
 again, so a loop over test cases counts once: the path is the order in which the grading
 reaches its code.
 
-A module's room is the folder its file is in (lab, lab/cli, lab/backends, grader, grader/steps,
+A module's room is the folder its file is in (lab, lab/cli, grader/backends, grader, grader/steps,
 ...); its layer is the one tests/layers.py gives it (front doors, waist, engine, course and
 backends). The path is counted twice: by module (each module once, where the grading first
 reaches it) and by function (each function once). From each process's sequence of rooms (one
 room repeated counts once):
-  - crossings: steps between top-level packages (lab/ and grader/ today: the first folder of
+  - crossings: steps between top-level packages (lab/ and grader/: the first folder of
     the room changes);
   - returns: steps into a room the path had already been in and left;
 and over layers, layer changes and returns to a layer (those depend on the calls alone, not on
 where the files are). --proposed counts the same path again with each module in its room of
-the layouts docs/architecture.md sketches (LAYOUTS below).
+another layout (LAYOUTS below: the course and the backends as top-level packages).
 
 What it leaves out or fixes, so that two checkouts are compared alike: LAB_SANDBOX=off (the
 tracer's file must be writable from the worker); a kernel cache of this run's own
@@ -29,7 +29,7 @@ tracer's file must be writable from the worker); a kernel cache of this run's ow
 trusted kernels from it as a student's second grading does; `--seed 1` for `lab grade` (`lab
 batch` has no seed option). A worker that never got a submission (the one `lab batch` starts
 ahead for the next) is listed as idle and not counted: a worker graded if it called a function
-of a problem module (lab/problems/<name>, base.py aside).
+of a problem module (grader/course/problems/<name>, base.py aside).
 
     python3 benchmarks/grading_path.py                       # this checkout
     python3 benchmarks/grading_path.py --checkout /tmp/old --json old.json --show-path
@@ -133,7 +133,7 @@ class ProcessPath:
     def rooms(self, grain: str, layout: dict[str, str] | None = None) -> list[str]:
         """The room path: each step's folder, or with `layout` the room it gives the module."""
         if layout is not None:
-            return collapse([proposed_room(module_name(path), layout) for path in self.files(grain)])
+            return collapse([proposed_room(path, layout) for path in self.files(grain)])
         return collapse([Path(path).parent.as_posix() for path in self.files(grain)])
 
     def layers(self, grain: str) -> list[str]:
@@ -145,31 +145,20 @@ class ProcessPath:
                       max(len(layers) - 1, 0), returns(layers))
 
 
-# The layouts docs/architecture.md sketches ("Layers"): module or package -> its room there
-# (the longest name that matches wins). "grader holds the rest": lab/ the front doors alone,
-# grader/ the waist, the engine and, in folders of their own, the course and the backends.
-# "four packages": the bottom moved out of lab/ into course/ and backends/ of their own.
-_COURSE = ("spec", "catalog", "counter_spec", "expressions", "stage_readme", "release_config", "release_manifest",
-           "handouts", "dialect", "sinks", "mismatch_picture", "occupancy")
-_CHECKS = ("source_checks", "normalised_source", "macros", "divergent_barriers", "missing_barriers")
-_DOORS = {"lab": "lab", "lab.cli": "lab/cli", "lab.autograder": "lab/autograder", "lab.server": "lab/server",
-          "grader.batch": "lab/batch", "grader.batch.exports": "lab/batch/exports"}
-_ENGINE = {"grader": "grader", "grader.steps": "grader/steps", "grader.counters": "grader/counters"}
+# Another layout for the same modules, to count the path in: module or package -> its room there
+# (the longest name that matches wins; a module no name matches stays in its own room). "four
+# packages": the bottom out of grader/ into top-level course/ and backends/ packages of their own.
 LAYOUTS: dict[str, dict[str, str]] = {
-    "grader holds the rest": {
-        **_DOORS, **_ENGINE, **{f"lab.{name}": "grader/course" for name in _COURSE},
-        "lab.problems": "grader/course/problems", **{f"lab.{name}": "grader/course/checks" for name in _CHECKS},
-        "lab.backends": "grader/backends"},
-    "four packages": {
-        **_DOORS, **_ENGINE, **{f"lab.{name}": "course" for name in _COURSE},
-        "lab.problems": "course/problems", **{f"lab.{name}": "course/checks" for name in _CHECKS},
-        "lab.backends": "backends"},
+    "four packages": {"grader.course": "course", "grader.course.problems": "course/problems",
+                      "grader.course.checks": "course/checks", "grader.backends": "backends"},
 }
 
 
-def proposed_room(module: str, layout: dict[str, str]) -> str:
+def proposed_room(path: str, layout: dict[str, str]) -> str:
+    """The room `layout` gives the module file at `path` (relative to the checkout)."""
+    module = module_name(path)
     matches = [name for name in layout if module == name or module.startswith(name + ".")]
-    return layout[max(matches, key=len)] if matches else module.rpartition(".")[0].replace(".", "/")
+    return layout[max(matches, key=len)] if matches else Path(path).parent.as_posix()
 
 
 def module_name(path: str) -> str:
@@ -311,7 +300,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, help="a JSON this script wrote earlier: its totals beside these")
     parser.add_argument("--label", help="what to call the checkout in the JSON (default: its git commit)")
     parser.add_argument("--proposed", action="store_true",
-                        help="also count the same path with each module in its room of each sketched layout")
+                        help="also count the same path with each module in its room of each layout of LAYOUTS")
     parser.add_argument("--show-path", action="store_true", help="also print each process's modules in the order they are first reached")
     args = parser.parse_args()
     checkout = args.checkout.expanduser().resolve()
@@ -351,7 +340,7 @@ def main() -> None:
     if args.proposed:
         for name, layout in LAYOUTS.items():
             proposed = {"lab grade": summary(graded, layout), "lab batch": summary(batched, layout)}
-            print(f"\nThe same path, each module in its room of the sketched layout {name!r}:")
+            print(f"\nThe same path, each module in its room of the layout {name!r}:")
             print(table(proposed, None))
     if args.json:
         args.json.write_text(json.dumps({"commit": args.label or git_commit(checkout),

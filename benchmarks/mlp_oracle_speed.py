@@ -13,7 +13,7 @@ inputs of `mlp.inputs(setup, default_rng(SEED))`:
 - for scale, the run's 12 float32 matrix products alone (BLAS, on every core): the part of
   `expect` no element-wise saving touches.
 
-The old module is lab/problems/mlp.py as of --old (a git revision), written to a temporary
+The old module is grader/course/problems/mlp.py as of --old (a git revision), written to a temporary
 file and imported from there. On the same inputs it then checks that the new run's expected
 values equal the old ones to the bit, its losses too, and that every new bound is at least
 the old one times (1 - 1e-6), element by element (float32 rounding of the norms); each
@@ -46,9 +46,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import grader.correctness  # noqa: E402
+import grader.course.catalog  # noqa: E402
 import grader.steps.benchmark  # noqa: E402
-import lab.catalog  # noqa: E402
-from lab.problems import mlp  # noqa: E402
+from grader.course.problems import mlp  # noqa: E402
 
 SEED = 1
 OLD = "2c64e30"  # the last revision before the fast oracle's element-wise work was cut down
@@ -56,7 +56,7 @@ RELATIVE = 1e-6  # how far below the old bound a new one may be: float32 roundin
 
 
 def old_source(rev: str, scratch: Path) -> Path:
-    source = subprocess.run(["git", "show", f"{rev}:lab/problems/mlp.py"], cwd=ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:grader/course/problems/mlp.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     path = scratch / "mlp_old.py"
     path.write_text(source)
@@ -72,7 +72,7 @@ def load(path: Path, name: str) -> ModuleType:
 
 
 def benchmark_setup():
-    spec = lab.catalog.default_catalog().get("mlp_train")
+    spec = grader.course.catalog.default_catalog().get("mlp_train")
     return grader.correctness.make_setup(spec, grader.steps.benchmark.benchmark_case(spec, "gpu"))
 
 

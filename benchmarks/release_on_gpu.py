@@ -34,10 +34,10 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(CHECKOUT))
 
-from lab.backends.discovery import discover  # noqa: E402
-from lab.catalog import Catalog  # noqa: E402
+from grader.backends.discovery import discover  # noqa: E402
+from grader.course.catalog import Catalog  # noqa: E402
+from grader.course.release_config import DEFAULT_PTX, ReleaseConfig  # noqa: E402
 from lab.release import make_release  # noqa: E402
-from lab.release_config import DEFAULT_PTX, ReleaseConfig  # noqa: E402
 
 SUFFIX = {"cuda": ".cu", "opencl": ".cl"}
 OWN_LINE = "\ntypedef int lab_benchmark_edit;\n"  # the reference as a submission of its own

@@ -1,4 +1,4 @@
-"""Times the similarity check (grader.batch.similarity) on a synthetic stage of N submissions.
+"""Times the similarity check (lab.batch.similarity) on a synthetic stage of N submissions.
 
 Each submission is one of the hand-written matmul_tiled solutions of tests/batch/similar_class.py,
 disguised afresh (every name renamed, comments and spacing changed): so the class is made of
@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader.batch.similarity import Source, compare_stage, stage_boilerplate  # noqa: E402
-from lab.catalog import default_catalog  # noqa: E402
+from grader.course.catalog import default_catalog  # noqa: E402
+from lab.batch.similarity import Source, compare_stage, stage_boilerplate  # noqa: E402
 from tests.batch.similar_class import STAGE, SUBMISSIONS, disguise  # noqa: E402
 
 

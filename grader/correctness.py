@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from grader import memory
+from grader.backends.base import Backend, Buffer, CompiledKernel
+from grader.course.problems.base import Setup, Verdict
+from grader.course.spec import Spec
 from grader.launching import plan_for, run_plan
 from grader.results import CaseResult, FailureKind
-from lab.backends.base import Backend, Buffer, CompiledKernel
-from lab.problems.base import Setup, Verdict
-from lab.spec import Spec
 
 
 def case_label(case: dict[str, int | float]) -> str:

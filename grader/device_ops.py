@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lab.backends import registry
-from lab.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
-from lab.backends.registry import BackendKind
+from grader.backends import registry
+from grader.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
+from grader.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
 ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]

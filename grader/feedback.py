@@ -11,10 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.course.sinks import (
+    for_json,
+    for_markdown_code,
+    for_markdown_inline_code,
+    html_finalize,
+    markdown_finalize,
+)
 from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, REVIEW, SKIPPED, Check, Report
 from grader.results import FailureKind
-from lab.sinks import for_json, for_markdown_code, for_markdown_inline_code, html_finalize, markdown_finalize
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -104,9 +110,9 @@ def points_text(check: Check) -> str:
 
 
 def in_submission_language(text: str, backend: str) -> str:
-    """A hint written in CUDA's words, in those of the submission's language (lab.dialect)."""
-    from lab.backends import registry
-    from lab.dialect import in_dialect
+    """A hint written in CUDA's words, in those of the submission's language (grader.course.dialect)."""
+    from grader.backends import registry
+    from grader.course.dialect import in_dialect
 
     try:
         return in_dialect(text, registry.by_name(backend).syntax)
@@ -139,8 +145,8 @@ def rate_text(report: Report) -> str:
 
 
 def _environment(markdown: bool) -> Environment:
-    """HTML templates: autoescape on and every value through lab.sinks.for_html; Markdown ones:
-    every value through lab.sinks.for_markdown (code through the `code_block`/`code` filters)."""
+    """HTML templates: autoescape on and every value through grader.course.sinks.for_html; Markdown ones:
+    every value through grader.course.sinks.for_markdown (code through the `code_block`/`code` filters)."""
     # jinja2 is imported here: `lab grade` shows its terminal report without it.
     from jinja2 import Environment, FileSystemLoader
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.course.sinks import for_text
 from grader.feedback import render_markdown
 from grader.report import ERROR, PASSED, PENDING, Report
-from lab.sinks import for_text
 
 PENDING_OUTPUT = "{message}. Its points come from the grading on the course's GPU, which replaces this one."
 
@@ -31,7 +31,7 @@ PENDING_OUTPUT = "{message}. Its points come from the grading on the course's GP
 class GradescopeTest:
     name: str
     number: str
-    output: str  # plain text, through lab.sinks.for_text
+    output: str  # plain text, through grader.course.sinks.for_text
     status: str | None = None  # "passed" | "failed"; None: still to be graded (pending)
     score: int | None = None  # None (with max_score): not counted (pending, or nothing could be graded)
     max_score: int | None = None
@@ -59,7 +59,7 @@ class GradescopeResults:
     """One results.json: `to_json` is the object Gradescope reads."""
 
     execution_time: int  # whole seconds
-    output: str  # Markdown, every value in it through lab.sinks.for_markdown
+    output: str  # Markdown, every value in it through grader.course.sinks.for_markdown
     tests: tuple[GradescopeTest, ...]
     extra_data: dict[str, Any] = field(default_factory=dict)  # for the instructor's exports, not shown
     score: int | None = None  # None: no score (nothing could be graded)

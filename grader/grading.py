@@ -2,7 +2,7 @@
 `lab.grade()`, the Gradescope autograder, the batch, the course server).
 
 A request names the stage, the source (its text, or a file), the backend's row of the table
-(lab.backends.registry.BackendKind), the device, one `GradeOptions` and the observers. The
+(grader.backends.registry.BackendKind), the device, one `GradeOptions` and the observers. The
 parent's steps (grader.steps.parent) run in order around the worker's; whatever they find,
 a machine condition included (no device: NO_DEVICE; no sandbox where one is required:
 SANDBOX_UNAVAILABLE; the worker killed from outside: GRADER_ERROR), comes back as the Report's
@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import GRADER_VERSION
+from grader.backends.registry import BackendKind, Target
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
 from grader.report import Report
 from grader.results import NOT_STARTED, Grading, SourceResult
 from grader.scoring import build_report
 from grader.steps.parent import Parent, parent_steps, run_parent_steps
-from lab.backends.registry import BackendKind, Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 if TYPE_CHECKING:
     from grader.report import Check
@@ -82,7 +82,7 @@ def grade(request: GradeRequest) -> Report:
     spec = request.stage if isinstance(request.stage, Spec) else catalog.get(request.stage)
     seed = secrets.randbits(31) if options.seed is None else options.seed
     if isinstance(request.source, Path):
-        from lab.source_checks import SubmissionError, read_submission
+        from grader.course.checks.source_checks import SubmissionError, read_submission
 
         path = request.source
         shown = request.filename or str(path)
@@ -130,7 +130,7 @@ def grade(request: GradeRequest) -> Report:
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
     """grade() of a file on `target`, with GradeOptions' fields as keywords (tests, benchmarks)."""
-    from lab.backends import registry
+    from grader.backends import registry
 
     return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target,
                               options=GradeOptions(**options)))
@@ -171,7 +171,7 @@ def _refused_on(target: Target) -> dict[str, Any]:
     refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
     if target.index >= 0:
         return {**_shown(target), "ran": False}
-    from lab.backends.discovery import choose, discover
+    from grader.backends.discovery import choose, discover
 
     try:
         found = choose(discover((target.backend,)), target.backend, target.name or None)

@@ -1,4 +1,4 @@
-"""Reading a dataclass back from the JSON that `dataclasses.asdict` and `lab.sinks.for_json` made of it.
+"""Reading a dataclass back from the JSON that `dataclasses.asdict` and `grader.course.sinks.for_json` made of it.
 
 `read(cls, value, where)` builds `cls` from a decoded JSON value by its type annotations:
 str, int, float (an int is accepted), bool, None, StrEnums (by value), `X | None`, `list[X]`,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lab.backends import registry
-from lab.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
-from lab.problems.base import Launch
-from lab.spec import KernelSpec
+from grader.backends import registry
+from grader.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
+from grader.course.problems.base import Launch
+from grader.course.spec import KernelSpec
 
 
 class LaunchRefused(Exception):

@@ -1,4 +1,4 @@
-"""The picture of a wrong output (lab.mismatch_picture) as the feedback shows it: an SVG grid for
+"""The picture of a wrong output (grader.course.mismatch_picture) as the feedback shows it: an SVG grid for
 HTML, lines of characters for the terminal and Markdown, with the stage's output tile drawn over
 it, so a student sees "every 4th row never written" or "this tile is wrong" at a glance."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.course.mismatch_picture import RIGHT, UNWRITTEN, WRONG, MismatchPicture
+from grader.course.sinks import for_html
 from grader.report import Report
-from lab.mismatch_picture import RIGHT, UNWRITTEN, WRONG, MismatchPicture
-from lab.sinks import for_html
 
 COLOURS = {RIGHT: "#cfe8d5", WRONG: "#d92d20", UNWRITTEN: "#1d2430"}
 WORDS = {RIGHT: "right", WRONG: "wrong value", UNWRITTEN: "never written"}

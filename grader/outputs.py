@@ -2,7 +2,7 @@
 suffixes that choose it, and a render function from the Report to the text written.
 
 `lab grade` and `lab submit` (lab.cli.written) pick their files' entries here, and the batch
-writes each result's files from it (grader.batch.outputs, whose own table holds the class
+writes each result's files from it (lab.batch.outputs, whose own table holds the class
 files: those render a whole class). A new format is a new entry, not a new branch elsewhere."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.course.sinks import for_json
 from grader.feedback import render_html, render_json, render_markdown
 from grader.gradescope import gradescope_results
 from grader.report import Report
 from grader.terminal import render_text
-from lab.sinks import for_json
 
 
 @dataclass(frozen=True)

@@ -315,7 +315,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
 
 def _keep(entry: CacheEntry) -> None:
     """Write a trusted-cache entry a sandboxed worker sent while it was still trusted."""
-    from lab.backends import kernel_cache
+    from grader.backends import kernel_cache
 
     try:
         blob = base64.b64decode(entry.blob, validate=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from grader.correctness import CaseBuffers, explain_nans
-from lab.problems.base import Verdict
+from grader.course.problems.base import Verdict
 
 
 def compares_with_reference(problem: Any) -> bool:

@@ -77,7 +77,7 @@ class CaseOutcome:
     failure: FailureKind | None = None
     message: str = ""
     summary: str = ""  # the message in one short line (how many elements are wrong, and how)
-    picture: dict[str, Any] | None = None  # the wrong output (lab.mismatch_picture), where drawn
+    picture: dict[str, Any] | None = None  # the wrong output (grader.course.mismatch_picture), where drawn
 
 
 @dataclass

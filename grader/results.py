@@ -82,7 +82,7 @@ class CompileResult:
 
 @dataclass(frozen=True)
 class CompiledProgram:
-    """The submission's program as compiled (lab.backends.base.ProgramImage), where the request
+    """The submission's program as compiled (grader.backends.base.ProgramImage), where the request
     asked for it (`lab grade --counters`): the profiling entry loads it rather than compile the
     submission again. It comes after StudentCode, so it is the student's: the parent only ever
     hands it back to the sandboxed entry as the submission's own program."""
@@ -152,7 +152,7 @@ class Done:
 
 @dataclass(frozen=True)
 class CacheEntry:
-    """A trusted kernel's binary for the parent to keep in lab.backends.kernel_cache, from a
+    """A trusted kernel's binary for the parent to keep in grader.backends.kernel_cache, from a
     sandboxed worker (which cannot write the cache). The parent keeps it only if it arrives
     before StudentCode: the pipe keeps order, and until then no code of the student's has
     been in the worker."""
@@ -251,7 +251,7 @@ class SourceResult:
     refused: str | None = None
     divergent_barriers: tuple[str, ...] = ()
     # Reads of shared memory that other threads store, with no barrier between
-    # (lab.missing_barriers): they explain wrong results or a race, and warn where it passed.
+    # (grader.course.checks.missing_barriers): they explain wrong results or a race, and warn where it passed.
     unsynced_reads: tuple[str, ...] = ()
     # Why it was refused: REFUSED_SOURCE (not a kernel file the stage accepts) or
     # UNCHANGED_HANDOUT (the skeleton, or another stage's reference, as handed out).

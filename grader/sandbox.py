@@ -125,7 +125,7 @@ def _backend_paths() -> list[str]:
     imports it."""
     import importlib.util
 
-    from lab.backends import registry
+    from grader.backends import registry
 
     paths = [path for kind in registry.backends() for path in kind.sandbox_paths()]
     for module in registry.modules():
@@ -142,7 +142,7 @@ def _backend_paths() -> list[str]:
 def _kernel_cache(drop: tuple[int, int] | None) -> str | None:
     """The trusted-kernel cache, made here if missing (so entries the parent writes later are
     seen by later workers): bound read-only; None where it is off."""
-    from lab.backends import kernel_cache  # standard library only
+    from grader.backends import kernel_cache  # standard library only
 
     root = kernel_cache.cache_root()
     if root is None:
@@ -490,7 +490,7 @@ def _trial_file(plan: _Plan) -> Path | None:
     """Where a worked trial of `plan` is remembered; None where it is not (turned off, no cache)."""
     import hashlib
 
-    from lab.backends import kernel_cache  # standard library only
+    from grader.backends import kernel_cache  # standard library only
 
     root = kernel_cache.cache_root()
     if root is None or os.environ.get(TRIAL_CACHE_ENV, "").lower() in ("off", "0", "none"):
@@ -675,7 +675,7 @@ _nv_templates: dict[str, str | None] = {}
 
 def _jit_warmup(backend: str) -> str | None:
     """The program that fills a template of this backend's JIT cache (its row's jit_warmup)."""
-    from lab.backends import registry
+    from grader.backends import registry
 
     kind = registry.find(backend)
     return kind.jit_warmup if kind is not None else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lab.backends.nvcc import cuda_tool
+from grader.backends.nvcc import cuda_tool
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 MAX_FINDINGS = 5

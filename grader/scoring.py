@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.course.mismatch_picture import output_tile
+from grader.course.occupancy import device_limits, occupancy
+from grader.course.spec import Spec
 from grader.device_floor import IMPOSSIBLE_FRACTION, impossible
 from grader.report import (
     ERROR,
@@ -21,9 +24,6 @@ from grader.report import (
     Status,
 )
 from grader.results import CaseResult, FailureKind, GraderError, Grading, TimingResult
-from lab.mismatch_picture import output_tile
-from lab.occupancy import device_limits, occupancy
-from lab.spec import Spec
 
 IMPLAUSIBLE_FACTOR = 2.0  # a speedup this many times the reference's is held for a person to review
 

@@ -1,4 +1,4 @@
-"""A report in the terminal, through rich. Text taken from the report goes through lab.sinks:
+"""A report in the terminal, through rich. Text taken from the report goes through grader.course.sinks:
 for_text into a rich Text, for_terminal into a markup string."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from grader.course.sinks import for_terminal, for_text
 from grader.feedback import (
     bars,
     check_label,
@@ -21,7 +22,6 @@ from grader.feedback import (
 )
 from grader.mismatch_view import mismatch_view
 from grader.report import ERROR, FAILED, PASSED, PENDING, REVIEW, SKIPPED, Report
-from lab.sinks import for_terminal, for_text
 
 STYLE = {PASSED: "bold green", FAILED: "bold red", ERROR: "bold yellow", SKIPPED: "dim", PENDING: "bold cyan",
          REVIEW: "bold magenta"}

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from grader.backends.base import Backend
 from grader.correctness import CaseBuffers
 from grader.reference_agreement import agrees, elementwise_tolerance, oracle_verdict
 from grader.results import CaseResult, FailureKind
-from lab.backends.base import Backend
 
 
 class TimedLaunchWrong(Exception):

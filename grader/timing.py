@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from grader.backends.base import Backend, CompiledKernel
 from grader.correctness import CaseBuffers, make_setup
+from grader.course.spec import Spec
 from grader.launching import plan_for, run_plan
 from grader.results import RoleStats
 from grader.timed_audit import LaunchAudit
-from lab.backends.base import Backend, CompiledKernel
-from lab.spec import Spec
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from lab.backends import registry
-from lab.backends.base import Backend, CompileError
+from grader.backends import registry
+from grader.backends.base import Backend, CompileError
 
 KERNELS = Path(__file__).parent / "kernels"
 PROBE_ENTRY = "lab_toolchain_probe"

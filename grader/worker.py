@@ -17,6 +17,8 @@ from typing import TextIO
 
 import numpy as np
 
+from grader.course.catalog import Catalog
+from grader.course.problems import load_problem
 from grader.results import (
     CacheEntry,
     CaseResult,
@@ -30,8 +32,6 @@ from grader.results import (
 from grader.sandbox import NV_TEMPLATE_ENV, SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
 from grader.timing import release_roles
-from lab.catalog import Catalog
-from lab.problems import load_problem
 
 
 class Channel:
@@ -87,14 +87,14 @@ def preload(backend: str) -> None:
     while the request is on its way (no device context: that is made for this one submission,
     after the request)."""
     try:
-        from lab.backends import registry
+        from grader.backends import registry
 
         kind = registry.find(backend)
         if kind is None:
             return
         kind.preload()
+        import grader.course.problems.base  # noqa: F401
         import grader.device_ops  # noqa: F401
-        import lab.problems.base  # noqa: F401
 
         worker_steps()
     except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
@@ -104,7 +104,7 @@ def preload(backend: str) -> None:
 def send_cache_entries(channel: Channel) -> None:
     """Sandboxed (the kernel cache is read-only here): hand new trusted-cache entries to the
     parent, which keeps those that come before StudentCode."""
-    from lab.backends import kernel_cache
+    from grader.backends import kernel_cache
 
     def send(key: str, blob: bytes, meta: dict) -> None:
         channel.send(CacheEntry(key, base64.b64encode(blob).decode("ascii"), meta))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import host_cores, pocl_scratch, sandbox
-from lab.backends import registry
+from grader.backends import registry
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 

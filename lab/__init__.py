@@ -1,4 +1,5 @@
-"""The GPU-programming teaching lab: stages, backends and the `lab` CLI.
+"""The GPU-programming teaching lab's front doors: the `lab` CLI, the notebook API (lab.grade),
+the Gradescope autograder, `lab batch`, `lab release` and the course server.
 
 Importing this package never imports pyopencl or pycuda: backends load lazily. `lab.grade`
 (lab/api.py: grading from a notebook) is imported on first use, so `import lab` and the `lab`

@@ -48,7 +48,7 @@ class NotebookReport(Report):
 
     def _repr_html_(self) -> str:
         """The HTML feedback, in a frame of its own: its page styles stay off the notebook's.
-        Student text in it went through lab.sinks.for_html; the whole page is escaped once more
+        Student text in it went through grader.course.sinks.for_html; the whole page is escaped once more
         as the frame's srcdoc, and the frame runs no script."""
         from grader.feedback import render_html
 
@@ -80,8 +80,8 @@ class NotebookReport(Report):
 def source_backend(source: str) -> str:
     """The backend whose entry-point declaration the source holds (its comments left out): the
     first such row; where none matches, the backend that grades without a GPU."""
-    from lab.backends import registry
-    from lab.source_checks import strip_comments
+    from grader.backends import registry
+    from grader.course.checks.source_checks import strip_comments
 
     code = strip_comments(source)
     return next((kind.name for kind in registry.backends() if kind.syntax.declaration.search(code)),
@@ -101,8 +101,8 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     correctness case may run; `counters`: the GPU's hardware counters, None where this machine can
     read them (the stage's lesson line), True the whole table, False none. See the module's
     docstring for how the backend is chosen."""
-    from lab.backends import registry
-    from lab.catalog import UnknownStageError, default_catalog
+    from grader.backends import registry
+    from grader.course.catalog import UnknownStageError, default_catalog
 
     if backend != "auto" and backend not in registry.names():
         raise GradeError(f"backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
@@ -140,10 +140,10 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
 
 def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
                 timing: bool, cpu_timing: bool, time_limit: float, counters: bool | None) -> NotebookReport:
+    from grader.backends import registry
+    from grader.course.checks.source_checks import SubmissionError
     from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
     from grader.results import FailureKind
-    from lab.backends import registry
-    from lab.source_checks import SubmissionError
 
     options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit),
                            counters=counters)
@@ -153,7 +153,7 @@ def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, devic
         raise GradeError(str(error)) from None
     refused = not_started(report)
     if refused is not None and refused.failure == FailureKind.NO_DEVICE:
-        from lab.backends.discovery import other_language_here
+        from grader.backends.discovery import other_language_here
 
         step = None if device else other_language_here(backend, spec.id)  # --device: `lab devices` is said
         raise GradeError(f"{refused.message}; {step}" if step else refused.message)

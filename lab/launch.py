@@ -39,7 +39,7 @@ def say_held_notes() -> None:
 def _start_grading_worker(args: list[str]) -> None:
     if not args or args[0] != "grade" or "--sanitize" in args or "--help" in args or "-h" in args:
         return
-    from lab.backends.registry import backends
+    from grader.backends.registry import backends
 
     for arg in args[1:]:
         for kind in backends():

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from lab.backends import registry
-from lab.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
-from lab.catalog import Catalog
-from lab.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
-from lab.release_config import ReleaseConfig
-from lab.release_manifest import MANIFEST, ReleaseManifest, TrustedBinary
-from lab.spec import Spec
+from grader.backends import registry
+from grader.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
+from grader.course.catalog import Catalog
+from grader.course.checks.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
+from grader.course.release_config import ReleaseConfig
+from grader.course.release_manifest import MANIFEST, ReleaseManifest, TrustedBinary
+from grader.course.spec import Spec
 
 # What of the checkout a student gets besides the stages: the package and its docs.
 SHIPPED_TOP = ("README.md", "pyproject.toml", "lab", "grader", "examples", "docs")
@@ -225,7 +225,7 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
                                handout_digests=handout_digests)
     (folder / MANIFEST).parent.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
-    packaged = folder / "lab" / "course" / "release"  # an installed copy's course is lab/course
+    packaged = folder / "grader" / "course" / "release"  # an installed copy's course is grader/course
     if packaged.parent.is_dir() and not packaged.exists():
         os.symlink(os.path.join("..", "..", "release"), packaged)
     count = write_zip(folder, archive, name)

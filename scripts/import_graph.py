@@ -1,8 +1,8 @@
 """Draw the project's rooms and their imports, layer by layer: docs/layers.dot and docs/layers.svg.
 
 A box is a room (the folder a module's file is in: lab/cli, grader/steps, ...) within one layer
-of tests/layers.py; a folder whose modules lie in two layers (lab/ itself: the entry point and
-the notebook API at the top, the spec and the source checks at the bottom) is a box in each.
+of tests/layers.py; a folder whose modules lie in two layers (grader/ itself: the waist,
+grading.py, and the engine) is a box in each.
 An arrow is "imports": its number counts the pairs of modules (importer, imported) between the
 two boxes, written at the top of a module, in a function or under TYPE_CHECKING alike. An arrow
 within a layer is dashed, one that runs back up the layers red. The layers are drawn top to bottom.

@@ -1,7 +1,7 @@
 """Shared fixtures: the course catalog and the devices present, as parameters.
 
 The same test bodies run on PoCL in CI and on CUDA and NVIDIA OpenCL on a GPU machine:
-every usable device found by `lab.backends.discovery` becomes one parameter, with a stable
+every usable device found by `grader.backends.discovery` becomes one parameter, with a stable
 id like `opencl:0-cpu`. With none, the tests that need a device are skipped visibly.
 """
 
@@ -12,9 +12,9 @@ from functools import lru_cache
 
 import pytest
 
-from lab.backends import registry
-from lab.backends.discovery import Target, discover
-from lab.catalog import Catalog, default_catalog
+from grader.backends import registry
+from grader.backends.discovery import Target, discover
+from grader.course.catalog import Catalog, default_catalog
 
 # The grading worker's sandbox (grader.sandbox) gives each worker a PoCL cache of its own, so
 # every grading pays PoCL's first-launch compile (seconds a kernel on a CPU), where the suite
@@ -49,7 +49,7 @@ def target_params() -> list:
 SUFFIX = {kind.name: kind.suffix for kind in registry.backends()}
 
 # A line that makes a copy of a reference kernel a submission of its own for the grader (a copy
-# of the stage's own reference, at most trivially edited, is refused: lab.normalised_source)
+# of the stage's own reference, at most trivially edited, is refused: grader.course.checks.normalised_source)
 # and changes nothing for the compiler. Tests that stand a reference in for a student's correct
 # kernel add it; grading the course's reference file itself, in place, needs none.
 STUDENT_EDIT = "\ntypedef int lab_student_edit;\n"

@@ -3,18 +3,19 @@
 A layer may import its own modules and those of the layers below it, never one above
 (tests/unit/test_layers.py holds the code to that). From the top:
 
-- front doors: what a person or a program starts a grading from (the `lab` command and its
-  entry point, the notebook API, the Gradescope autograder, `lab batch` and its Slurm jobs,
+- front doors, lab/: what a person or a program starts a grading from (the `lab` command and
+  its entry point, the notebook API, the Gradescope autograder, `lab batch` and its Slurm jobs,
   `lab release`, the course server);
 - the waist: the one grading entry every front door calls (grader.grading);
 - the engine: the rest of grader/ (the worker and its steps, results, scoring, the report and
   its rendering, the sandbox, the device queue, the hardware counters);
-- course content and backends: what a stage is and how a kernel runs (the spec, the catalog,
-  the problems' oracles, the backends, the source checks, the safe sinks for student text).
+- course content and backends, grader/course/ and grader/backends/: what a stage is and how a
+  kernel runs (the spec, the catalog, the problems' oracles, the source checks, the safe sinks
+  for student text; the backends).
 
-A module's room is the folder its file is in (lab, lab/cli, grader/steps, ...): what a reader
+A module's room is the folder its file is in (lab, lab/cli, grader/steps, grader/course, ...): what a reader
 opens. benchmarks/grading_path.py follows a submission through the rooms and the layers;
-benchmarks/import_graph.py draws the rooms' imports (docs/layers.svg). Standard library only,
+scripts/import_graph.py draws the rooms' imports (docs/layers.svg). Standard library only,
 so both run against any checkout.
 """
 
@@ -35,22 +36,17 @@ class Layer:
 
 
 # The first layer whose list names a module or a package above it (the longest such name
-# wins across layers) holds that module; `grader` and `lab` catch what no other entry names.
+# wins across layers) holds that module. The packages read as the layers do: lab/ is the front
+# doors alone, grader/ the waist, the engine and, in folders of their own, the course and the
+# backends; `grader` catches the engine.
 LAYERS: tuple[Layer, ...] = (
     Layer("front doors", "the lab command, the notebook API, the autograder, lab batch and Slurm, lab release, "
-          "the course server", (
-              "lab",  # the package's own face: lab.grade, for notebooks (lab/__init__.py)
-              "lab.__main__", "lab.launch", "lab.interrupt", "lab.cli", "lab.api", "lab.autograder",
-              "lab.server", "lab.release", "grader.batch")),
+          "the course server", ("lab",)),
     Layer("waist", "the one grading entry every front door calls", ("grader.grading",)),
     Layer("engine", "the worker and its steps, results, scoring, the report and its rendering, the sandbox, "
           "the device queue, the hardware counters", ("grader",)),
     Layer("course and backends", "what a stage is and how a kernel runs: spec, catalog, problems' oracles, "
-          "backends, source checks, the sinks for student text", (
-              "lab.spec", "lab.catalog", "lab.counter_spec", "lab.expressions", "lab.problems", "lab.backends",
-              "lab.source_checks", "lab.handouts", "lab.normalised_source", "lab.macros", "lab.divergent_barriers",
-              "lab.missing_barriers", "lab.dialect", "lab.sinks", "lab.mismatch_picture", "lab.occupancy",
-              "lab.stage_readme", "lab.release_config", "lab.release_manifest")),
+          "backends, source checks, the sinks for student text", ("grader.course", "grader.backends")),
 )
 
 

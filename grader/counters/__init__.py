@@ -1,7 +1,7 @@
 """Concept evidence from the GPU's own counters: Nsight Compute (ncu) around a small
 profiling entry that launches the submission (and, once per GPU, the reference and the
 baseline) on the stage's benchmark case, the size that is timed ([counters] in assignment.toml:
-lab.counter_spec).
+grader.course.counter_spec).
 
 model.py (typed results and the reason enum), ncu.py (finding ncu, its command line, reading
 its messages), raw_csv.py (its --csv --page raw output), entry.py (the profiling entry, run

@@ -8,10 +8,10 @@ from __future__ import annotations
 from grader.counters.indicators import indicator_value
 from grader.counters.model import ProfileResult, Unavailable, reason_line
 from grader.counters.view import fmt
+from grader.course.counter_spec import Better
+from grader.course.spec import Spec
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check
 from grader.results import FailureKind
-from lab.counter_spec import Better
-from lab.spec import Spec
 
 # The failure kind of a failed concept check (its hint: the stage's `concept` hint, else the
 # generic one in grader.feedback).

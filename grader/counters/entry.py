@@ -98,7 +98,7 @@ _early: tuple[int, Any] | None = None
 
 def _open_early(index: int) -> None:
     global _early
-    from lab.backends import registry
+    from grader.backends import registry
 
     try:
         _early = (index, registry.by_name("cuda").open(index))
@@ -108,11 +108,11 @@ def _open_early(index: int) -> None:
 
 def _open(request: ProfileRequest) -> Any:
     """The backend the roles run on. An OpenCL request on a GPU runs through CUDA
-    (lab.backends.opencl_ptx: ncu profiles no kernel of an OpenCL program), which needs NVIDIA's
+    (grader.backends.opencl_ptx: ncu profiles no kernel of an OpenCL program), which needs NVIDIA's
     own OpenCL platform (NotNvidiaOpenCL elsewhere); on a CPU device (PoCL: this entry's own
     tests; a grading never asks there) it runs as OpenCL."""
-    from lab.backends import registry
-    from lab.backends.discovery import Discovery, choose
+    from grader.backends import registry
+    from grader.backends.discovery import Discovery, choose
 
     global _early
     kind = registry.by_name(request.backend)
@@ -124,8 +124,8 @@ def _open(request: ProfileRequest) -> Any:
             return early
         early.close()
     if kind.counters_through_cuda and request.device_id and all(r.program for r in request.roles):
-        from lab.backends.base import LaunchError
-        from lab.backends.opencl_ptx import OpenCLThroughCuda
+        from grader.backends.base import LaunchError
+        from grader.backends.opencl_ptx import OpenCLThroughCuda
 
         try:
             return OpenCLThroughCuda(pci=request.device_id)
@@ -137,7 +137,7 @@ def _open(request: ProfileRequest) -> Any:
         target = choose(discovery, kind.name, str(index) if index >= 0 else request.device_choice or None)
         index = target.index
         if kind.counters_through_cuda and target.kind != "cpu":
-            from lab.backends.opencl_ptx import NotNvidiaOpenCL, OpenCLThroughCuda, is_nvidia_platform
+            from grader.backends.opencl_ptx import NotNvidiaOpenCL, OpenCLThroughCuda, is_nvidia_platform
 
             if target.kind != "gpu" or not is_nvidia_platform(target.platform):
                 raise NotNvidiaOpenCL(f"{target.name} on {target.platform}")
@@ -146,12 +146,12 @@ def _open(request: ProfileRequest) -> Any:
 
 
 def _program(role: RoleRequest) -> Any:
-    """The role's compiled program (lab.backends.base.ProgramImage), or None: none was sent, or
+    """The role's compiled program (grader.backends.base.ProgramImage), or None: none was sent, or
     it is not base64."""
     import base64
     import binascii
 
-    from lab.backends.base import ProgramImage
+    from grader.backends.base import ProgramImage
 
     if not role.program:
         return None
@@ -166,8 +166,8 @@ def compile_roles(backend: Any, roles: list[RoleRequest], units: list[Any]) -> l
     without a program are compiled together first (backend.compile_all: the trusted ones from
     the kernel cache); then each program sent is loaded. One the driver will not load is
     compiled from its source; PTX refused (PtxRefused) stays refused, as its compile would be."""
-    from lab.backends.base import CompileError
-    from lab.backends.opencl_ptx import PtxRefused
+    from grader.backends.base import CompileError
+    from grader.backends.opencl_ptx import PtxRefused
 
     results: list[Any] = [None] * len(roles)
     images = {i: image for i, role in enumerate(roles) if (image := _program(role)) is not None}
@@ -214,8 +214,8 @@ def _device_ops(backend: Any, problem: Any) -> Any:
     """The grader's own kernels (grader.device_ops.DeviceOps) where they make this problem's
     inputs on this device: a plain CUDA or OpenCL backend and a problem with `uniform_inputs`;
     None elsewhere (an OpenCL kernel run through CUDA: its inputs come from the host)."""
+    from grader.backends import registry
     from grader.device_ops import DeviceOps, supports
-    from lab.backends import registry
 
     if not hasattr(problem, "uniform_inputs") or not supports(registry.find(backend.name)):
         return None
@@ -261,15 +261,15 @@ def _trusted_source(root: Path, relative: str) -> str:
 def run(request: ProfileRequest) -> None:
     import numpy as np
 
+    from grader.backends.base import CompileError, CompileUnit, LaunchError
+    from grader.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
     from grader.correctness import make_setup
     from grader.counters.model import Unavailable
     from grader.counters.selection import profiled
+    from grader.course.catalog import Catalog
+    from grader.course.problems import load_problem
     from grader.launching import LaunchRefused, check_limits, dynamic_shared
     from grader.timing import prepare_roles, release_roles
-    from lab.backends.base import CompileError, CompileUnit, LaunchError
-    from lab.backends.opencl_ptx import NotNvidiaOpenCL, PtxRefused
-    from lab.catalog import Catalog
-    from lab.problems import load_problem
 
     manifest = Manifest(Path(request.out))
     catalog = Catalog(Path(request.course_root))
@@ -373,14 +373,14 @@ def preload() -> None:
     the request: nothing of this process runs on the GPU while the grading's worker times."""
     import numpy  # noqa: F401
 
+    import grader.backends.cuda  # noqa: F401
+    import grader.backends.opencl_ptx  # noqa: F401
     import grader.correctness  # noqa: F401
     import grader.counters.selection  # noqa: F401
+    import grader.course.catalog  # noqa: F401
+    import grader.course.problems  # noqa: F401
     import grader.launching  # noqa: F401
     import grader.timing  # noqa: F401
-    import lab.backends.cuda  # noqa: F401
-    import lab.backends.opencl_ptx  # noqa: F401
-    import lab.catalog  # noqa: F401
-    import lab.problems  # noqa: F401
 
     try:
         import pycuda.driver
@@ -396,7 +396,7 @@ def main() -> int:
     os.dup2(2, 1)  # stdout is stderr from here: a kernel's printf cannot look like ncu's table
     sys.stdout = sys.stderr
     if os.environ.get("LAB_SANDBOXED") == "1":
-        from lab.backends import kernel_cache
+        from grader.backends import kernel_cache
 
         kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
     try:

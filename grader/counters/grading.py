@@ -1,7 +1,7 @@
 """Counters in a grading: after the worker (correctness, and speed, all done: nothing here runs
 inside a timed phase), on a GPU where Nsight Compute can read them, the submission launched once
 on the stage's benchmark case under ncu, in the worker's sandbox (grader.counters.runner); an
-OpenCL kernel on an NVIDIA GPU through CUDA (its PTX: lab.backends.opencl_ptx). The reference's
+OpenCL kernel on an NVIDIA GPU through CUDA (its PTX: grader.backends.opencl_ptx). The reference's
 and the baseline's counters come from the cache where a grading on this GPU has read them
 before (grader.counters.cache): then only the submission is profiled.
 
@@ -27,12 +27,12 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 
+from grader.backends.registry import Target
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import Grading
-from lab.backends.registry import Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 
 class Mode(StrEnum):
@@ -137,7 +137,7 @@ def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, ta
     """The profiling runs started before the grading's worker (EarlyRuns); None where none would
     run. A device the worker is left to pick (kind "unknown") may be a GPU: runs are started, and
     ended unused if it is not. `metrics`: Reading.metrics (default: the stage's whole table)."""
-    from lab.backends import registry
+    from grader.backends import registry
 
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
     kind = None if target.kind == "unknown" else target.kind
@@ -156,7 +156,7 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
                     metrics: tuple[str, ...] | None = None) -> ProfileResult:
     """The grading's counters; `started` (start_profiling's run) is used or ended here.
     `metrics`: Reading.metrics (default: the stage's whole table)."""
-    from lab.backends import registry
+    from grader.backends import registry
 
     early = not_profiled(spec, g, backend, started)
     if early is not None:

@@ -4,8 +4,8 @@ averages weighted by each launch's duration), then the indicator's ratio."""
 from __future__ import annotations
 
 from grader.counters.model import KernelCounters, ProfileResult
-from lab.counter_spec import DURATION, Indicator, averaged
-from lab.expressions import ExpressionError, evaluate
+from grader.course.counter_spec import DURATION, Indicator, averaged
+from grader.course.expressions import ExpressionError, evaluate
 
 
 def combined(launches: tuple[KernelCounters, ...], metric: str) -> float | None:

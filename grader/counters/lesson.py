@@ -4,7 +4,7 @@ reference's side or the baseline's, with the three values.
 
 The rule is data, the same for every stage: yours shows the lesson where it is closer to the
 reference's value than to the baseline's (the class summary's "applied the idea",
-grader.batch.concept, counts the same way). Where the reference's and the baseline's values do
+lab.batch.concept, counts the same way). Where the reference's and the baseline's values do
 not differ by more than the indicator's slack, or either is missing, nothing is said; where
 yours could not be read, the line says so with the reason.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from grader.counters.indicators import indicator_value
 from grader.counters.model import ProfileResult
-from lab.counter_spec import CountersSpec
+from grader.course.counter_spec import CountersSpec
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ class Unavailable(StrEnum):
     NO_SPEC = "no_spec"  # the stage names no counters ([counters] in its assignment.toml)
     # An OpenCL submission on a GPU that is not NVIDIA's or not on NVIDIA's own OpenCL platform:
     # ncu profiles no kernel of an OpenCL program, and only NVIDIA's OpenCL gives the PTX that is
-    # profiled through CUDA instead (lab.backends.opencl_ptx).
+    # profiled through CUDA instead (grader.backends.opencl_ptx).
     OPENCL = "opencl"
     CPU_DEVICE = "cpu_device"  # PoCL (or another CPU device): no GPU counters at all
     NO_GPU = "no_gpu"  # no CUDA GPU on this machine
@@ -108,7 +108,7 @@ class ProfileResult:
     seconds: float = 0.0  # wall time of the profiling runs (ncu's start, the replays, the entry)
     device: str = ""
     cached: tuple[str, ...] = ()  # roles whose counters came from the cache (grader.counters.cache)
-    through_cuda: bool = False  # OpenCL kernels, their PTX run through the CUDA driver (lab.backends.opencl_ptx)
+    through_cuda: bool = False  # OpenCL kernels, their PTX run through the CUDA driver (grader.backends.opencl_ptx)
 
     @property
     def ok(self) -> bool:

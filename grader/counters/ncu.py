@@ -69,7 +69,7 @@ def admin_only(params: Path = PARAMS) -> bool | None:
 def command(ncu: str, metrics: tuple[str, ...], kernels: tuple[str, ...], launches: int,
             log_file: Path, target: list[str], from_start: bool = True) -> list[str]:
     """The argv that profiles `target`'s launches of `kernels` (entry-point names: identifiers
-    from the stage's spec) with `metrics` (names checked by lab.counter_spec). `from_start`
+    from the stage's spec) with `metrics` (names checked by grader.course.counter_spec). `from_start`
     False: only launches between the target's profiler start and stop (cuProfilerStart/Stop)."""
     names = "|".join(sorted(set(kernels)))
     return [ncu, "--csv", "--page", "raw", "--print-units", "base",

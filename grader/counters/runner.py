@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from grader.backends import registry
 from grader.counters import cache, ncu
 from grader.counters.entry import ProfileRequest, RoleRequest
 from grader.counters.model import (
@@ -36,10 +37,9 @@ from grader.counters.model import (
 )
 from grader.counters.raw_csv import RawCsvError, parse_raw
 from grader.counters.selection import profiled, selects
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import CompiledProgram
-from lab.backends import registry
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes for a few metrics
@@ -49,7 +49,7 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
                    platform: str | None = None) -> ProfileResult | None:
     """Why counters cannot be read for this stage, backend and device, decided without running
     anything (None: worth a run). An OpenCL kernel is profiled through CUDA
-    (lab.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
+    (grader.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
     another platform is refused here where the grading's `platform` is known, and by the
     profiling entry where it is not (`lab profile` before it picks a device)."""
     if spec.counters is None:
@@ -60,7 +60,7 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
     if kind is None or kind.counters_route is None:
         return unavailable(Unavailable.OPENCL)
     if kind.counters_through_cuda:
-        from lab.backends.opencl_ptx import is_nvidia_platform
+        from grader.backends.opencl_ptx import is_nvidia_platform
 
         if device_kind not in (None, "gpu") or (platform is not None and not is_nvidia_platform(platform)):
             return unavailable(Unavailable.OPENCL, platform or "")
@@ -93,8 +93,8 @@ def _chosen(catalog: Catalog, spec: Spec, role: RoleRequest) -> list[Any]:
     """The launches of `role` that ncu profiles on the stage's case, in order
     (grader.counters.selection)."""
     from grader.correctness import make_setup
+    from grader.course.problems import load_problem
     from grader.launching import plan_for
-    from lab.problems import load_problem
 
     assert spec.counters is not None
     role_spec = catalog.get(role.stage)
@@ -304,8 +304,8 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
     covers), apart for each backend's route to the GPU (route)."""
     import inspect
 
-    from lab.backends.nvcc import nvcc_path
-    from lab.problems import load_problem
+    from grader.backends.nvcc import nvcc_path
+    from grader.course.problems import load_problem
 
     role_spec = catalog.get(role.stage)
 

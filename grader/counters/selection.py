@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lab.counter_spec import CountersSpec
+from grader.course.counter_spec import CountersSpec
 
 
 def _alike(launch: Any) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.counters.view import CountersShown, case_text, fmt
-from lab.sinks import for_terminal, for_text
+from grader.course.sinks import for_terminal, for_text
 
 
 def render_counters(shown: CountersShown | None, console: Console, title: str = "hardware counters") -> None:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from grader.counters.indicators import role_values
 from grader.counters.lesson import LessonLine, lesson_line
 from grader.counters.model import THROUGH_CUDA_LINE, ProfileResult, Unavailable, reason_line
-from lab.counter_spec import Better, ConceptCheck, Indicator
+from grader.course.counter_spec import Better, ConceptCheck, Indicator
 
 if TYPE_CHECKING:
-    from lab.spec import Spec
+    from grader.course.spec import Spec
 
 ROLES = ("submission", "reference", "baseline")
 NOT_GRADED = ("shown, not graded: no points depend on these counters (the stage's README says what they "

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.backends.base import LaunchError
 from grader.correctness import case_label, make_setup
+from grader.course.spec import Spec
 from grader.device_claim import claim, release
 from grader.device_floor import copy_floor_ms
 from grader.reference_agreement import compares_with_reference
@@ -19,8 +21,6 @@ from grader.results import CaseResult, FailureKind, TimingResult
 from grader.steps.context import Context, Step
 from grader.timed_audit import LaunchAudit, TimedLaunchWrong
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
-from lab.backends.base import LaunchError
-from lab.spec import Spec
 
 
 def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:

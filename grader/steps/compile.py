@@ -6,6 +6,10 @@ from __future__ import annotations
 import base64
 from dataclasses import asdict
 
+from grader.backends.base import CompileError, CompileUnit, ProgramImage
+from grader.course.catalog import Catalog
+from grader.course.release_manifest import TrustedUnavailable
+from grader.course.spec import Spec
 from grader.results import (
     CompiledProgram,
     CompileResult,
@@ -16,10 +20,6 @@ from grader.results import (
 )
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_fault
-from lab.backends.base import CompileError, CompileUnit, ProgramImage
-from lab.catalog import Catalog
-from lab.release_manifest import TrustedUnavailable
-from lab.spec import Spec
 
 PROGRAM_BYTES = 32 << 20  # a larger program is compiled again by the profiling entry, not sent
 
@@ -40,7 +40,7 @@ def trusted_kernels(catalog: Catalog, spec: Spec) -> dict[str, tuple[Spec, str, 
 
 def trusted_units(ctx: Context) -> dict[str, tuple[Spec, CompileUnit]]:
     """The kernels timed beside the submission, by role, each as its own stage launches it:
-    from source, or in a students' copy of the course (lab.release_manifest) from the PTX it
+    from source, or in a students' copy of the course (grader.course.release_manifest) from the PTX it
     holds in place of an unreleased reference's source. Raises TrustedUnavailable where that
     PTX cannot serve this device, FileNotFoundError where neither exists."""
     catalog = ctx.catalog

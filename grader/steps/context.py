@@ -7,16 +7,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from grader.backends import registry
+from grader.backends.registry import BackendKind
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import PhaseStarted, WorkerMessage
-from lab.backends import registry
-from lab.backends.registry import BackendKind
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from lab.backends.base import Backend, CompiledKernel
+    from grader.backends.base import Backend, CompiledKernel
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from grader.backends.base import LaunchError
 from grader.correctness import case_label, run_case
 from grader.device_claim import claim_shared, release_shared
 from grader.launching import LaunchRefused, dynamic_shared
 from grader.results import CaseResult, FailureKind
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_folders, unwritable
-from lab.backends.base import LaunchError
 
 
 class Correctness(Step):

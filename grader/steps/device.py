@@ -3,9 +3,9 @@ what it is."""
 
 from __future__ import annotations
 
+from grader.backends.discovery import Discovery, NoDeviceError, choose
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
-from lab.backends.discovery import Discovery, NoDeviceError, choose
 
 
 def limit_memory(nbytes: int | None) -> None:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from grader.backends.registry import Target
+from grader.course.catalog import Catalog
+from grader.course.spec import Spec
 from grader.results import NOT_STARTED, FailureKind, GraderError, Grading
 from grader.steps.context import Request
-from lab.backends.registry import Target
-from lab.catalog import Catalog
-from lab.spec import Spec
 
 if TYPE_CHECKING:
     from grader.counters.grading import Reading

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from grader.backends.base import LaunchError
 from grader.correctness import CaseBuffers, case_label, make_setup
+from grader.course.problems.base import Verdict
 from grader.device_claim import claim, release
 from grader.launching import LaunchRefused, plan_for
 from grader.reference_agreement import agrees, compares_with_reference, oracle_verdict
@@ -23,8 +25,6 @@ from grader.steps.benchmark import benchmark_case
 from grader.steps.context import Context, Step
 from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
 from grader.timing import TimedRole, release_roles
-from lab.backends.base import LaunchError
-from lab.problems.base import Verdict
 
 PREFIX = "correct at the test sizes but not at the benchmark size: "
 

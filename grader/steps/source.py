@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader.backends import registry
+from grader.course.catalog import Catalog
+from grader.course.checks.divergent_barriers import find_divergent_barriers
+from grader.course.checks.missing_barriers import find_unsynced_reads
+from grader.course.checks.normalised_source import given_names, token_digest
+from grader.course.checks.source_checks import SubmissionError, check_source
+from grader.course.handouts import Handout, find_handout, is_own_reference
+from grader.course.spec import Spec
 from grader.results import FailureKind, SourceResult
-from lab.backends import registry
-from lab.catalog import Catalog
-from lab.divergent_barriers import find_divergent_barriers
-from lab.handouts import Handout, find_handout, is_own_reference
-from lab.missing_barriers import find_unsynced_reads
-from lab.normalised_source import given_names, token_digest
-from lab.source_checks import SubmissionError, check_source
-from lab.spec import Spec
 
 
 def check_submission_source(spec: Spec, source: str, backend: str, filename: str,

@@ -26,11 +26,11 @@ def sandbox_posture() -> str:
 def main(argv: list[str]) -> int:
     paths = AutograderPaths.from_environment()
     if argv == ["--warm-up"]:
+        from grader.course.catalog import UnknownStageError
+        from grader.course.spec import SpecError
         from grader.sandbox import INSTALL_HINT
         from lab.autograder.config import ConfigError
         from lab.autograder.run import warm_up
-        from lab.catalog import UnknownStageError
-        from lab.spec import SpecError
 
         try:
             done = warm_up(paths)
@@ -51,8 +51,8 @@ def main(argv: list[str]) -> int:
     if argv:
         print(USAGE, file=sys.stderr)
         return 2
+    from grader.course.sinks import for_text
     from lab.autograder.run import run
-    from lab.sinks import for_text
 
     for line in run(paths):  # file names in it are the student's: shown, never acting on a terminal
         print(for_text(line), flush=True)

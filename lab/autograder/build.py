@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from grader.course.catalog import Catalog, UnknownStageError
 from lab.autograder.config import DEFAULT_SERVER_WAIT_S, AutograderConfig
 from lab.autograder.paths import CONFIG_NAME, COURSE_FOLDER, SERVER_TOKEN_NAME, WHEELS_FOLDER
-from lab.catalog import Catalog, UnknownStageError
 
 SCRIPTS = ("setup.sh", "run_autograder")
 COURSE_PARTS = ("assignments", "reference")  # what of a course goes in: the sandbox's view of it too

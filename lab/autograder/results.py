@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from grader.course.sinks import for_markdown, for_text
 from grader.gradescope import GradescopeResults, LeaderboardEntry, gradescope_of
 from grader.report import Report
-from lab.sinks import for_markdown, for_text
 
 COURSE_GPU_NOTE = ("Gradescope's machines have no GPU: here each kernel is checked for correctness on "
                    "the CPU (PoCL). Speed is graded on the course GPU: by its server during this upload where the "

@@ -13,6 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import GRADER_VERSION
+from grader.backends import registry
+from grader.backends.registry import Target
+from grader.course.catalog import Catalog, UnknownStageError
+from grader.course.checks.source_checks import SubmissionError
+from grader.course.sinks import for_json
+from grader.course.spec import Spec, SpecError
 from grader.feedback import write_atomic
 from grader.grading import GradeRequest, grade, not_started, refused_report
 from grader.report import PASSED, PENDING, Report
@@ -22,12 +28,6 @@ from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
-from lab.backends import registry
-from lab.backends.registry import Target
-from lab.catalog import Catalog, UnknownStageError
-from lab.sinks import for_json
-from lab.source_checks import SubmissionError
-from lab.spec import Spec, SpecError
 
 GRADED_HERE = "opencl"  # the backend Gradescope's machines have (PoCL, on the CPU)
 NO_FILE = "(no file uploaded)"  # the report's file, for a stage the upload has no file for

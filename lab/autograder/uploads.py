@@ -7,7 +7,7 @@ kernel file inside a folder (a zip of a folder, say) is not graded, and the feed
 upload the file itself. Hidden files and folders, macOS's `__MACOSX` and links are never read.
 Every other file is listed as not graded, and a stage with no file, or with two, gets a
 one-line reason that says what was expected. The names are the student's text: the caller
-shows them through lab.sinks.
+shows them through grader.course.sinks.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.backends import registry
-from lab.catalog import close_names
+from grader.backends import registry
+from grader.course.catalog import close_names
 
 MAX_ENTRIES = 5000  # files and folders looked at: a repository submitted whole can be large
 SHOWN_IGNORED = 10  # files listed as not graded; the rest are counted
@@ -141,11 +141,11 @@ def scan_upload(folder: Path, stages: Sequence[str]) -> Upload:
 def take_in(upload: Upload, folder: Path, work: Path) -> Upload:
     """`upload` (scan_upload of `folder`) with each stage's file opened once, through no link,
     read within the grader's size limit and copied into WORK (a folder of the grader's own)
-    before any student code runs: what is graded is what was read then (grader.batch.intake),
+    before any student code runs: what is graded is what was read then (lab.batch.intake),
     whatever the upload's folder holds later. A file that is no longer a plain file moves to
     `missing`, with its reason."""
-    from grader.batch.beneath import NotBeneath
-    from grader.batch.intake import read_beneath, write_copy
+    from lab.batch.beneath import NotBeneath
+    from lab.batch.intake import read_beneath, write_copy
 
     found: dict[str, StageFile] = {}
     missing = dict(upload.missing)

@@ -7,7 +7,7 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
-from lab.sinks import for_terminal
+from grader.course.sinks import for_terminal
 
 # Exit codes: 0 every check passed; 1 graded and something failed; 2 a usage error (unknown
 # stage, missing file, bad option, no device); 3 the grader could not finish; 4 graded, but a
@@ -26,7 +26,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Student text reaches these through lab.sinks (for_terminal, for_text); no :emoji: codes either.
+# Student text reaches these through grader.course.sinks (for_terminal, for_text); no :emoji: codes either.
 console = Console(highlight=False, emoji=False)
 errors = Console(stderr=True, highlight=False, emoji=False)
 

@@ -79,7 +79,7 @@ def batch(
     if slurm and lms_given:
         fail(f"{lms_given[0]} is not an option of --slurm runs yet (run lab batch without --slurm for an LMS export or roster)")
     if slurm:
-        from grader.batch.keys import GradingOptions
+        from lab.batch.keys import GradingOptions
         from lab.cli.batch_slurm import SlurmRequest, submit_slurm
 
         return submit_slurm(SlurmRequest(

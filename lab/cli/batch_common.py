@@ -13,12 +13,12 @@ from types import FrameType
 
 from rich.table import Table
 
-from grader.batch.html import duration_text
-from grader.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
-from grader.batch.summary import ClassSummary
-from lab.backends import registry
+from grader.backends import registry
+from grader.course.sinks import for_terminal
+from lab.batch.html import duration_text
+from lab.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
+from lab.batch.summary import ClassSummary
 from lab.cli.app import console, fail
-from lab.sinks import for_terminal
 
 EXIT_INTERRUPTED = 130
 

@@ -1,20 +1,20 @@
 """`lab batch`'s LMS side: reading SUBMISSIONS as an LMS export (--from), the roster (--roster),
 the gradebooks an LMS imports (--gradebook, --canvas-assignment), and what the terminal says of
-them. The work is in grader/batch/exports, roster.py, gradebook_formats.py and lms_outputs.py."""
+them. The work is in lab/batch/exports, roster.py, gradebook_formats.py and lms_outputs.py."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from grader.batch.exports import KINDS, InputKind, read_class
-from grader.batch.gradebook_formats import parse_canvas_assignments, parse_formats
-from grader.batch.layout import Layout
-from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
-from grader.batch.roster import COLUMNS, RosterError, load_roster
+from grader.course.sinks import for_terminal
+from lab.batch.exports import KINDS, InputKind, read_class
+from lab.batch.gradebook_formats import parse_canvas_assignments, parse_formats
+from lab.batch.layout import Layout
+from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
+from lab.batch.roster import COLUMNS, RosterError, load_roster
 from lab.cli.app import console, errors, fail
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 SHOWN_WARNINGS = 5
 KIND_WORDS = {InputKind.CANVAS.value: "a Canvas submissions export", InputKind.GRADESCOPE.value: "a Gradescope export"}

@@ -20,20 +20,21 @@ from rich.progress import (
 )
 
 from grader import sandbox
-from grader.batch.devices import Pool, PoolError, build_pool
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import Layout, LayoutError
-from grader.batch.lms_outputs import LmsOptions
-from grader.batch.outcome import Outcome
-from grader.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
-from grader.batch.plan import Plan, make_plan
-from grader.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
-from grader.batch.store import ResultStore, StoreBusy
-from grader.batch.summary import BatchStats, add_up_phases, unsandboxed_line
+from grader.backends.discovery import Discovery, discover
+from grader.course.sinks import for_terminal
 from grader.queue_status import QueueEvent, WaitingForDevice
 from grader.queue_status import describe as describe_queue
 from grader.results import FailureKind
-from lab.backends.discovery import Discovery, discover
+from lab.batch.devices import Pool, PoolError, build_pool
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import Layout, LayoutError
+from lab.batch.lms_outputs import LmsOptions
+from lab.batch.outcome import Outcome
+from lab.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
+from lab.batch.plan import Plan, make_plan
+from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
+from lab.batch.store import ResultStore, StoreBusy
+from lab.batch.summary import BatchStats, add_up_phases, unsandboxed_line
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,
@@ -43,7 +44,6 @@ from lab.cli.batch_common import (
     terminate_as_interrupt,
 )
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan", "review": "magenta"}
 

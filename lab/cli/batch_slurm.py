@@ -2,8 +2,8 @@
 graded on a Slurm cluster, as a job array and a final job (docs/batch.md, "On a Slurm cluster").
 
 Submitting plans on the login node what to grade (what is new or changed since the results in
-RESULTS were graded), writes the run folder (grader.batch.cluster_run), submits the array and
-the final job with sbatch (grader.batch.slurm) and prints their ids and how to follow them.
+RESULTS were graded), writes the run folder (lab.batch.cluster_run), submits the array and
+the final job with sbatch (lab.batch.slurm) and prints their ids and how to follow them.
 The grading itself happens in the jobs (lab/cli/batch_slurm_task.py).
 """
 
@@ -17,9 +17,11 @@ from pathlib import Path
 
 import typer
 
-from grader.batch import slurm
-from grader.batch.cluster_plan import make_cluster_plan
-from grader.batch.cluster_run import (
+from grader.course.sinks import for_terminal
+from grader.feedback import write_atomic
+from lab.batch import slurm
+from lab.batch.cluster_plan import make_cluster_plan
+from lab.batch.cluster_run import (
     RunError,
     RunFolder,
     RunItem,
@@ -29,18 +31,16 @@ from grader.batch.cluster_run import (
     now,
     this_host,
 )
-from grader.batch.cluster_status import ItemState, RunStatus, run_status
-from grader.batch.intake import take_in
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import Layout, LayoutError, scan
-from grader.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
-from grader.batch.store import ResultStore, StoreBusy
-from grader.feedback import write_atomic
+from lab.batch.cluster_status import ItemState, RunStatus, run_status
+from lab.batch.intake import take_in
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import Layout, LayoutError, scan
+from lab.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
+from lab.batch.store import ResultStore, StoreBusy
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
 from lab.cli.batch_common import check_backend, check_folders, print_summary
 from lab.cli.batch_slurm_task import write_outputs
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 POLL_S = 5.0
 SHOWN_PATHS = 10  # submissions listed by name under "failed"

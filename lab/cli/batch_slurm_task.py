@@ -1,4 +1,4 @@
-"""What runs inside the Slurm jobs of `lab batch --slurm` (grader.batch.slurm.JOB_SCRIPT):
+"""What runs inside the Slurm jobs of `lab batch --slurm` (lab.batch.slurm.JOB_SCRIPT):
 
     python -m lab.cli.batch_slurm_task task RUN_FOLDER    one array task: grade its share
     python -m lab.cli.batch_slurm_task final RUN_FOLDER   the final job: gradebook, summary
@@ -22,24 +22,24 @@ from pathlib import Path
 import typer
 
 from grader import sandbox
-from grader.batch.claims import Holder
-from grader.batch.cluster_gather import Gathered, gather
-from grader.batch.cluster_run import FinalRecord, RunError, RunFolder, TaskRecord, now, parse_time, this_host
-from grader.batch.cluster_task import ClusterRunner, ClusterTask, shared_lock
-from grader.batch.devices import PoolError, build_pool, default_jobs
-from grader.batch.intake import from_copies
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import Layout, LayoutError, scan
-from grader.batch.outputs import write_class_outputs
-from grader.batch.runner import BatchEvent, Finished, pipeline_grader
-from grader.batch.store import ResultStore, StoreBusy
-from grader.batch.summary import BatchStats, ClassSummary, add_up_phases
-from lab.backends.discovery import discover
-from lab.catalog import Catalog
+from grader.backends.discovery import discover
+from grader.course.catalog import Catalog
+from grader.course.sinks import for_terminal
+from lab.batch.claims import Holder
+from lab.batch.cluster_gather import Gathered, gather
+from lab.batch.cluster_run import FinalRecord, RunError, RunFolder, TaskRecord, now, parse_time, this_host
+from lab.batch.cluster_task import ClusterRunner, ClusterTask, shared_lock
+from lab.batch.devices import PoolError, build_pool, default_jobs
+from lab.batch.intake import from_copies
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import Layout, LayoutError, scan
+from lab.batch.outputs import write_class_outputs
+from lab.batch.runner import BatchEvent, Finished, pipeline_grader
+from lab.batch.store import ResultStore, StoreBusy
+from lab.batch.summary import BatchStats, ClassSummary, add_up_phases
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
 from lab.cli.batch_common import EXIT_INTERRUPTED, print_summary, terminate_as_interrupt
 from lab.cli.course import load_catalog
-from lab.sinks import for_terminal
 
 FINAL_LOCK_WAIT_S = 120.0
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from lab.backends import registry
-from lab.catalog import Catalog, UnknownStageError, default_catalog
+from grader.backends import registry
+from grader.course.catalog import Catalog, UnknownStageError, default_catalog
+from grader.course.sinks import for_terminal
+from grader.course.spec import Spec, SpecError
 from lab.cli.app import app, console, fail
-from lab.sinks import for_terminal
-from lab.spec import Spec, SpecError
 
 
 def load_catalog() -> Catalog:
@@ -24,7 +24,7 @@ def load_catalog() -> Catalog:
     except SpecError as error:
         fail(f"a stage spec is broken: {error}", 3)
     try:
-        catalog.release  # noqa: B018 - a students' copy's manifest (lab.release_manifest), read now
+        catalog.release  # noqa: B018 - a students' copy's manifest (grader.course.release_manifest), read now
     except ValueError as error:
         fail(f"this copy of the course is broken: {error}", 3)
     return catalog
@@ -61,7 +61,7 @@ def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesc
         fail(f"stage {stage} has no README.md", 3)
     from rich.markdown import Markdown  # here: its parser costs every other command 0.1 s
 
-    from lab.stage_readme import MissingBlockError, with_block
+    from grader.course.stage_readme import MissingBlockError, with_block
 
     text = readme.read_text(encoding="utf-8")
     try:
@@ -105,7 +105,7 @@ def _skeleton_backend(asked: str) -> tuple[str, str | None]:
     """The backend whose skeleton `lab init` writes, and a note where this machine cannot grade
     it. auto: the backend of the device `lab grade` would choose here; with none,
     registry.WITHOUT_A_DEVICE's."""
-    from lab.backends.discovery import NoDeviceError, choose, discover
+    from grader.backends.discovery import NoDeviceError, choose, discover
 
     found = discover()
     if asked == "auto":

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from lab.backends.discovery import discover
+from grader.backends.discovery import discover
+from grader.course.sinks import for_terminal
 from lab.cli.app import app, console
-from lab.sinks import for_terminal
 
 
 @app.command()

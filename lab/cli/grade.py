@@ -8,13 +8,14 @@ from pathlib import Path
 import typer
 
 from grader import grading, queue_status
+from grader.backends import registry
+from grader.backends.discovery import Target
+from grader.course.checks.source_checks import SubmissionError
 from grader.grading import GradeOptions, GradeRequest, Limits, not_started
 from grader.report import Report
 from grader.results import FailureKind
 from grader.terminal import render
 from grader.worker_process import take_worker
-from lab.backends import registry
-from lab.backends.discovery import Target
 from lab.cli.app import (
     app,
     console,
@@ -25,7 +26,6 @@ from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import StatusLine, grading_status
 from lab.cli.written import check_outputs, finish
 from lab.launch import prestart_quietly, say_held_notes
-from lab.source_checks import SubmissionError
 
 
 def pick_target(path: Path, backend: str, device: str | None) -> Target:
@@ -44,7 +44,7 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
 def no_device(error: str, target: Target, stage: str) -> None:
     """The reason, and where this machine can grade the other language, that (never a backend
     it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
-    from lab.backends.discovery import other_language_here
+    from grader.backends.discovery import other_language_here
 
     step = None if target.name else other_language_here(target.backend, stage)  # --device: `lab devices` is said
     fail(f"{error}; {step}" if step else str(error))

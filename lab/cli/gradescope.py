@@ -23,9 +23,9 @@ def gradescope(
                                       "grading (all its stages together); after that its speed stays pending"),
 ) -> None:
     """Build the Gradescope autograder zip for STAGES: correctness there (PoCL), speed on a GPU."""
+    from grader.course.sinks import for_terminal
     from lab.autograder.build import BuildError, build_zip, course_server
     from lab.cli.course import load_catalog
-    from lab.sinks import for_terminal
 
     if (server is None) != (server_token is None):
         fail("--server and --server-token go together: the server's address and the autograder's token for it")

@@ -9,15 +9,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from lab.backends import registry
-from lab.backends.base import CompileError, KernelResources
-from lab.backends.nvcc import compile_cubin
-from lab.backends.registry import BackendKind
+from grader.backends import registry
+from grader.backends.base import CompileError, KernelResources
+from grader.backends.nvcc import compile_cubin
+from grader.backends.registry import BackendKind
+from grader.course.checks.source_checks import SubmissionError, read_submission, strip_comments
+from grader.course.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
+from grader.course.sinks import for_terminal
 from lab.cli.app import app, console, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
-from lab.sinks import for_terminal
-from lab.source_checks import SubmissionError, read_submission, strip_comments
 
 
 def _parse_block(text: str) -> int:
@@ -54,10 +54,10 @@ def _cuda_resources(source: str, defines: dict[str, int | float], name: str,
     limits, where = HOPPER_SM90, "no CUDA GPU here: limits of an sm_90 GPU (H100/H200)"
     arch = "sm_90"
     try:
-        from lab.backends.discovery import discover
+        from grader.backends.discovery import discover
 
         if discover(("cuda",)).targets:
-            from lab.backends.cuda import CudaBackend
+            from grader.backends.cuda import CudaBackend
 
             backend = CudaBackend(0)
             limits, where, arch = device_limits(backend.info.limits), backend.info.name, backend.arch
@@ -79,7 +79,7 @@ def _cuda_resources(source: str, defines: dict[str, int | float], name: str,
 def _device_resources(kind: BackendKind, source: str, defines: dict[str, int | float], name: str,
                       kernel: str | None, device: str | None) -> tuple[str, KernelResources, dict[str, int], str]:
     """The resources the backend's compiler reports for the kernel, on a device of its here."""
-    from lab.backends.discovery import NoDeviceError, choose, discover
+    from grader.backends.discovery import NoDeviceError, choose, discover
 
     try:
         target = choose(discover((kind.name,)), kind.name, device)

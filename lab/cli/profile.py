@@ -1,6 +1,6 @@
 """`lab profile STAGE FILE`: the stage's hardware counters for any kernel, beside the
 reference's and the baseline's, read with Nsight Compute on a CUDA GPU (grader.counters; an
-OpenCL kernel on an NVIDIA GPU of NVIDIA's OpenCL through CUDA, its PTX: lab.backends.opencl_ptx).
+OpenCL kernel on an NVIDIA GPU of NVIDIA's OpenCL through CUDA, its PTX: grader.backends.opencl_ptx).
 Where they cannot be read (no CUDA GPU, no ncu, no permission, an OpenCL kernel elsewhere, PoCL),
 one line says why.
 
@@ -18,20 +18,20 @@ from pathlib import Path
 
 import typer
 
+from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.counters import runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
-from lab.backends import registry
-from lab.backends.registry import BackendKind
+from grader.course.sinks import for_json, for_terminal
 from lab.cli.app import EXIT_FAILED, EXIT_NOT_WRITTEN, EXIT_PASSED, EXIT_USAGE, app, console, errors, fail
 from lab.cli.course import load_catalog, load_stage
-from lab.sinks import for_json, for_terminal
 
 
 def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileResult | None]:
     """The device's kind and name where one is found, or why counters cannot be read on it."""
-    from lab.backends.discovery import NoDeviceError, choose, discover
+    from grader.backends.discovery import NoDeviceError, choose, discover
 
     if kind.counters_route is None:
         return None, unavailable(Unavailable.OPENCL)
@@ -45,7 +45,7 @@ def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileRe
     if target.kind != "gpu":
         return target.name, unavailable(Unavailable.CPU_DEVICE)
     if kind.counters_through_cuda:
-        from lab.backends.opencl_ptx import is_nvidia_platform
+        from grader.backends.opencl_ptx import is_nvidia_platform
 
         if not is_nvidia_platform(target.platform):  # elsewhere its PTX runs through CUDA
             return target.name, unavailable(Unavailable.OPENCL, target.platform)
@@ -63,9 +63,9 @@ def profile_command(
     time_limit: float = typer.Option(runner.DEFAULT_LIMIT_S, "--time-limit", help="seconds the profiling may take"),
 ) -> None:
     """The stage's hardware counters for FILE beside the reference's and the baseline's."""
+    from grader.course.checks.source_checks import SubmissionError, read_submission
     from grader.steps.source import check_submission_source
     from lab.cli.written import output_problem
-    from lab.source_checks import SubmissionError, read_submission
 
     if time_limit <= 0:
         fail("--time-limit must be positive")

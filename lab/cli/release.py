@@ -6,11 +6,11 @@ from pathlib import Path
 
 import typer
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
+from grader.course.release_config import CONFIG_NAME, ReleaseConfigError, load_release_config
+from grader.course.sinks import for_terminal
 from lab.cli.app import EXIT_GRADER_ERROR, app, console, fail
 from lab.cli.course import load_catalog
-from lab.release_config import CONFIG_NAME, ReleaseConfigError, load_release_config
-from lab.sinks import for_terminal
 
 
 @app.command("release")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import typer
 
+from grader.course.sinks import for_csv_cell, for_terminal
 from lab.cli.app import EXIT_USAGE, app, console, errors, fail
-from lab.sinks import for_csv_cell, for_terminal
 
 DEFAULT_DATABASE = "lab-server.db"
 
@@ -47,7 +47,7 @@ def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
 
     discovery = None
     if not device:
-        from lab.backends.discovery import discover
+        from grader.backends.discovery import discover
 
         discovery = discover()
     try:
@@ -107,7 +107,7 @@ def serve(
         fail(f"--lease {lease:g}: give a positive number of seconds")
     roster_ids: dict[str, str] = {}
     if roster is not None:
-        from grader.batch.roster import RosterError, load_roster
+        from lab.batch.roster import RosterError, load_roster
         from lab.server.roster_logins import roster_aliases
 
         try:
@@ -176,7 +176,7 @@ def tokens(
 
             issued.append((grader, "", store.issue_token(grader.strip(), role=Role.GRADER)))
         if roster is not None:
-            from grader.batch.roster import RosterError, load_roster
+            from lab.batch.roster import RosterError, load_roster
             from lab.server.roster_logins import roster_login
 
             try:

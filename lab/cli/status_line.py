@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from lab.sinks import for_text
+from grader.course.sinks import for_text
 
 
 class StatusLine:

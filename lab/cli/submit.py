@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from grader.course.sinks import for_terminal
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fail
-from lab.sinks import for_terminal
 
 POLL_S = 1.0
 MARKS = {"held": "held for review", "cheated": "not counted: marked as not your own work"}
@@ -75,11 +75,11 @@ def submit(
 ) -> None:
     """Submit FILE for STAGE to the course GPU server; print its report and exit as `lab grade` does."""
 
+    from grader.course.checks.source_checks import SubmissionError, read_submission_bytes
     from grader.terminal import render
     from lab.cli.written import check_outputs, finish
     from lab.server.client import ClientError
     from lab.server.report_json import ReportJsonError, report_from_json
-    from lab.source_checks import SubmissionError, read_submission_bytes
 
     if report_file is not None and report_file.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
         fail(f"--report {report_file}: the file must end in .html or .md")

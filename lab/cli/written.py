@@ -15,6 +15,7 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
+from grader.course.sinks import for_terminal
 from grader.feedback import write_atomic
 from grader.outputs import JSON, ReportFormat, feedback_format
 from grader.report import Report, Status
@@ -29,7 +30,6 @@ from lab.cli.app import (
     errors,
     fail,
 )
-from lab.sinks import for_terminal
 
 
 def output_problem(path: Path) -> str | None:

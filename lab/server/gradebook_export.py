@@ -1,5 +1,5 @@
 """The class's gradebook from the server's submissions: gradebook.csv as `lab batch` writes it
-(grader.batch.gradebook), one submission per student and stage, chosen by a deadline.
+(lab.batch.gradebook), one submission per student and stage, chosen by a deadline.
 
 Only submissions stored by the deadline count (stored: accepted, whenever it was graded); a
 stage may have its own (the close of its window in `lab serve --schedule`'s file). Of
@@ -19,11 +19,11 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from grader.batch.gradebook import render_gradebook
-from grader.batch.layout import Submission as BatchSubmission
-from grader.batch.layout import student_sort_key
-from grader.batch.outcome import Outcome, outcome_from_result
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
+from lab.batch.gradebook import render_gradebook
+from lab.batch.layout import Submission as BatchSubmission
+from lab.batch.layout import student_sort_key
+from lab.batch.outcome import Outcome, outcome_from_result
 from lab.server.database import Store, Submission
 from lab.server.states import Mark, Role, State
 
@@ -131,7 +131,7 @@ def lms_gradebooks(export: Export, catalog: Catalog, roster_path: Path | None, f
     them) of `export`, each student known by their roster row (the row whose login `lab tokens`
     gave them): the files' names and texts, and a line for each student an LMS file leaves out.
     Raises PlanError."""
-    from grader.batch.gradebook_formats import (
+    from lab.batch.gradebook_formats import (
         CANVAS_FILE,
         MOODLE_FILE,
         GradebookFormat,
@@ -142,7 +142,7 @@ def lms_gradebooks(export: Export, catalog: Catalog, roster_path: Path | None, f
         render_canvas,
         render_moodle,
     )
-    from grader.batch.roster import RosterError, load_roster
+    from lab.batch.roster import RosterError, load_roster
     from lab.server.roster_logins import roster_login
 
     try:

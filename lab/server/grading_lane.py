@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
 from lab.server.database import Outcome, Store, Submission
 from lab.server.serving_process import ServingProcess
 
@@ -75,9 +75,9 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
                  on_phase=None):
     """Grade stored bytes as `lab grade` grades a file: the Report. Raises NotGraded for a
     grading that could not start (no device, no sandbox where one is required)."""
+    from grader.backends import registry
     from grader.grading import GradeRequest, grade, not_started
     from grader.worker_process import take_worker
-    from lab.backends import registry
 
     spec = catalog.get(stage)
     kind = registry.by_name(backend)

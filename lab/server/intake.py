@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from lab.backends import registry
-from lab.catalog import Catalog, UnknownStageError
-from lab.source_checks import MAX_BYTES, SubmissionError, decode_source
+from grader.backends import registry
+from grader.course.catalog import Catalog, UnknownStageError
+from grader.course.checks.source_checks import MAX_BYTES, SubmissionError, decode_source
 
 NAME_LIMIT = 120  # characters of a file's name kept (its report shows it)
 _UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f]")

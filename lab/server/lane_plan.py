@@ -1,5 +1,5 @@
 """Which grading lanes a server (`lab serve`) or a remote worker (`lab work`) runs: one per GPU
-by default, planned by `lab batch`'s own lane planning (grader.batch.devices.build_pool).
+by default, planned by `lab batch`'s own lane planning (lab.batch.devices.build_pool).
 
 A lane grades one submission at a time on one device. Planned from the devices present, each
 GPU gets one lane per backend that reaches it (CUDA, and OpenCL where the GPU has an OpenCL
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.batch.devices import PoolError, build_pool
-from lab.backends import registry
-from lab.backends.discovery import Discovery
+from grader.backends import registry
+from grader.backends.discovery import Discovery
+from lab.batch.devices import PoolError, build_pool
 
 __all__ = ["LanePlan", "PoolError", "plan_lanes"]
 

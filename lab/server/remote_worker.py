@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
 from lab.server.client import ClientError, base_url
 
 log = logging.getLogger("lab.server.worker")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from grader.batch.roster import RosterEntry
+from lab.batch.roster import RosterEntry
 
 LOGIN_COLUMNS = ("folder", "username", "sis_login_id", "email", "id_number", "sis_user_id", "canvas_id")
 

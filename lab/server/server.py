@@ -8,7 +8,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
 from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lane, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload

@@ -37,7 +37,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from grader import GRADER_VERSION
-from lab.catalog import Catalog, UnknownStageError
+from grader.course.catalog import Catalog, UnknownStageError
 from lab.server.body_limit import BodyLimit
 from lab.server.database import Submission, User
 from lab.server.intake import UploadRefused

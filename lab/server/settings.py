@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from grader.course.checks.source_checks import MAX_BYTES
 from lab.server.lane_plan import LanePlan
 from lab.server.stage_windows import StageWindow
-from lab.source_checks import MAX_BYTES
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ token and is refused without it (cross-site requests). The sign-in form carries 
 sign-in cookie (SameSite=Strict) set with the page, so another site cannot sign a browser in to
 an account of its choosing; every form post is also refused where the browser says it comes
 from another site (lab.server.form_guard). Every value a template shows goes
-through lab.sinks.for_html (jinja2's finalize, with autoescape on); a student's text never runs
+through grader.course.sinks.for_html (jinja2's finalize, with autoescape on); a student's text never runs
 as a template."""
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from jinja2 import Environment, FileSystemLoader
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 
+from grader.course.catalog import UnknownStageError
+from grader.course.sinks import html_finalize
 from grader.report import Status
-from lab.catalog import UnknownStageError
 from lab.server.database import User
 from lab.server.form_guard import foreign_origin, token_matches
 from lab.server.intake import UploadRefused
 from lab.server.server import NotYours, Server
 from lab.server.service import FEEDBACK_POLICY, MARK_NOTE_LIMIT
 from lab.server.states import Mark, Role, State
-from lab.sinks import html_finalize
 
 COOKIE = "lab_session"
 SIGNIN_COOKIE = "lab_signin"  # the sign-in form's token, until signed in

@@ -27,14 +27,14 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.base import CompileError
+from grader.backends.discovery import Target
+from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.course.checks.source_checks import MAX_BYTES, SubmissionError, check_source
 from grader.grading import grade_file
 from grader.pipeline import OUTPUT_TAIL, Limits
 from grader.report import PASSED
 from grader.scoring import first_error_line
-from lab.backends.base import CompileError
-from lab.backends.discovery import Target
-from lab.backends.nvcc import compile_cubin, nvcc_path
-from lab.source_checks import MAX_BYTES, SubmissionError, check_source
 from tests.conftest import SUFFIX, as_submission, catalog, target_id, targets
 
 KERNELS = Path(__file__).resolve().parent / "kernels"

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.backends.discovery import Target
 from grader.correctness import host_copy_written, inputs_again, make_setup
+from grader.course.problems import load_problem
 from grader.grading import Limits, grade_file
 from grader.report import PASSED
 from grader.results import FailureKind
-from lab.backends.discovery import Target
-from lab.problems import load_problem
 from tests.conftest import catalog, target_id, targets
 
 ATTACK = Path(__file__).resolve().parent / "kernels" / "forges_host_inputs.cl"

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.discovery import Target
 from grader.grading import grade_file
 from grader.report import PASSED, REVIEW
-from lab.backends.discovery import Target
 from tests.adversarial.test_adversarial import LIMITS, assert_one_line, assert_words, log_verdict
 from tests.conftest import catalog, target_id, targets
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
 from tests.conftest import as_submission
 
 STAGES = ("reduce_interleaved", "reduce_sequential", "reduce_first_add")

@@ -315,7 +315,7 @@ def disguise(source: str, rng) -> str:
     indentation and spacing changed (rng: a random.Random)."""
     import re
 
-    from grader.batch import fingerprint as fp
+    from lab.batch import fingerprint as fp
 
     keep = fp._KEYWORDS | fp._BUILTINS | set(fp._ALIASES) | set(fp._INDEX_MEMBERS) | set(fp._INDEX_CALLS) \
         | fp._BARRIERS | _FIXED | {"extern", "C", "pragma", "unroll"}

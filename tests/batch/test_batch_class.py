@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.batch.processes import child_workers
-from grader.batch.store import is_temp_file
-from grader.batch.stored import StoredResult
 from grader.feedback import render_json
 from grader.report import Report, Status
+from lab.batch.processes import child_workers
+from lab.batch.store import is_temp_file
+from lab.batch.stored import StoredResult
 from lab.cli import app
 from tests.batch.classroom import (
     ERROR,

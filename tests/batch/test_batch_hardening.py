@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.devices import build_pool
-from grader.batch.exports import read_class
-from grader.batch.gradebook import gradebook_rows
-from grader.batch.intake import take_in
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import (
+from grader.backends.discovery import Discovery
+from grader.course.checks.source_checks import MAX_BYTES, read_submission_bytes
+from lab.batch.devices import build_pool
+from lab.batch.exports import read_class
+from lab.batch.gradebook import gradebook_rows
+from lab.batch.intake import take_in
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import (
     BOTH_BACKENDS,
     HIDDEN,
     MACOS_METADATA,
@@ -24,12 +26,10 @@ from grader.batch.layout import (
     Submission,
     scan,
 )
-from grader.batch.plan import make_plan, submission_digest
-from grader.batch.runner import Runner
-from grader.batch.similarity import Skip, compare_class, read_source
-from grader.batch.store import ResultStore
-from lab.backends.discovery import Discovery
-from lab.source_checks import MAX_BYTES, read_submission_bytes
+from lab.batch.plan import make_plan, submission_digest
+from lab.batch.runner import Runner
+from lab.batch.similarity import Skip, compare_class, read_source
+from lab.batch.store import ResultStore
 from tests.batch.test_batch_units import CPU, STAGE, _submission, report
 from tests.conftest import catalog
 

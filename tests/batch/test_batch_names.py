@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.batch.layout import Submission
-from grader.batch.store import ResultStore
+from grader.course.sinks import NAME_MAX, for_path_component
+from lab.batch.layout import Submission
+from lab.batch.store import ResultStore
 from lab.cli import app
-from lab.sinks import NAME_MAX, for_path_component
 from tests.conftest import targets
 
 OPENCL = [t for t in targets() if t.backend == "opencl"]

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grader import sandbox
-from grader.batch.lms_outputs import UNSANDBOXED
+from lab.batch.lms_outputs import UNSANDBOXED
 from lab.cli import app
 from tests.conftest import targets
 from tests.hostile import parse_html

@@ -11,13 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import keys as keys_module
-from grader.batch.charts import speedup_histogram
-from grader.batch.devices import PoolError, build_pool, parse_gpus
-from grader.batch.failures import classify
-from grader.batch.gradebook import render_gradebook
-from grader.batch.keys import GradingOptions, file_digest, result_key, stage_digest
-from grader.batch.layout import (
+from grader.backends.discovery import Discovery, Target
+from grader.course.catalog import Catalog
+from grader.gradescope import gradescope_results
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
+from grader.results import FailureKind
+from lab.batch import keys as keys_module
+from lab.batch.charts import speedup_histogram
+from lab.batch.devices import PoolError, build_pool, parse_gpus
+from lab.batch.failures import classify
+from lab.batch.gradebook import render_gradebook
+from lab.batch.keys import GradingOptions, file_digest, result_key, stage_digest
+from lab.batch.layout import (
     BOTH_BACKENDS,
     EMPTY_STUDENT,
     HIDDEN,
@@ -28,18 +33,13 @@ from grader.batch.layout import (
     LayoutError,
     scan,
 )
-from grader.batch.outcome import outcome_of
-from grader.batch.outputs import FEEDBACK_HTML
-from grader.batch.plan import make_plan
-from grader.batch.runner import Finished, Runner
-from grader.batch.store import RESULT, ResultStore, StoreBusy, is_temp_file
-from grader.batch.stored import BatchInfo, StoredResult
-from grader.batch.summary import BatchStats, Redactor, summarize
-from grader.gradescope import gradescope_results
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
-from grader.results import FailureKind
-from lab.backends.discovery import Discovery, Target
-from lab.catalog import Catalog
+from lab.batch.outcome import outcome_of
+from lab.batch.outputs import FEEDBACK_HTML
+from lab.batch.plan import make_plan
+from lab.batch.runner import Finished, Runner
+from lab.batch.store import RESULT, ResultStore, StoreBusy, is_temp_file
+from lab.batch.stored import BatchInfo, StoredResult
+from lab.batch.summary import BatchStats, Redactor, summarize
 from tests.conftest import catalog
 
 STAGE = "reduce_sequential"
@@ -157,7 +157,7 @@ def _submission(root: Path, student: str = "ann", text: str = "__kernel void red
 
 
 def test_store_writes_result_json_last_and_only_a_complete_matching_folder_is_fresh(tmp_path, monkeypatch):
-    import grader.batch.store as store_module
+    import lab.batch.store as store_module
 
     sub = _submission(tmp_path)
     store = ResultStore(tmp_path / "out")

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.discovery import Target
+from grader.backends.registry import by_name
 from grader.grading import GradeOptions, GradeRequest, Limits, grade, grade_file
 from grader.report import ERROR, FAILED
 from grader.results import FailureKind
 from grader.worker_process import WorkerProcess
-from lab.backends.discovery import Target
-from lab.backends.registry import by_name
 from tests.conftest import as_submission, catalog, target_id, targets
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,25 +15,25 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.batch.exports import InputKind, read_class
-from grader.batch.exports.archive import (
+from grader.course.checks.source_checks import MAX_BYTES
+from lab.batch.exports import InputKind, read_class
+from lab.batch.exports.archive import (
     DUPLICATE,
     ENCRYPTED,
     UNSAFE_PATH,
     ExportError,
     ZipExport,
 )
-from grader.batch.exports.canvas import NOT_CANVAS_NAME, SUPERSEDED, TEXT_ENTRY, parse_name
-from grader.batch.exports.gradescope_export import (
+from lab.batch.exports.canvas import NOT_CANVAS_NAME, SUPERSEDED, TEXT_ENTRY, parse_name
+from lab.batch.exports.gradescope_export import (
     EARLIER_SUBMISSION,
     NO_FOLDER,
     NO_SUBMITTER,
     NOT_IN_METADATA,
 )
-from grader.batch.layout import MACOS_METADATA, NESTED_FOLDER, NOT_A_KERNEL_FILE, SYMLINK, UNKNOWN_STAGE
-from grader.batch.similarity import Skip, compare_class
+from lab.batch.layout import MACOS_METADATA, NESTED_FOLDER, NOT_A_KERNEL_FILE, SYMLINK, UNKNOWN_STAGE
+from lab.batch.similarity import Skip, compare_class
 from lab.cli import app
-from lab.source_checks import MAX_BYTES
 from tests.batch.classroom import solution, wrong_kernels
 from tests.conftest import catalog, targets
 

@@ -1,8 +1,8 @@
 """A speed held for review (grader.scoring: over twice the reference's speedup) is a status of its
 own in the class's records: neither a score nor a failure, in the gradebook and the summary."""
 
-from grader.batch.gradebook import REVIEW, gradebook_rows, score_cell
-from grader.batch.outcome import Outcome
+from lab.batch.gradebook import REVIEW, gradebook_rows, score_cell
+from lab.batch.outcome import Outcome
 
 
 def outcome(student: str, status: str, score: int | None) -> Outcome:

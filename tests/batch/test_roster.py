@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.batch.gradebook import render_gradebook
-from grader.batch.gradebook_formats import (
+from lab.batch.gradebook import render_gradebook
+from lab.batch.gradebook_formats import (
     POINTS_POSSIBLE,
     MoodleIdentifier,
     canvas_headers,
@@ -22,9 +22,9 @@ from grader.batch.gradebook_formats import (
     render_canvas,
     render_moodle,
 )
-from grader.batch.layout import StudentIdentity
-from grader.batch.outcome import Outcome
-from grader.batch.roster import (
+from lab.batch.layout import StudentIdentity
+from lab.batch.outcome import Outcome
+from lab.batch.roster import (
     AMBIGUOUS,
     CANVAS_EXPORT,
     NO_SUBMISSION,

@@ -11,17 +11,17 @@ import time
 
 import pytest
 
-from grader.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import scan
-from grader.batch.outcome import outcome_of
-from grader.batch.outputs import SIMILARITY_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
-from grader.batch.similarity import REPORT_AT, Skip, Source, compare_class, compare_stage, stage_boilerplate
-from grader.batch.similarity_report import render_similarity_csv, render_similarity_html
-from grader.batch.store import ResultStore
-from grader.batch.stored import StoredResult
-from grader.batch.summary import BatchStats
 from grader.report import PASSED, Report
+from lab.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import scan
+from lab.batch.outcome import outcome_of
+from lab.batch.outputs import SIMILARITY_CSV, SIMILARITY_HTML, SUMMARY, write_class_outputs
+from lab.batch.similarity import REPORT_AT, Skip, Source, compare_class, compare_stage, stage_boilerplate
+from lab.batch.similarity_report import render_similarity_csv, render_similarity_html
+from lab.batch.store import ResultStore
+from lab.batch.stored import StoredResult
+from lab.batch.summary import BatchStats
 from tests.batch import similar_class
 from tests.batch.similar_class import STAGE
 from tests.conftest import catalog
@@ -78,7 +78,7 @@ def test_hashes_do_not_depend_on_the_process():
     import subprocess
     import sys
 
-    code = ("from grader.batch.fingerprint import fingerprint; "
+    code = ("from lab.batch.fingerprint import fingerprint; "
             "print(sorted(fingerprint('int a = b * c + d[e]; f(g, h);').hashes)[:3])")
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}, cwd=catalog().root).stdout

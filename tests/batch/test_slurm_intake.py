@@ -1,5 +1,5 @@
 """A Slurm run's tasks grade the copies `lab batch --slurm` took when it planned the run
-(grader.batch.intake): a file swapped for a link to another student's private file afterwards is
+(lab.batch.intake): a file swapped for a link to another student's private file afterwards is
 never read, and the final job's class outputs name the files as SUBMISSIONS does."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.batch.intake import from_copies, take_in
-from grader.batch.layout import scan
+from lab.batch.intake import from_copies, take_in
+from lab.batch.layout import scan
 
 STAGES = ("transpose_coalesced", "reduce_interleaved")
 

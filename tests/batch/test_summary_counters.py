@@ -10,16 +10,16 @@ from dataclasses import replace
 
 import pytest
 
-from grader.batch.concept_chart import concept_histogram
-from grader.batch.html import render_summary_html
-from grader.batch.keys import GradingOptions, result_key
-from grader.batch.outcome import outcome_from_result
-from grader.batch.summary import BatchStats, summarize
+from grader.backends.discovery import Target
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
+from grader.course.counter_spec import Better
 from grader.report import FAILED, PASSED, Check, Performance, Report
-from lab.backends.discovery import Target
-from lab.counter_spec import Better
+from lab.batch.concept_chart import concept_histogram
+from lab.batch.html import render_summary_html
+from lab.batch.keys import GradingOptions, result_key
+from lab.batch.outcome import outcome_from_result
+from lab.batch.summary import BatchStats, summarize
 from tests.conftest import catalog
 from tests.hostile import parse_html, raw_characters
 
@@ -132,7 +132,7 @@ def test_a_stage_with_no_counters_gets_the_most_common_reason():
     html = render_summary_html(s)
     from html import unescape
 
-    from grader.batch.concept import reason_text
+    from lab.batch.concept import reason_text
 
     assert (f"Hardware counters: none read for this stage: {reason_text(Unavailable.OPENCL)} "
             "(2 of 4 graded submissions).") in unescape(html)
@@ -246,7 +246,7 @@ def test_the_picture_is_plain_svg_with_its_marks(values, reference, baseline):
 
 
 def test_the_batch_passes_counters_to_each_grading(monkeypatch):
-    import grader.batch.runner as runner_module
+    import lab.batch.runner as runner_module
 
     seen = []
     monkeypatch.setattr(runner_module, "take_worker", lambda backend, start_next=False: None)

@@ -8,10 +8,10 @@ from html import unescape
 
 import pytest
 
-from grader.batch.html import render_summary_html
-from grader.batch.keys import GradingOptions
-from grader.batch.outcome import outcome_from_result
-from grader.batch.summary import BatchStats, summarize
+from lab.batch.html import render_summary_html
+from lab.batch.keys import GradingOptions
+from lab.batch.outcome import outcome_from_result
+from lab.batch.summary import BatchStats, summarize
 from tests.batch.test_summary_counters import COALESCED, Sub, result
 from tests.conftest import catalog
 

@@ -8,12 +8,12 @@ import io
 
 from rich.console import Console
 
-from grader.batch.failures import Failure
-from grader.batch.html import render_summary_html
-from grader.batch.keys import GradingOptions
-from grader.batch.outcome import Outcome
-from grader.batch.summary import BatchStats, summarize
 from grader.results import FailureKind
+from lab.batch.failures import Failure
+from lab.batch.html import render_summary_html
+from lab.batch.keys import GradingOptions
+from lab.batch.outcome import Outcome
+from lab.batch.summary import BatchStats, summarize
 from lab.cli import batch_common
 from tests.conftest import catalog
 

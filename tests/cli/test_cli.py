@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lab.backends.nvcc import nvcc_path
+from grader.backends.nvcc import nvcc_path
 from lab.cli import app
 from tests.conftest import targets
 

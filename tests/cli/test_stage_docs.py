@@ -1,7 +1,7 @@
 """The stage READMEs, `lab show` and `lab grade --help` agree with the stage specs.
 
 What a spec decides (signatures, defines, launch, points, cases, baseline, pass rule, what a CPU
-device grades, the counters) is stated in each README's block rendered by lab.stage_readme;
+device grades, the counters) is stated in each README's block rendered by grader.course.stage_readme;
 these tests fail when a committed block, the prose around it, `lab show` or the help says
 something else. No device: the specs and texts only.
 """
@@ -13,13 +13,13 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from lab.catalog import default_catalog
+from grader.course.catalog import default_catalog
+from grader.course.checks.source_checks import strip_comments
+from grader.course.expressions import evaluate
+from grader.course.spec import Param, Spec, parse_params
+from grader.course.stage_readme import bounds, committed_block, render
 from lab.cli import app
 from lab.cli.app import console
-from lab.expressions import evaluate
-from lab.source_checks import strip_comments
-from lab.spec import Param, Spec, parse_params
-from lab.stage_readme import bounds, committed_block, render
 
 STAGES = default_catalog().stages
 runner = CliRunner()
@@ -43,7 +43,7 @@ def _plain(markdown: str) -> str:
 @pytest.mark.parametrize("spec", STAGES, ids=lambda s: s.id)
 def test_the_committed_block_is_the_rendering_of_the_spec(spec):
     assert committed_block(_readme(spec)) == render(spec), (
-        f"{spec.readme()}: its block is out of date; run `python -m lab.stage_readme`")
+        f"{spec.readme()}: its block is out of date; run `python -m grader.course.stage_readme`")
 
 
 _CUDA = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)")

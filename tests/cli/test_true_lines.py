@@ -70,7 +70,7 @@ def test_bare_lab_prints_the_help_and_exits_2_and_h_is_help(tmp_path):
 
 
 def test_what_to_install_fits_the_machine_and_the_installation(monkeypatch):
-    from lab.backends import install_hint
+    from grader.backends import install_hint
 
     monkeypatch.setattr(install_hint, "has_nvidia_gpu", lambda: False)
     assert "no NVIDIA GPU" in install_hint.cuda_missing() and "pip" not in install_hint.cuda_missing()

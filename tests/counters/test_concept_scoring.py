@@ -4,10 +4,10 @@ scored from synthetic counter values."""
 import pytest
 
 from grader.counters.model import Unavailable, unavailable
+from grader.course.spec import load_spec
 from grader.report import FAILED, PASSED, PENDING, SKIPPED
 from grader.results import CaseResult, CompileResult, DeviceOpened, FailureKind, Grading
 from grader.scoring import build_report
-from lab.spec import load_spec
 from tests.counters.synthetic import run
 from tests.unit.test_spec import GOOD, write
 
@@ -74,7 +74,7 @@ def test_an_incorrect_kernel_is_not_read(spec):
 
 
 def test_higher_is_better_bounds():
-    from lab.counter_spec import BUILTIN, ConceptCheck
+    from grader.course.counter_spec import BUILTIN, ConceptCheck
 
     occupancy = BUILTIN["achieved_occupancy"]
     rule = ConceptCheck("achieved_occupancy", within=1.25, slack=0.0)

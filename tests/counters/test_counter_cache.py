@@ -78,7 +78,7 @@ def test_a_changed_key_profiles_the_trusted_kernels_again(stand_in, monkeypatch,
     elif change == "uuid":
         facts = replace(FACTS, uuid="GPU-5678")
     elif change == "metrics":
-        from lab.counter_spec import BUILTIN
+        from grader.course.counter_spec import BUILTIN
 
         spec = catalog().get(spec_id)
         more = (*spec.counters.metrics, *BUILTIN["warp_instructions"].metrics)
@@ -116,7 +116,7 @@ def test_the_key_covers_the_kernels_source_and_the_case(stand_in, tmp_path):
 
     shutil.copytree(catalog().root / "assignments", copy / "assignments")
     shutil.copytree(catalog().root / "reference", copy / "reference")
-    from lab.catalog import Catalog
+    from grader.course.catalog import Catalog
 
     moved = Catalog(copy)
     assert runner.role_key(moved, moved.get(spec.id), role, spec.counters.metrics, FACTS, tool) == first
@@ -209,10 +209,10 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     submission's run; on PoCL's CPU device no counters are read and the run is ended unused."""
     pytest.importorskip("pyopencl")
     from grader import worker_process
+    from grader.backends.discovery import choose, discover
+    from grader.backends.registry import Target, by_name
     from grader.counters.model import Unavailable
     from grader.grading import GradeOptions, GradeRequest, grade
-    from lab.backends.discovery import choose, discover
-    from lab.backends.registry import Target, by_name
     from tests.counters.test_reasons import EXAMPLE
 
     found = discover(("opencl",))

@@ -2,8 +2,8 @@
 
 import pytest
 
-from lab.counter_spec import BUILTIN, DURATION, METRIC, Better, load_counters, metrics_for
-from lab.spec import SpecError, load_spec
+from grader.course.counter_spec import BUILTIN, DURATION, METRIC, Better, load_counters, metrics_for
+from grader.course.spec import SpecError, load_spec
 from tests.conftest import catalog
 from tests.unit.test_spec import GOOD, write
 

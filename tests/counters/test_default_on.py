@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from grader.backends import registry
+from grader.backends.registry import Target
 from grader.counters import grading
 from grader.counters.model import Unavailable, unavailable
 from grader.grading import GradeOptions, GradeRequest, grade
-from lab.backends import registry
-from lab.backends.registry import Target
 from tests.conftest import catalog, targets
 from tests.counters.test_reasons import EXAMPLE
 

@@ -29,7 +29,7 @@ def run_entry(tmp_path, stage, source):
 @pytest.fixture(autouse=True)
 def pocl():
     pytest.importorskip("pyopencl")
-    from lab.backends.discovery import discover
+    from grader.backends.discovery import discover
 
     if not discover(("opencl",)).targets:
         pytest.skip("no OpenCL device")

@@ -1,4 +1,4 @@
-"""Counters for OpenCL kernels on NVIDIA GPUs, through CUDA (lab.backends.opencl_ptx), without a
+"""Counters for OpenCL kernels on NVIDIA GPUs, through CUDA (grader.backends.opencl_ptx), without a
 GPU: which devices are worth a run, the trusted roles (.cl files) and their cache names apart
 from CUDA's, the manifest's refusal and dropped roles read back, the profiling entry's oracle
 check of each profiled launch (on PoCL, with the backend marked as running through CUDA), and
@@ -59,7 +59,7 @@ def test_the_reason_texts_say_what_is_true():
     assert "NVIDIA GPU" in text and "NVIDIA's own OpenCL" in text and "through CUDA" in text
     assert "counters are read for CUDA kernels only" not in text
     assert "PTX" in THROUGH_CUDA_LINE and "through CUDA" in THROUGH_CUDA_LINE and "\n" not in THROUGH_CUDA_LINE
-    from grader.batch.concept import reason_text
+    from lab.batch.concept import reason_text
 
     assert "NVIDIA GPU" in reason_text(Unavailable.OPENCL)
 
@@ -160,9 +160,9 @@ def pocl_through_cuda(monkeypatch):
     """The entry's backend: this machine's OpenCL device, marked as a backend that runs OpenCL
     kernels through CUDA (only the mark matters to the entry's check)."""
     pytest.importorskip("pyopencl")
+    from grader.backends.discovery import discover
+    from grader.backends.opencl import OpenCLBackend
     from grader.counters import entry
-    from lab.backends.discovery import discover
-    from lab.backends.opencl import OpenCLBackend
 
     if not discover(("opencl",)).targets:
         pytest.skip("no OpenCL device")

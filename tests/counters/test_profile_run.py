@@ -90,9 +90,9 @@ def test_the_early_context_is_an_experiment_asked_for(monkeypatch):
     the worker; the entry uses the context it made where the request names that device."""
     from types import SimpleNamespace
 
+    from grader.backends import registry
     from grader.counters import entry
     from grader.counters.entry import ProfileRequest
-    from lab.backends import registry
 
     monkeypatch.delenv(runner.EARLY_CONTEXT_ENV, raising=False)
     assert runner.early_context("cuda", 0) is None

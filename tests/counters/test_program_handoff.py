@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.backends.base import CompileError, CompileUnit, ProgramImage
+from grader.backends.fake import FakeBackend
+from grader.backends.opencl_ptx import PtxRefused, parse_pci
 from grader.counters import runner
 from grader.counters.entry import ProfileRequest, RoleRequest, compile_roles
 from grader.results import CompiledProgram, CompileResult, Grading, decode, encode
 from grader.steps.compile import Compile
 from grader.steps.context import Context, Request
-from lab.backends.base import CompileError, CompileUnit, ProgramImage
-from lab.backends.fake import FakeBackend
-from lab.backends.opencl_ptx import PtxRefused, parse_pci
 from tests.conftest import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +138,7 @@ def test_the_entry_compiles_what_opencl_cannot_load_and_refuses_ptx_that_is_not(
     runs every role. On NVIDIA's OpenCL the program goes through CUDA: this one is not PTX, and
     the submission is refused with the reason (as a compile would refuse it), the others run."""
     pytest.importorskip("pyopencl")
-    from lab.backends.discovery import choose, discover
+    from grader.backends.discovery import choose, discover
 
     found = discover(("opencl",))
     if not found.targets:

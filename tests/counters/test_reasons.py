@@ -90,7 +90,7 @@ def opencl_default_is_a_cpu():
     """These tests are PoCL's: `lab grade x.cl` there runs on a CPU device. On a GPU machine the
     default OpenCL device is the GPU, where counters are read (tests/counters/test_opencl_through_cuda.py)."""
     pytest.importorskip("pyopencl")
-    from lab.backends.discovery import choose, discover
+    from grader.backends.discovery import choose, discover
 
     found = discover(("opencl",))
     if not found.targets:
@@ -114,7 +114,7 @@ def test_lab_profile_on_pocl_prints_the_reason_and_exits_0(tmp_path):
 
 
 def test_lab_profile_of_a_cuda_kernel_without_a_gpu(tmp_path):
-    from lab.backends.discovery import discover
+    from grader.backends.discovery import discover
 
     if discover(("cuda",)).targets:
         pytest.skip("a CUDA GPU is here")
@@ -159,8 +159,8 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     --no-counters never; neither given, the lesson's metrics where a GPU, ncu and the driver let the
     profiled process's user read them and the stage has a lesson line; decided without running
     anything."""
+    from grader.backends.registry import Target
     from grader.counters.grading import Mode, reading
-    from lab.backends.registry import Target
 
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\nexit 99\n")

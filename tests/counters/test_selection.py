@@ -6,9 +6,9 @@ from grader.correctness import make_setup
 from grader.counters import ncu, runner
 from grader.counters.entry import ProfilerSwitch, RoleRequest
 from grader.counters.selection import profiled, selects
+from grader.course.counter_spec import CountersSpec
+from grader.course.problems import load_problem
 from grader.launching import Launch, plan_for
-from lab.counter_spec import CountersSpec
-from lab.problems import load_problem
 from tests.conftest import catalog
 
 

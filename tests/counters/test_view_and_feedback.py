@@ -11,12 +11,12 @@ from rich.console import Console
 from grader.counters.indicators import combined, indicator_value
 from grader.counters.model import CounterReading, KernelCounters, ProfileResult, Unavailable, unavailable
 from grader.counters.view import NOT_GRADED, build
+from grader.course.counter_spec import BUILTIN
+from grader.course.spec import load_spec
 from grader.feedback import render_html, render_json, render_markdown
 from grader.results import CaseResult, CompileResult, DeviceOpened, Grading
 from grader.scoring import build_report
 from grader.terminal import render
-from lab.counter_spec import BUILTIN
-from lab.spec import load_spec
 from tests.counters.synthetic import CASE, run
 from tests.unit.test_spec import GOOD, write
 

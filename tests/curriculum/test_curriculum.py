@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.grading import GradeOptions, GradeRequest, grade, grade_file
 from grader.report import PASSED, PENDING, SKIPPED
 from grader.results import FailureKind
-from lab.backends.registry import by_name
 from tests.conftest import SUFFIX, catalog, target_id, targets
 
 EXPECT = re.compile(r"^\s*//\s*expect:\s*(?P<check>\w+)\s*(?P<words>.*?)\s*$")

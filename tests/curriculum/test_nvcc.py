@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.backends.base import CompileError
-from lab.backends.nvcc import compile_cubin, nvcc_path
-from lab.source_checks import check_source
+from grader.backends.base import CompileError
+from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.course.checks.source_checks import check_source
 from tests.conftest import catalog
 from tests.curriculum.test_curriculum import expectation
 

@@ -1,4 +1,4 @@
-"""NVRTC (lab.backends.nvrtc) compiles what nvcc compiles, for every .cu file of the course: the
+"""NVRTC (grader.backends.nvrtc) compiles what nvcc compiles, for every .cu file of the course: the
 same entry points, and on a CUDA GPU the same shared memory; the cubin a grading runs (NVRTC's, or
 nvcc's where NVRTC's spills) has no more local memory per kernel than nvcc's; a file nvcc refuses
 NVRTC gives no cubin for. Registers are not compared: the two
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.backends import nvrtc
-from lab.backends.base import CompileError
-from lab.backends.nvcc import compile_cubin, nvcc_path
-from lab.source_checks import check_source
+from grader.backends import nvrtc
+from grader.backends.base import CompileError
+from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.course.checks.source_checks import check_source
 from tests.conftest import catalog
 from tests.curriculum.test_nvcc import cu_files
 

@@ -1,4 +1,4 @@
-"""The CUDA launch gate (lab/backends/cuda_launch_gate.py) on every CUDA device present: the host's
+"""The CUDA launch gate (grader/backends/cuda_launch_gate.py) on every CUDA device present: the host's
 delay between the start event and the launch is counted without it, and not with it."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from lab.backends import open_backend
-from lab.backends.base import KernelLaunch
+from grader.backends import open_backend
+from grader.backends.base import KernelLaunch
 from tests.conftest import target_id, targets
 
 CUDA = [pytest.param(t, id=target_id(t)) for t in targets() if t.backend == "cuda"] or [

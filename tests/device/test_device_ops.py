@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from grader.backends import open_backend
+from grader.backends.base import Backend, Buffer
 from grader.device_ops import Comparison, DeviceOps
-from lab.backends import open_backend
-from lab.backends.base import Backend, Buffer
 from tests.conftest import target_params
 
 POISON = 0x7FC00000

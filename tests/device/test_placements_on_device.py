@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grader.backends import open_backend
 from grader.device_ops import DeviceOps
 from grader.timing import TimingPolicy, prepare_roles, release_roles, time_roles
-from lab.backends import open_backend
 from tests.conftest import SUFFIX, catalog, target_params
 
 STAGE = "transpose_coalesced"
@@ -21,7 +21,7 @@ def test_every_placement_reads_the_same_inputs_and_writes_its_own_right_outputs(
     course = catalog()
     spec = course.get(STAGE)
     baseline_spec = course.get(spec.baseline)
-    from lab.problems import load_problem
+    from grader.course.problems import load_problem
 
     problem = load_problem(spec.problem)
     backend = open_backend(target.backend, target.index)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
+from grader.backends import registry
+from grader.course.checks.source_checks import MAX_BYTES
 from grader.report import ERROR, FAILED, PASSED, PENDING, Check, Report
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import MAX_ENTRIES, SHOWN_IGNORED, scan_upload, take_in
-from lab.backends import registry
-from lab.source_checks import MAX_BYTES
 
 STAGES = ("reduce_interleaved", "reduce_sequential")
 

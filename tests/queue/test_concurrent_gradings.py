@@ -109,8 +109,8 @@ def test_a_grading_in_line_says_so_and_its_wait_is_apart(tmp_path: Path, alone: 
 
 def test_a_grading_holds_the_device_no_longer_than_the_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Past HOLD_LIMIT_S in its turn the worker is killed: a timeout, and the device is free again."""
+    from grader.backends.registry import by_name
     from grader.grading import GradeOptions, GradeRequest, grade
-    from lab.backends.registry import by_name
 
     monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path / "queue"))
     monkeypatch.setattr(device_queue, "HOLD_LIMIT_S", 0.0)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.backends.nvcc import nvcc_path
+from grader.backends.nvcc import nvcc_path
+from grader.course.release_config import load_release_config
 from lab.release import Release, ReleaseError, make_release
-from lab.release_config import load_release_config
 from tests.conftest import catalog
 
 OPEN = ("transpose_naive", "transpose_coalesced")

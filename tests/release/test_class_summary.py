@@ -8,9 +8,9 @@ import io
 
 from rich.console import Console
 
-from grader.batch.failures import Failure
-from grader.batch.html import render_summary_html
 from grader.results import FailureKind
+from lab.batch.failures import Failure
+from lab.batch.html import render_summary_html
 from lab.cli import batch_common
 from tests.batch.test_summary_lines import class_summary, outcome
 
@@ -39,9 +39,9 @@ def test_no_line_where_there_is_no_copy() -> None:
 
 
 def test_the_similarity_report_names_the_copies_of_the_reference(tmp_path) -> None:
-    from grader.batch.layout import scan
-    from grader.batch.similarity import compare_class
-    from grader.batch.similarity_report import render_similarity_html
+    from lab.batch.layout import scan
+    from lab.batch.similarity import compare_class
+    from lab.batch.similarity_report import render_similarity_html
     from tests.conftest import as_submission, catalog
     from tests.release.test_release_grading import renamed
 

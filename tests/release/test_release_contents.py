@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.catalog import Catalog
+from grader.course.catalog import Catalog
+from grader.course.release_manifest import load_manifest
 from lab.release import Release
-from lab.release_manifest import load_manifest
 from tests.conftest import catalog
 from tests.release.conftest import HELD, OPEN, WHEEL_MISSING, write_config
 
@@ -120,18 +120,18 @@ def test_the_wheel_holds_the_copy_s_course_and_its_ptx(release: Release) -> None
         pytest.skip(f"no wheel: {WHEEL_MISSING[0] if WHEEL_MISSING else 'not built'}")
     with zipfile.ZipFile(release.wheel) as zf:
         names = set(zf.namelist())
-    assert "lab/course/release/manifest.json" in names
-    assert "lab/course/assignments/transpose_coalesced/skeleton.cl" in names
-    assert "lab/course/reference/transpose_naive/solution.cl" in names
-    assert not any(n.startswith(f"lab/course/reference/{HELD}/") for n in names)
+    assert "grader/course/release/manifest.json" in names
+    assert "grader/course/assignments/transpose_coalesced/skeleton.cl" in names
+    assert "grader/course/reference/transpose_naive/solution.cl" in names
+    assert not any(n.startswith(f"grader/course/reference/{HELD}/") for n in names)
 
 
 def test_with_every_stage_open_and_no_solution_released_none_is_in_the_copy(tmp_path: Path) -> None:
     """The whole course open, no solution released (no PTX: nothing needs compiling for this):
     no line of any reference or known-wrong kernel is in the copy, but for what the skeletons
     and READMEs hand out by design (a skeleton is often the previous stage's solution)."""
+    from grader.course.release_config import load_release_config
     from lab.release import make_release
-    from lab.release_config import load_release_config
 
     config = load_release_config(write_config(tmp_path / "course.toml", tuple(catalog().ids()), ptx=()),
                                  catalog())

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.catalog import Catalog
+from grader.course.release_config import load_release_config
 from grader.results import FailureKind
 from grader.steps.source import check_submission_source
-from lab.catalog import Catalog
 from lab.release import Release, make_release
-from lab.release_config import load_release_config
 from tests.conftest import catalog, targets
 from tests.release.conftest import HELD, OPEN, write_config
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.base import DeviceInfo
+from grader.course.checks.normalised_source import normalised_digest, normalised_tokens
+from grader.course.release_config import ReleaseConfigError, load_release_config
+from grader.course.release_manifest import ReleaseManifest, TrustedBinary, TrustedUnavailable
 from grader.report import PENDING
 from grader.results import DeviceOpened, Grading, SpeedPending
 from grader.scoring import build_report
-from lab.backends.base import DeviceInfo
-from lab.normalised_source import normalised_digest, normalised_tokens
-from lab.release_config import ReleaseConfigError, load_release_config
-from lab.release_manifest import ReleaseManifest, TrustedBinary, TrustedUnavailable
 from tests.conftest import catalog
 from tests.release.conftest import write_config
 

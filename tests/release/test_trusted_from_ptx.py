@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grader.backends.base import CompileError, DeviceInfo
+from grader.backends.fake import FakeBackend
+from grader.course.catalog import Catalog
 from grader.results import SpeedPending
 from grader.steps.compile import Compile
 from grader.steps.context import Context, Request
-from lab.backends.base import CompileError, DeviceInfo
-from lab.backends.fake import FakeBackend
-from lab.catalog import Catalog
 from lab.release import Release
 from tests.conftest import catalog
 from tests.release.conftest import HELD
@@ -87,9 +87,9 @@ def test_a_driver_that_cannot_load_the_ptx_has_the_speed_pending(copy: Catalog) 
 
 
 def test_a_held_back_baseline_is_loaded_from_ptx_too(tmp_path) -> None:
-    from lab.backends.nvcc import nvcc_path
+    from grader.backends.nvcc import nvcc_path
+    from grader.course.release_config import ReleaseConfig
     from lab.release import make_release
-    from lab.release_config import ReleaseConfig
 
     if nvcc_path() is None:
         pytest.skip("no nvcc here: no CUDA PTX can be made")

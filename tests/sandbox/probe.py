@@ -83,7 +83,7 @@ def probe(args: dict[str, Any], send) -> dict[str, Any]:
     if "udp" in args:
         found["udp"] = _attempt(lambda: _udp(args["udp"], args.get("token", "probe")))
     found["udp_route"] = _attempt(_udp_route)
-    from lab.backends import kernel_cache
+    from grader.backends import kernel_cache
 
     for key in args.get("store", []):  # as a trusted compile stores (in the sandbox: a message)
         found[f"store:{key}"] = _attempt(lambda key=key: kernel_cache.store(key, b"trusted", {"log": ""}))

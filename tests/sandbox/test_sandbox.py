@@ -261,7 +261,7 @@ def test_a_trusted_entry_made_inside_reaches_the_cache_through_the_parent_and_is
 
 
 def _units():
-    from lab.backends.base import CompileUnit
+    from grader.backends.base import CompileUnit
 
     source = "__kernel void k(__global float* x) { x[get_global_id(0)] = 1.0f; }"
     return [CompileUnit(source + "\n// student", ("k",), {}, "student.cl"),
@@ -269,7 +269,7 @@ def _units():
 
 
 def test_compile_all_compiles_the_trusted_units_before_it_says_student_code_follows():
-    from lab.backends.fake import FakeBackend
+    from grader.backends.fake import FakeBackend
 
     events = []
     backend = FakeBackend({"k": lambda *a: None})
@@ -281,8 +281,8 @@ def test_compile_all_compiles_the_trusted_units_before_it_says_student_code_foll
 
 @needs_opencl
 def test_opencl_sends_its_trusted_cache_entries_before_it_compiles_the_student_code(tmp_path, monkeypatch):
-    from lab.backends import kernel_cache
-    from lab.backends.opencl import OpenCLBackend
+    from grader.backends import kernel_cache
+    from grader.backends.opencl import OpenCLBackend
 
     monkeypatch.setenv("LAB_KERNEL_CACHE", str(tmp_path / "cache"))
     events = []
@@ -367,7 +367,7 @@ def test_a_worker_killed_by_a_signal_is_reported_as_that_signal(world, monkeypat
 
 
 def test_the_cache_keeps_only_well_formed_keys(tmp_path, monkeypatch):
-    from lab.backends import kernel_cache
+    from grader.backends import kernel_cache
 
     monkeypatch.setenv("LAB_KERNEL_CACHE", str(tmp_path / "cache"))
     kernel_cache.store("../../escape", b"x", {})
@@ -405,7 +405,7 @@ def test_a_trial_that_worked_is_remembered_and_forgotten_when_a_worker_fails_to_
 def test_nsight_compute_is_bound_where_the_ncu_launcher_looks_for_it(tmp_path):
     """The toolkit's bin/ncu is a launcher that looks for a nsight-compute* folder beside bin/ or
     under /opt/nvidia; on the H100 the one was a link to the other, left dangling in the sandbox."""
-    from lab.backends.cuda import nsight_compute_installs as _nsight_compute_installs
+    from grader.backends.cuda import nsight_compute_installs as _nsight_compute_installs
 
     cuda, opt = tmp_path / "cuda-13.0", tmp_path / "opt-nvidia"
     (cuda / "bin").mkdir(parents=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.source_checks import MAX_BYTES
+from grader.course.checks.source_checks import MAX_BYTES
 from tests.server.running import EXAMPLE, STAGE, client, correct, needs_server_extra, submit, wait_graded
 
 pytestmark = needs_server_extra
@@ -156,7 +156,7 @@ def test_only_an_instructor_exports_the_gradebook(course_server, graded):
 def test_a_grading_that_fails_never_stops_the_queue(course_server):
     """A CUDA kernel where no CUDA device is: the grader cannot grade it (failed, with the
     reason, no grade); the next submission is graded all the same."""
-    from lab.backends.discovery import discover
+    from grader.backends.discovery import discover
 
     if discover(("cuda",)).targets:
         pytest.skip("a CUDA device is present: a .cu file is graded, not failed")

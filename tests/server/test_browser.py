@@ -85,7 +85,7 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
     # The instructor sees every submission, whose it is, and grades one again.
     teacher, theirs = sign_in(browser, url, course_server.teacher)
     theirs.click("#queue")
-    from lab.backends.discovery import discover
+    from grader.backends.discovery import discover
     from lab.server.lane_plan import plan_lanes
 
     planned = ", ".join(plan.label for plan in plan_lanes(discover()))  # one lane per GPU, as lab batch plans

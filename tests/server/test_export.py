@@ -42,7 +42,7 @@ def class_store(tmp_path):
 
 
 def export(store, **plan):
-    from lab.catalog import default_catalog
+    from grader.course.catalog import default_catalog
     from lab.server.gradebook_export import ExportPlan, export_gradebook
 
     return export_gradebook(store, default_catalog(), ExportPlan(**plan))

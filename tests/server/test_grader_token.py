@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.batch.roster import RosterEntry
+from lab.batch.roster import RosterEntry
 from lab.server.roster_logins import alias_key, roster_aliases
 from tests.server.running import EXAMPLE, STAGE, client, needs_server_extra, signin_token, submit
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from lab.backends.discovery import Discovery, discover
-from lab.backends.registry import Target
+from grader.backends.discovery import Discovery, discover
+from grader.backends.registry import Target
 from lab.server.lane_plan import LanePlan, PoolError, plan_lanes
 from tests.server.running import (
     EXAMPLE,

@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.batch import slurm
-from grader.batch.cluster_run import RunFolder
-from grader.batch.cluster_status import ItemState, RunStatus, run_status
-from grader.batch.processes import child_workers
-from grader.batch.store import ResultStore
+from lab.batch import slurm
+from lab.batch.cluster_run import RunFolder
+from lab.batch.cluster_status import ItemState, RunStatus, run_status
+from lab.batch.processes import child_workers
+from lab.batch.store import ResultStore
 from lab.cli import app
 from tests.batch.classroom import Classroom, build
 from tests.conftest import as_submission, catalog, targets

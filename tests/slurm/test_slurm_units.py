@@ -13,22 +13,22 @@ import pytest
 from typer.testing import CliRunner
 
 from grader import GRADER_VERSION
-from grader.batch import cluster_status, slurm
-from grader.batch.claims import Claims, Holder
-from grader.batch.cluster_gather import gather
-from grader.batch.cluster_plan import make_cluster_plan
-from grader.batch.cluster_run import RunFolder, RunItem, RunJobs, RunManifest, TaskRecord, new_run_id, now
-from grader.batch.cluster_status import ItemState, run_status
-from grader.batch.cluster_task import ClusterRunner, ClusterTask
-from grader.batch.devices import Lane, Pool
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import Submission, scan
-from grader.batch.store import ResultStore
-from grader.batch.stored import SlurmInfo
+from grader.backends.discovery import Target
 from grader.report import Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
-from lab.backends.discovery import Target
+from lab.batch import cluster_status, slurm
+from lab.batch.claims import Claims, Holder
+from lab.batch.cluster_gather import gather
+from lab.batch.cluster_plan import make_cluster_plan
+from lab.batch.cluster_run import RunFolder, RunItem, RunJobs, RunManifest, TaskRecord, new_run_id, now
+from lab.batch.cluster_status import ItemState, run_status
+from lab.batch.cluster_task import ClusterRunner, ClusterTask
+from lab.batch.devices import Lane, Pool
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import Submission, scan
+from lab.batch.store import ResultStore
+from lab.batch.stored import SlurmInfo
 from lab.cli import app
 from tests.conftest import catalog
 
@@ -224,7 +224,7 @@ def test_a_dead_tasks_claim_is_left_for_the_next_run_and_the_status_says_failed(
     assert left.score is None and "not graded yet" in left.failure.message
     assert store.load(subs[2]) is None  # nothing written for it
 
-    from grader.batch.slurm import JobInfo
+    from lab.batch.slurm import JobInfo
     monkeypatch.setattr(cluster_status, "query", lambda ids: {
         "7_0": JobInfo("7_0", "COMPLETED", "node1", "None"), "7_1": JobInfo("7_1", "NODE_FAIL", "node1", "None"),
         "8": JobInfo("8", "PENDING", "", "Dependency")})

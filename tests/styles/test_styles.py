@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.checks.divergent_barriers import find_divergent_barriers
+from grader.course.checks.missing_barriers import find_unsynced_reads
+from grader.course.checks.source_checks import check_source
 from grader.grading import grade_file
 from grader.report import PASSED
-from lab.divergent_barriers import find_divergent_barriers
-from lab.missing_barriers import find_unsynced_reads
-from lab.source_checks import check_source
 from tests.conftest import SUFFIX, catalog, target_id, targets
 
 STYLES = Path(__file__).resolve().parent

@@ -1,6 +1,6 @@
-"""A third backend for tests: the fake device (lab.backends.fake) behind the name "fakelang" and
+"""A third backend for tests: the fake device (grader.backends.fake) behind the name "fakelang" and
 the suffix ".fk". It is this one file; a test registers it with one line (LAB_BACKENDS, read by
-lab.backends.registry in every process, the grading workers included).
+grader.backends.registry in every process, the grading workers included).
 
 Its kernel language is tiny: an entry point is one line
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lab.backends.base import CompileError
-from lab.backends.fake import FakeBackend, FakeBuffer, FakeFunction, FakeKernel
-from lab.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.base import CompileError
+from grader.backends.fake import FakeBackend, FakeBuffer, FakeFunction, FakeKernel
+from grader.backends.registry import BackendKind, KernelSyntax, Target
 
 NAME, SUFFIX = "fakelang", ".fk"
 DECLARATION = re.compile(r"\bfkernel\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.divergent_barriers import find_divergent_barriers
+from grader.course.checks.divergent_barriers import find_divergent_barriers
 
 DIVERGENT = {
     "if on threadIdx": "if (threadIdx.x < 16) { __syncthreads(); }",

@@ -1,6 +1,6 @@
 import pytest
 
-from lab.expressions import ExpressionError, evaluate
+from grader.course.expressions import ExpressionError, evaluate
 
 
 def test_integer_division_is_c_like():

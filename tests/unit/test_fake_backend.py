@@ -6,13 +6,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from grader.backends.fake import FakeBackend
 from grader.correctness import run_case
+from grader.course.catalog import default_catalog
+from grader.course.problems import load_problem
 from grader.launching import LaunchRefused
 from grader.results import FailureKind
 from grader.timing import TimingPolicy, prepare_roles, time_roles
-from lab.backends.fake import FakeBackend
-from lab.catalog import default_catalog
-from lab.problems import load_problem
 
 SPEC = default_catalog().get("transpose_coalesced")
 PROBLEM = load_problem(SPEC.problem)
@@ -163,8 +163,8 @@ def test_the_stages_dynamic_shared_memory_reaches_every_launch():
 
 
 def test_static_and_dynamic_shared_memory_over_the_device_limit_is_refused_naming_both():
+    from grader.backends.base import KernelResources
     from grader.launching import check_limits
-    from lab.backends.base import KernelResources
 
     backend = FakeBackend({"reduce": partial_sums})
     kernel = backend.compile("", ["reduce"], {}, "r.cu")["reduce"]
@@ -179,8 +179,8 @@ def test_static_and_dynamic_shared_memory_over_the_device_limit_is_refused_namin
 
 
 def test_opencl_launches_with_no_dynamic_shared_memory_whatever_the_stage_declares():
+    from grader.backends.base import DeviceInfo
     from grader.launching import dynamic_shared
-    from lab.backends.base import DeviceInfo
 
     assert dynamic_shared(1024, DeviceInfo(backend="opencl", name="d", kind="cpu")) == 0
     assert dynamic_shared(1024, DeviceInfo(backend="cuda", name="d", kind="gpu")) == 1024

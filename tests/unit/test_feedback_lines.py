@@ -9,11 +9,11 @@ import io
 import pytest
 from rich.console import Console
 
+from grader.course.spec import load_spec
 from grader.feedback import check_label, device_text, render_html, render_markdown, resources_text
 from grader.results import CompileResult, DeviceOpened, FailureKind, Grading, SourceResult
 from grader.scoring import build_report
 from grader.terminal import render
-from lab.spec import load_spec
 from tests.unit.test_spec import GOOD, write
 
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import Target, by_name
+from grader.course.checks.source_checks import SubmissionError
 from grader.feedback import render_json
 from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
 from grader.report import Report
 from grader.results import FailureKind, Grading
 from grader.steps.parent import Parent, ParentStep, parent_steps, run_parent_steps
-from lab.backends.registry import Target, by_name
-from lab.source_checks import SubmissionError
 from tests.conftest import catalog, targets
 
 ROOT = Path(__file__).resolve().parents[2]

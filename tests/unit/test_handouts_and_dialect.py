@@ -1,10 +1,10 @@
-"""Unchanged handouts (lab.handouts) and hints in the submission's language (lab.dialect)."""
+"""Unchanged handouts (grader.course.handouts) and hints in the submission's language (grader.course.dialect)."""
 
 from __future__ import annotations
 
-from lab.backends.registry import by_name
-from lab.dialect import in_dialect
-from lab.handouts import find_handout, tokens
+from grader.backends.registry import by_name
+from grader.course.dialect import in_dialect
+from grader.course.handouts import find_handout, tokens
 from tests.conftest import catalog
 
 

@@ -56,7 +56,7 @@ def test_the_benchmarks_inputs_are_made_after_the_rounds(monkeypatch):
 
     import numpy as np
 
-    from lab.catalog import default_catalog
+    from grader.course.catalog import default_catalog
 
     monkeypatch.setattr(host_cores.os, "cpu_count", lambda: 16)  # three threads
     made: list[tuple[str, float, float]] = []
@@ -90,7 +90,7 @@ def test_finish_waits_for_every_set_of_inputs_and_every_oracle_run(monkeypatch):
 
     import numpy as np
 
-    from lab.catalog import default_catalog
+    from grader.course.catalog import default_catalog
 
     monkeypatch.setattr(host_cores.os, "cpu_count", lambda: 16)
 

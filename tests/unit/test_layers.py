@@ -41,6 +41,13 @@ def test_each_known_exception_still_exists():
     assert not gone, "known exceptions no longer found (remove them from KNOWN_EXCEPTIONS): " + ", ".join(gone)
 
 
+def test_grader_imports_nothing_from_lab():
+    """The packages read as the layers do: lab/ holds the front doors alone, so the grader,
+    the course and the backends below them never reach into it."""
+    found = [i for i in imports(ROOT) if i.importer.split(".")[0] == "grader" and i.imported.split(".")[0] == "lab"]
+    assert not found, "grader imports lab:\n" + "\n".join(map(describe, found))
+
+
 def test_every_name_in_the_layer_table_is_a_module_or_package():
     known = modules(ROOT)
     stale = [name for layer in LAYERS for name in layer.modules
@@ -55,11 +62,11 @@ def test_every_module_has_one_layer():
 
 @pytest.mark.parametrize(("module", "layer"), [
     ("lab", "front doors"), ("lab.cli.grade", "front doors"), ("lab.api", "front doors"),
-    ("lab.autograder.run", "front doors"), ("grader.batch.runner", "front doors"),
-    ("grader.batch.exports.canvas", "front doors"), ("lab.server.grading_lane", "front doors"),
+    ("lab.autograder.run", "front doors"), ("lab.batch.runner", "front doors"),
+    ("lab.batch.exports.canvas", "front doors"), ("lab.server.grading_lane", "front doors"),
     ("grader.grading", "waist"), ("grader.pipeline", "engine"), ("grader.worker", "engine"), ("grader.steps.compile", "engine"),
-    ("grader.counters.runner", "engine"), ("lab.spec", "course and backends"),
-    ("lab.problems.mlp", "course and backends"), ("lab.backends.opencl", "course and backends"),
+    ("grader.counters.runner", "engine"), ("grader.course.spec", "course and backends"),
+    ("grader.course.problems.mlp", "course and backends"), ("grader.backends.opencl", "course and backends"),
 ])
 def test_layer_of_a_module(module, layer):
     assert LAYERS[layer_index(module)].name == layer
@@ -68,13 +75,14 @@ def test_layer_of_a_module(module, layer):
 def test_a_back_import_inside_a_function_is_found(tmp_path):
     """The reader finds what the test is for: an import inside a function, a relative one, and
     one under TYPE_CHECKING, each of the engine from the bottom layer."""
-    (tmp_path / "lab" / "problems").mkdir(parents=True)
-    (tmp_path / "grader").mkdir()
-    for init in ("lab/__init__.py", "lab/problems/__init__.py", "grader/__init__.py"):
+    problems = tmp_path / "grader" / "course" / "problems"
+    problems.mkdir(parents=True)
+    for init in ("lab/__init__.py", "grader/__init__.py", "grader/course/__init__.py", "grader/course/problems/__init__.py"):
+        (tmp_path / init).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / init).write_text("")
     (tmp_path / "grader" / "launching.py").write_text("class Launch: ...\n")
-    (tmp_path / "grader" / "pipeline.py").write_text("from lab.problems import toy\n")
-    (tmp_path / "lab" / "problems" / "toy.py").write_text(
+    (tmp_path / "grader" / "pipeline.py").write_text("from grader.course.problems import toy\n")
+    (problems / "toy.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "from . import other\n"
         "if TYPE_CHECKING:\n"
@@ -82,11 +90,11 @@ def test_a_back_import_inside_a_function_is_found(tmp_path):
         "def plan(setup):\n"
         "    from grader.launching import Launch\n"
         "    return [Launch()]\n")
-    (tmp_path / "lab" / "problems" / "other.py").write_text("")
+    (problems / "other.py").write_text("")
+    toy, other = "grader.course.problems.toy", "grader.course.problems.other"
     found = {(i.importer, i.imported): i for i in imports(tmp_path)}
-    assert set(found) == {("grader.pipeline", "lab.problems.toy"), ("lab.problems.toy", "lab.problems.other"),
-                          ("lab.problems.toy", "grader.pipeline"), ("lab.problems.toy", "grader.launching")}
-    assert found["lab.problems.toy", "grader.launching"].in_function
-    assert found["lab.problems.toy", "grader.pipeline"].type_checking
+    assert set(found) == {("grader.pipeline", toy), (toy, other), (toy, "grader.pipeline"), (toy, "grader.launching")}
+    assert found[toy, "grader.launching"].in_function
+    assert found[toy, "grader.pipeline"].type_checking
     assert {(i.importer, i.imported) for i in back_imports(list(found.values()))} == {
-        ("lab.problems.toy", "grader.pipeline"), ("lab.problems.toy", "grader.launching")}
+        (toy, "grader.pipeline"), (toy, "grader.launching")}

@@ -1,12 +1,12 @@
-"""Pictures of a wrong output (lab.mismatch_picture) and how the feedback shows them."""
+"""Pictures of a wrong output (grader.course.mismatch_picture) and how the feedback shows them."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from grader.course.mismatch_picture import MismatchPicture, output_tile, picture
+from grader.course.problems.base import compare
 from grader.mismatch_view import MismatchView
-from lab.mismatch_picture import MismatchPicture, output_tile, picture
-from lab.problems.base import compare
 
 
 def _rows_never_written(height: int, width: int, tile: int = 32, written: int = 8) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""lab.missing_barriers: reads of shared memory other threads store, with no barrier between."""
+"""grader.course.checks.missing_barriers: reads of shared memory other threads store, with no barrier between."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.missing_barriers import find_unsynced_reads
+from grader.course.checks.missing_barriers import find_unsynced_reads
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lab.problems import mlp
-from lab.problems.base import Setup, random_floats
+from grader.course.problems import mlp
+from grader.course.problems.base import Setup, random_floats
 
 CASE = {"batch": 64, "n_in": 32, "n_hidden": 48, "n_out": 16, "steps": 3, "lr": 1.0, "TILE": 16}
 
@@ -173,7 +173,7 @@ def test_norms_are_the_float64_ones_up_to_float32_rounding() -> None:
 def bench_setup() -> Setup:
     """The stage's benchmark case on a CPU device, where the grader makes the inputs on the
     device (`uniform_inputs`) and compares with the reference kernel (`reference_tolerance`)."""
-    from lab.catalog import default_catalog
+    from grader.course.catalog import default_catalog
 
     case = dict(default_catalog().get("mlp_train").cpu_bench_cases[0])
     return Setup(values={**case, "TILE": 16}, grid=(1, 1), block=(16, 16), options={})

@@ -1,12 +1,12 @@
-"""lab.backends.nvrtc's choice between NVRTC and nvcc, without either installed."""
+"""grader.backends.nvrtc's choice between NVRTC and nvcc, without either installed."""
 
 from __future__ import annotations
 
 import pytest
 
-from lab.backends import nvrtc
-from lab.backends.base import CompileError
-from lab.backends.nvcc import Cubin
+from grader.backends import nvrtc
+from grader.backends.base import CompileError
+from grader.backends.nvcc import Cubin
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +51,7 @@ def test_nvrtcs_cubin_is_used_when_it_gives_one(monkeypatch):
 
 def test_nvcc_compiles_where_nvrtcs_code_spills(monkeypatch):
     """gemm_register_2d's reference spilled under NVRTC 13.0 and not under nvcc (the H100 machine)."""
-    from lab.backends.base import KernelResources
+    from grader.backends.base import KernelResources
 
     spilling = Cubin(b"nvrtc's", {"gemm": KernelResources(128, 33280, 72, 32, "nvcc -Xptxas -v")}, "")
     clean = Cubin(b"nvcc's", {"gemm": KernelResources(128, 33280, 0, 0, "nvcc -Xptxas -v")}, "")
@@ -83,7 +83,7 @@ def test_nvcc_compiles_where_nvrtcs_report_misses_an_entry(monkeypatch):
     whose report has them, is used."""
     import ctypes
 
-    from lab.backends.nvcc import parse_ptxas_report
+    from grader.backends.nvcc import parse_ptxas_report
 
     report = ("ptxas info    : Compiling entry function 'other' for 'sm_90'\n"
               "ptxas info    : Used 20 registers, used 0 barriers\n")

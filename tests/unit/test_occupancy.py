@@ -1,4 +1,4 @@
-from lab.occupancy import HOPPER_SM90, device_limits, occupancy
+from grader.course.occupancy import HOPPER_SM90, device_limits, occupancy
 
 
 def test_full_occupancy_with_few_registers():

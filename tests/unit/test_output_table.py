@@ -1,4 +1,4 @@
-"""The output tables (grader.outputs, grader.batch.outputs): each format is one entry, each
+"""The output tables (grader.outputs, lab.batch.outputs): each format is one entry, each
 entry renders what the writers write, and the writers write exactly the entries asked for.
 No device: the reports are built by hand and stand for no kernel."""
 
@@ -9,16 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.gradebook_formats import GradebookFormat
-from grader.batch.keys import GradingOptions
-from grader.batch.layout import scan
-from grader.batch.lms_outputs import ROSTER_CHECK, LmsOptions
-from grader.batch.outcome import outcome_of
-from grader.batch.outputs import CLASS_FILES, RESULT_FILES, write_class_outputs
-from grader.batch.roster import load_roster
-from grader.batch.store import RESULT, ResultStore, is_temp_file
-from grader.batch.stored import BatchInfo, StoredResult
-from grader.batch.summary import BatchStats
+from grader.course.sinks import RESULTS_FILE_SUFFIXES
 from grader.gradescope import gradescope_results
 from grader.outputs import (
     FEEDBACK_SUFFIXES,
@@ -31,7 +22,16 @@ from grader.outputs import (
 )
 from grader.report import FAILED, PASSED, Check, Report
 from grader.results import FailureKind
-from lab.sinks import RESULTS_FILE_SUFFIXES
+from lab.batch.gradebook_formats import GradebookFormat
+from lab.batch.keys import GradingOptions
+from lab.batch.layout import scan
+from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions
+from lab.batch.outcome import outcome_of
+from lab.batch.outputs import CLASS_FILES, RESULT_FILES, write_class_outputs
+from lab.batch.roster import load_roster
+from lab.batch.store import RESULT, ResultStore, is_temp_file
+from lab.batch.stored import BatchInfo, StoredResult
+from lab.batch.summary import BatchStats
 from tests.conftest import catalog
 
 STAGE = "reduce_interleaved"

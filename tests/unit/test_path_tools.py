@@ -32,13 +32,15 @@ def test_crossings_and_returns_of_a_room_path():
     assert grading_path.returns(rooms) == 2  # lab and grader again
 
 
-def test_a_sketched_layout_places_modules_by_their_longest_name():
-    layout = grading_path.LAYOUTS["grader holds the rest"]
-    assert grading_path.proposed_room("grader.batch.exports.canvas", layout) == "lab/batch/exports"
-    assert grading_path.proposed_room("grader.batch.runner", layout) == "lab/batch"
-    assert grading_path.proposed_room("lab.problems.mlp", layout) == "grader/course/problems"
-    assert grading_path.proposed_room("lab.cli.grade", layout) == "lab/cli"
-    assert grading_path.proposed_room("grader.pipeline", layout) == "grader"
+def test_another_layout_places_modules_by_their_longest_name():
+    layout = grading_path.LAYOUTS["four packages"]
+    assert grading_path.proposed_room("grader/course/problems/mlp.py", layout) == "course/problems"
+    assert grading_path.proposed_room("grader/course/checks/macros.py", layout) == "course/checks"
+    assert grading_path.proposed_room("grader/course/spec.py", layout) == "course"
+    assert grading_path.proposed_room("grader/course/__init__.py", layout) == "course"
+    assert grading_path.proposed_room("grader/backends/opencl.py", layout) == "backends"
+    assert grading_path.proposed_room("lab/batch/__init__.py", layout) == "lab/batch"  # no name matches: its own room
+    assert grading_path.proposed_room("grader/pipeline.py", layout) == "grader"
 
 
 def test_the_tracer_records_first_calls_and_leaves_imports_out(tmp_path):

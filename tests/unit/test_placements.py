@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 
 from grader import device_claim, timing
+from grader.backends.fake import FakeBackend
 from grader.correctness import make_setup
+from grader.course.catalog import default_catalog
+from grader.course.problems import load_problem
 from grader.device_claim import MEMORY_MARGIN, claim, placements_that_fit
 from grader.results import CaseResult, DeviceReleased, PhaseStarted, TimingResult
 from grader.steps import benchmark as benchmark_step
@@ -27,9 +30,6 @@ from grader.timing import (
     time_roles,
     within_spread,
 )
-from lab.backends.fake import FakeBackend
-from lab.catalog import default_catalog
-from lab.problems import load_problem
 
 CATALOG = default_catalog()
 SPEC = CATALOG.get("transpose_coalesced")

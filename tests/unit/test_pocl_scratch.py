@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from grader import pocl_scratch
+from grader.backends.discovery import Target
 from grader.grading import Limits, grade_file
-from lab.backends.discovery import Target
 from tests.conftest import catalog, targets
 
 ROOT = Path(__file__).resolve().parents[2]

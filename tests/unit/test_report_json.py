@@ -9,10 +9,10 @@ import pytest
 import tests.unit.test_scoring_and_feedback as scoring_tests
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
+from grader.course.counter_spec import Better
 from grader.feedback import render_json
 from grader.report import Report
 from grader.sandbox import SandboxInfo
-from lab.counter_spec import Better
 from tests.unit.test_scoring_and_feedback import spec  # noqa: F401 - the fixture, for the scoring tests
 
 SCORING_TESTS = [f for name, f in inspect.getmembers(scoring_tests, inspect.isfunction)

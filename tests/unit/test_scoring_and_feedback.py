@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.spec import load_spec
 from grader.feedback import render_html, render_json, render_markdown, score_text
 from grader.gradescope import gradescope_results
 from grader.outputs import feedback_format
@@ -24,7 +25,6 @@ from grader.results import (
     encode,
 )
 from grader.scoring import build_report
-from lab.spec import load_spec
 from tests.hostile import markdown_to_html
 from tests.unit.test_spec import GOOD, write
 

@@ -1,4 +1,4 @@
-"""lab.sinks: every sink function fed the same hostile strings, each holding its guarantee; and
+"""grader.course.sinks: every sink function fed the same hostile strings, each holding its guarantee; and
 the outputs built from a report whose every text is hostile."""
 
 from __future__ import annotations
@@ -16,16 +16,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from grader.batch.gradebook import render_gradebook
-from grader.batch.html import environment
-from grader.batch.layout import NotGraded
-from grader.batch.not_graded import render_not_graded_csv, render_not_graded_json
-from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
-from grader.gradescope import gradescope_results
-from grader.report import Check, Report
-from grader.results import FailureKind
-from grader.terminal import render
-from lab.sinks import (
+from grader.course.sinks import (
     for_csv_cell,
     for_html,
     for_json,
@@ -38,6 +29,15 @@ from lab.sinks import (
     for_terminal,
     for_text,
 )
+from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
+from grader.gradescope import gradescope_results
+from grader.report import Check, Report
+from grader.results import FailureKind
+from grader.terminal import render
+from lab.batch.gradebook import render_gradebook
+from lab.batch.html import environment
+from lab.batch.layout import NotGraded
+from lab.batch.not_graded import render_not_graded_csv, render_not_graded_json
 from tests.hostile import (
     HOSTILE,
     dangerous_html,
@@ -56,7 +56,7 @@ def one_line(text: str) -> str:
 
 def test_every_invisible_or_control_character_is_shown_as_an_escape():
     """Against the running Python's Unicode database: Cc but tab and newline, Cf but ZWNJ and
-    ZWJ, Zl, Zp and Cs are all escaped (the pattern in lab.sinks is written out by hand)."""
+    ZWJ, Zl, Zp and Cs are all escaped (the pattern in grader.course.sinks is written out by hand)."""
     kept = {"\t", "\n", "\u200c", "\u200d"}
     missed = [f"U+{c:04X}" for c in range(sys.maxunicode + 1)
               if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp", "Cs") and chr(c) not in kept
@@ -234,7 +234,7 @@ def test_class_files_hide_nothing_and_run_no_formula():
 def test_every_html_template_escapes_and_marks_nothing_safe_but_the_chart():
     for template in sorted(TEMPLATES.glob("*.html.j2")):
         marked = re.findall(r"\{\{[^}]*\|\s*safe\b[^}]*\}\}", template.read_text(encoding="utf-8"))
-        # the charts are SVG built by grader.batch.charts / concept_chart and grader.mismatch_view,
+        # the charts are SVG built by lab.batch.charts / concept_chart and grader.mismatch_view,
         # which escape every text they draw (test_the_chart_escapes_its_title below;
         # tests/batch/test_summary_counters.py: hostile names through the concept chart)
         assert marked in ([], ["{{ chart | safe }}"], ["{{ mismatch.svg() | safe }}"],
@@ -246,7 +246,7 @@ def test_every_html_template_escapes_and_marks_nothing_safe_but_the_chart():
 
 
 def test_the_chart_escapes_its_title():
-    from grader.batch.charts import speedup_histogram
+    from lab.batch.charts import speedup_histogram
 
     svg = speedup_histogram([1.0, 2.0], title="\x1b[2J<script>alert(1)</script>")
     assert "<script" not in svg and "\x1b" not in svg and "&lt;script&gt;" in svg
@@ -259,8 +259,8 @@ def test_templates_are_the_ones_checked():
 
 
 def test_the_mismatch_picture_escapes_its_legend():
+    from grader.course.mismatch_picture import MismatchPicture
     from grader.mismatch_view import MismatchView
-    from lab.mismatch_picture import MismatchPicture
 
     view = MismatchView(MismatchPicture("<b>", (1, 2), (1, 1), (".x",)), "\x1b[2J<script>", None)
     svg = view.svg()

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.source_checks import SubmissionError, check_source, decode_source, read_submission
-from lab.spec import KernelSpec, parse_params
+from grader.course.checks.source_checks import SubmissionError, check_source, decode_source, read_submission
+from grader.course.spec import KernelSpec, parse_params
 
 SIG = "float *out, const float *in, int width, int height"
 KERNELS = (KernelSpec("transpose", SIG, parse_params(SIG)),)
@@ -83,7 +83,7 @@ def test_dynamic_shared_memory_is_accepted_where_the_stage_launches_with_some():
 
 
 def test_the_reduce_stages_declare_dynamic_shared_memory_and_nvidias_sample_style_passes_the_checks():
-    from lab.divergent_barriers import find_divergent_barriers
+    from grader.course.checks.divergent_barriers import find_divergent_barriers
     from tests.conftest import catalog
 
     source = (Path(__file__).resolve().parents[1] / "styles" / "reduce_dynamic_shared.cu").read_text(encoding="utf-8")

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.catalog import Catalog, UnknownStageError
-from lab.spec import SpecError, load_spec, parse_params
+from grader.course.catalog import Catalog, UnknownStageError
+from grader.course.spec import SpecError, load_spec, parse_params
 from tests.conftest import catalog
 
 GOOD = """
@@ -107,14 +107,14 @@ def test_parse_params():
 
 
 def test_a_plain_install_carries_the_course():
-    """lab/course links to assignments/ and reference/ in a checkout; a wheel copies them (package
+    """grader/course links to assignments/ and reference/ in a checkout; a wheel copies them (package
     data), and course_root() finds that copy where there is no checkout around the package."""
     import tomllib
 
-    from lab import catalog as catalog_module
+    from grader.course import catalog as catalog_module
 
     package = Path(catalog_module.__file__).resolve().parent
     for part in ("assignments", "reference"):
-        assert (package / "course" / part).resolve() == (package.parent / part).resolve()
-    data = tomllib.loads((package.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["lab"]
-    assert "course/assignments/**/*" in data and "course/reference/**/*" in data
+        assert (package / part).resolve() == (package.parents[1] / part).resolve()
+    data = tomllib.loads((package.parents[1] / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "assignments/**/*" in data["grader.course"] and "reference/**/*" in data["grader.course"]

@@ -17,13 +17,13 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from grader.backends import registry
+from grader.backends.discovery import discover
+from grader.course.catalog import Catalog, default_catalog
 from grader.grading import GradeOptions, GradeRequest, grade
 from grader.outputs import REPORT_FORMATS
 from grader.report import Status
 from grader.terminal import render
-from lab.backends import registry
-from lab.backends.discovery import discover
-from lab.catalog import Catalog, default_catalog
 from lab.cli import app
 from tests.unit import fakelang
 

@@ -1,0 +1,191 @@
+"""The table of backends: one row per backend, declared by the backend's own file.
+
+A row says everything the rest of the lab asks a backend by name: what it is called and its
+file suffix, how its kernel language declares an entry point and names threads, blocks and
+their memory (for checks and for messages in the student's own terms), how to find its devices,
+open one and preload its library in a worker, what the sandbox must bind for it, and how
+(whether) hardware counters reach its kernels. What an open device does (memory, launches, its
+stable identity, its free memory) is the backend's own class (grader.backends.base.Backend).
+
+Adding a backend is one file declaring `KIND` and one line: in BACKEND_MODULES, or its module's
+name in the LAB_BACKENDS environment variable (comma-separated; read by every process, the
+grading workers included). Nothing here imports a GPU library: a row's functions do that when
+called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.backends.base import Backend
+
+BACKEND_MODULES = (
+    "grader.backends.cuda",
+    "grader.backends.opencl",
+)
+# The backend to start with on a machine with no device yet: PoCL runs OpenCL on any CPU once
+# installed (`lab init`'s skeleton where none is found).
+WITHOUT_A_DEVICE = "opencl"
+EXTRA_ENV = "LAB_BACKENDS"  # more backends' modules, comma-separated, after BACKEND_MODULES
+
+
+@dataclass(frozen=True)
+class Target:
+    """One device of one backend: what `--backend` and `--device` pick."""
+
+    backend: str  # a BackendKind name
+    index: int  # the backend's device index
+    name: str
+    kind: str  # "gpu" | "cpu" | "other"
+    platform: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.backend}:{self.index}"
+
+    @staticmethod
+    def to_choose(backend: str, selector: str | None = None) -> Target:
+        """A device of `backend` that the grading worker picks itself (index -1): the best one,
+        or the one `selector` (--device: an index or part of a name) names."""
+        return Target(backend, -1, selector or "", "unknown")
+
+
+@dataclass(frozen=True)
+class KernelSyntax:
+    """How the kernel language declares an entry point and spells what messages and hints
+    talk about."""
+
+    entry: str  # the qualifier of an entry point, as messages name it: "__global__", "__kernel"
+    # An entry point's definition: groups `name` and `params`, and `export` where the language
+    # needs more than `entry` for the grader to find it by name (`exported` says what).
+    declaration: re.Pattern[str]
+    barrier: str  # a barrier of every thread of a block
+    shared_memory: str  # what memory shared by a block is called: "shared memory", "local memory"
+    threads: str  # what threads and a block are called: "threads", "work-items"; "block", "work-group"
+    block: str
+    exported: str = ""  # what must come before `entry` (CUDA: extern "C"), matched as group `export`
+    pointer_space: str = ""  # the address space a pointer parameter is declared in (OpenCL: __global)
+    host_calls: str = ""  # its host API's functions, as regex alternatives: refused in a kernel file
+    label: str = ""  # how the course's hints name the language: "CUDA", "OpenCL" (see grader.course.dialect)
+    # The course writes its hints in CUDA's words; each pair is (CUDA's spelling, this language's).
+    terms: tuple[tuple[str, str], ...] = ()
+
+
+def _nothing() -> None:
+    return None
+
+
+def _no_paths() -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    name: str  # "cuda": --backend's word, a Target's and a DeviceInfo's `backend`
+    suffix: str  # ".cu": its kernels' file suffix (and the course's skeleton<suffix>, solution<suffix>)
+    language: str  # "CUDA C++"
+    syntax: KernelSyntax
+    probe: Callable[[], tuple[list[Target], str | None]]  # devices, or why there are none
+    open: Callable[[int], Backend]  # device index -> an open backend
+    # Imports the GPU library and starts its driver in a grading worker, before its request
+    # comes (no device context); raises nothing it can help: opening the device reports it.
+    preload: Callable[[], None] = _nothing
+    # What a sandboxed worker must see of this backend's drivers and tools (grader.sandbox).
+    sandbox_paths: Callable[[], list[str]] = _no_paths
+    # The environment variable naming the folder its compiler writes temporaries and its cache
+    # to (PoCL's POCL_CACHE_DIR): an unsandboxed worker gets a folder of its own there, emptied
+    # when it ends (grader.pocl_scratch). None: the backend needs none.
+    scratch_env: str | None = None
+    # A Python program that makes the driver fill its JIT cache with its own kernels (NVIDIA's
+    # OpenCL compiles some at every context): a sandboxed worker starts from a copy of the cache
+    # it leaves, made once per driver (grader.sandbox). None: the backend needs none.
+    jit_warmup: str | None = None
+    # How hardware counters reach its kernels (grader.counters): the route's name in the
+    # counters' cache key, and whether they run its kernels' PTX through CUDA (OpenCL);
+    # None: no counters for this backend.
+    counters_route: str | None = None
+    counters_through_cuda: bool = False
+    # The toolkit's own device headers a submission may include (cooperative_groups.h, ...);
+    # every other #include is refused (grader.course.checks.source_checks).
+    toolkit_headers: frozenset[str] = frozenset()
+    # How the language declares memory whose size the host sets at launch (None: it has none
+    # outside kernel parameters); the stages launch with none (grader.course.checks.source_checks).
+    dynamic_shared: str | None = None
+    # Whether compute-sanitizer (memcheck, racecheck, synccheck) runs its kernels (--sanitize).
+    sanitizer: bool = False
+
+    @property
+    def title(self) -> str:
+        """How messages and reports name it: "CUDA", "OpenCL"."""
+        return self.syntax.label or self.language
+
+
+def modules() -> tuple[str, ...]:
+    """The modules that declare the backends: BACKEND_MODULES, then LAB_BACKENDS's."""
+    extra = tuple(m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip())
+    return BACKEND_MODULES + tuple(m for m in extra if m not in BACKEND_MODULES)
+
+
+def backends() -> tuple[BackendKind, ...]:
+    """Every backend's row, in modules() order."""
+    return _rows(modules())
+
+
+@cache
+def _rows(found: tuple[str, ...]) -> tuple[BackendKind, ...]:
+    rows = []
+    for module in found:
+        try:
+            kind = getattr(importlib.import_module(module), "KIND", None)
+        except ImportError as error:
+            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} cannot be imported ({error})") from None
+        if not isinstance(kind, BackendKind):
+            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} declares no KIND (a BackendKind)")
+        rows.append(kind)
+    return tuple(rows)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(kind.name for kind in backends())
+
+
+def find(name: str) -> BackendKind | None:
+    """The backend called `name`, or None (a unit test's fake device has no row)."""
+    return next((kind for kind in backends() if kind.name == name), None)
+
+
+def by_name(name: str) -> BackendKind:
+    kind = find(name)
+    if kind is None:
+        raise ValueError(f"unknown backend {name!r} (known: {', '.join(names())})")
+    return kind
+
+
+def by_suffix(suffix: str) -> BackendKind | None:
+    """The backend whose kernels have this file suffix (any letter case), or None."""
+    for kind in backends():
+        if kind.suffix == suffix.lower():
+            return kind
+    return None
+
+
+def suffixes() -> tuple[str, ...]:
+    return tuple(kind.suffix for kind in backends())
+
+
+def stage_file_list() -> str:
+    """'<stage>.cu and <stage>.cl': the files a student's folder may hand in, for messages."""
+    return " and ".join(f"<stage>{kind.suffix}" for kind in backends())
+
+
+def suffix_list() -> str:
+    """'.cu (CUDA C++) or .cl (OpenCL C)': for messages."""
+    found = [f"{kind.suffix} ({kind.language})" for kind in backends()]
+    return ", ".join(found[:-1]) + " or " + found[-1] if len(found) > 1 else found[0]

@@ -1,0 +1,81 @@
+"""Kernels the course handed out: a stage's skeleton, and every other stage's reference.
+
+A submission that is one of them, unchanged apart from whitespace and comments, has not done
+the stage's work. On a CPU device, where speed is not graded, such a file (the skeleton is the
+previous stage's correct kernel) would otherwise pass; on a GPU it would fail only as "too slow",
+which hides that nothing was changed. This stage's own reference is not counted as a handout:
+`is_own_reference` finds it, through grader.course.checks.normalised_source, also where its names were changed
+(a students' copy of the course holds the reference's normalised digest in place of its source).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from grader.course.checks.normalised_source import normalised_digest, tokens
+
+
+@dataclass(frozen=True)
+class Handout:
+    """What the submission is a copy of."""
+
+    stage: str  # the stage whose file it is
+    what: str  # "skeleton" | "reference"
+
+    def describe(self, graded_stage: str) -> str:
+        if self.what == "skeleton":
+            return f"the skeleton of {graded_stage} as handed out"
+        return f"the reference kernel of {self.stage}"
+
+
+@lru_cache(maxsize=512)
+def _file_tokens(path: str, mtime_ns: int) -> tuple[str, ...]:
+    return tokens(Path(path).read_text(encoding="utf-8"))
+
+
+def _tokens_of(path: Path) -> tuple[str, ...] | None:
+    try:
+        return _file_tokens(str(path), path.stat().st_mtime_ns)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def find_handout(source: str, suffix: str, stage: str, skeleton: Path,
+                 references: dict[str, Path]) -> Handout | None:
+    """`references`: each stage's reference file with `suffix`, by stage id (this stage's own
+    is skipped). None when the submission is none of them."""
+    mine = tokens(source)
+    if not mine:
+        return None
+    if _tokens_of(skeleton) == mine:
+        return Handout(stage, "skeleton")
+    for other, path in references.items():
+        if other != stage and _tokens_of(path) == mine:
+            return Handout(other, "reference")
+    return None
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...]) -> str:
+    return normalised_digest(Path(path).read_text(encoding="utf-8"), fixed)
+
+
+def reference_digest(reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
+                     suffix: str, fixed: tuple[str, ...] = ()) -> str | None:
+    """The normalised digest of `stage`'s reference with `suffix` (`fixed`: the names the stage
+    gives, grader.course.checks.normalised_source): of its source where present, else the one a students' copy
+    ships (`shipped`: stage -> suffix -> digest); None where neither."""
+    try:
+        return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return (shipped or {}).get(stage, {}).get(suffix)
+
+
+def is_own_reference(source: str, reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
+                     suffix: str, fixed: tuple[str, ...] = ()) -> bool:
+    """Whether `source` is `stage`'s reference, apart from whitespace, comments and its own names."""
+    expected = reference_digest(reference, shipped, stage, suffix, fixed)
+    return bool(expected) and normalised_digest(source, fixed) == expected

@@ -1,9 +1,0 @@
-"""Trusted NumPy oracles, one module per problem family (see docs/architecture.md)."""
-
-import importlib
-from types import ModuleType
-
-
-def load_problem(name: str) -> ModuleType:
-    """Return the problem module `lab.problems.<name>`."""
-    return importlib.import_module(f"lab.problems.{name}")
