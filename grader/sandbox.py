@@ -197,6 +197,18 @@ def _gpu_devices() -> list[str]:
     return found + [p for p in DEVICES if os.path.exists(p)]
 
 
+INSTALLED = ("site-packages", "dist-packages")  # where an installed (not editable) lab's packages live
+
+
+def withheld(path: str, roots: list[str]) -> bool:
+    """Whether a folder the worker's Python or libraries ask for is left out of the sandbox: it
+    holds a project checkout or a course folder whole (an instructor keeps submissions and
+    results there). A Python install folder that holds the lab's installed packages is no such
+    folder: it is bound as any other."""
+    real = os.path.realpath(path)
+    return any(_under(root, [real]) for root in roots if Path(root).name not in INSTALLED)
+
+
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -293,10 +305,10 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
             binds.append((option, path))
 
     add("--ro-bind", "/usr")
-    for path in _python_paths() + _ld_paths() + _backend_paths():
-        if not any(_under(root, [os.path.realpath(path)]) for root in _course_roots(courses)):
-            add("--ro-bind-try", path)  # (not a folder holding the project or a course whole)
     roots = _course_roots(courses)
+    for path in _python_paths() + _ld_paths() + _backend_paths():
+        if not withheld(path, roots):
+            add("--ro-bind-try", path)
     for path in _project_paths(roots) + list(read_only):
         add("--ro-bind-try", path)
     if cache is not None:

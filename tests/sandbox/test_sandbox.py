@@ -415,3 +415,19 @@ def test_nsight_compute_is_bound_where_the_ncu_launcher_looks_for_it(tmp_path):
     found = _nsight_compute_installs(cuda, opt)
     assert found == [str(opt / "nsight-compute" / "2025.3.1"), str(opt / "nsight-compute")]
     assert _nsight_compute_installs(tmp_path / "nowhere", tmp_path / "none") == []
+
+
+def test_an_installed_lab_binds_its_python_install_and_withholds_a_checkout(tmp_path):
+    """A wheel install's packages live in site-packages (the package root): the venv and its
+    site-packages are bound (the worker imports numpy and the GPU library from there); a checkout
+    is never bound whole, nor a folder holding it."""
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.12" / "site-packages"
+    (site / "grader").mkdir(parents=True)
+    assert not sandbox.withheld(str(site), [str(site)])
+    assert not sandbox.withheld(str(venv), [str(site)])
+    checkout = tmp_path / "course-checkout"
+    (checkout / ".venv" / "lib").mkdir(parents=True)
+    assert sandbox.withheld(str(checkout), [str(checkout)])
+    assert sandbox.withheld(str(tmp_path), [str(checkout)])
+    assert not sandbox.withheld(str(checkout / ".venv" / "lib"), [str(checkout)])
