@@ -21,6 +21,7 @@ import ctypes
 import glob
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -210,15 +211,23 @@ class RangeProfiler:
         self._host: Any = None
         self._object: Any = None
         self._open = False
+        self.seconds: dict[str, float] = {}  # the set-up's steps' wall times (benchmarks read them)
+        self._last = time.perf_counter()
         try:
             self._setup(context)
         except BaseException:
             self.close()
             raise
 
+    def _lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.seconds[step] = now - self._last
+        self._last = now
+
     def _setup(self, context: int) -> None:
         lib = self.lib
         _call(lib, "cuptiProfilerInitialize", _params(ProfilerInitialize))
+        self._lap("initialize")
         chip = _params(DeviceGetChipName, deviceIndex=_device_of_current_context())
         _call(lib, "cuptiDeviceGetChipName", chip)
         chip_name = chip.pChipName
@@ -229,6 +238,7 @@ class RangeProfiler:
                             counterAvailabilityImageSize=len(self._availability),
                             pCounterAvailabilityImage=ctypes.addressof(self._availability))
         _call(lib, "cuptiProfilerGetCounterAvailability", available)
+        self._lap("chip and counter availability")
 
         host = _params(HostInitialize, profilerType=RANGE_PROFILER, pChipName=chip_name,
                        pCounterAvailabilityImage=ctypes.addressof(self._availability))
@@ -246,6 +256,7 @@ class RangeProfiler:
                          pConfigImage=ctypes.addressof(self._config))
         _call(lib, "cuptiProfilerHostGetNumOfPasses", passes)
         self.passes = int(passes.numOfPasses)
+        self._lap("host object and configuration")
 
         enable = _params(RangeEnable, ctx=context)
         _call(lib, "cuptiRangeProfilerEnable", enable)
@@ -254,6 +265,7 @@ class RangeProfiler:
                        numMetrics=len(self.metrics), maxNumOfRanges=1, maxNumRangeTreeNodes=1)
         _call(lib, "cuptiRangeProfilerGetCounterDataSize", data)
         self._data = ctypes.create_string_buffer(data.counterDataSize)
+        self._lap("enable")
 
     def start(self) -> None:
         """Profile the next kernel launch (a fresh counter data image, one automatic range)."""
