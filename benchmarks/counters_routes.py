@@ -51,7 +51,7 @@ def row(stage: str, route: str, result: dict) -> str:
         return f"{stage:22} {route:6} failed: {result.get('error')}"
     counters = report.get("counters") or {}
     phases = report.get("phases") or {}
-    used = "cupti" if any(str(name).startswith("counters:") for name, _ in report.get("phase_log") or []) else "ncu"
+    used = "cupti" if any(str(name).startswith("counters: ") for name, _ in report.get("phase_log") or []) else "ncu"
     lesson = counters.get("lesson")
     if not lesson:
         return f"{stage:22} {route:6} read by {used:5}: no lesson ({counters.get('line') or 'no counters'})"
@@ -60,8 +60,10 @@ def row(stage: str, route: str, result: dict) -> str:
         return f"{value:.3f}" if isinstance(value, (int, float)) else str(value)
 
     values = " ".join(f"{k}={fmt(lesson.get(k))}" for k in ("yours", "reference", "baseline"))
+    steps = " ".join(f"{str(name)[10:]} {seconds:.3f}" for name, seconds in report.get("phase_log") or []
+                     if str(name).startswith("counters: "))
     return (f"{stage:22} {route:6} read by {used:5}: {values}  counters {phases.get('counters', 0.0):.2f} s  "
-            f"wall {result['wall']:.2f} s")
+            f"wall {result['wall']:.2f} s" + (f"\n{'':29}steps (s): {steps}" if steps else ""))
 
 
 def main() -> int:

@@ -209,6 +209,7 @@ class CountersRead:
     reason: str = ""
     detail: str = ""
     seconds: float = 0.0  # the reading's wall time in the worker (set-up, launches, replays)
+    steps: dict[str, float] = field(default_factory=dict)  # where that time went, by step
 
     @property
     def ok(self) -> bool:

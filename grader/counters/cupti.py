@@ -21,6 +21,7 @@ import ctypes
 import glob
 import os
 import shutil
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -135,9 +136,15 @@ class _Library:
     """libcupti, loaded once per process (with the NVIDIA perf host library beside it first)."""
 
     handle: ctypes.CDLL | None = None
+    lock = threading.Lock()
 
     @classmethod
     def get(cls) -> ctypes.CDLL:
+        with cls.lock:
+            return cls._get()
+
+    @classmethod
+    def _get(cls) -> ctypes.CDLL:
         if cls.handle is None:
             path = library_path()
             if path is None:
@@ -158,6 +165,20 @@ class _Library:
                 raise CuptiUnavailable(Unavailable.FAILED, f"libcupti has no Range Profiler: {error}") from error
             cls.handle = library
         return cls.handle
+
+
+def preload() -> None:
+    """Load libcupti and NVIDIA's perf host library in a thread of their own (a tenth of a second
+    or more), while the worker compiles and checks: only the libraries, nothing that touches the
+    CUDA driver (cuptiProfilerInitialize waits for RangeProfiler, after the timed benchmark)."""
+
+    def load() -> None:
+        try:
+            _Library.get()
+        except CuptiUnavailable:
+            pass  # RangeProfiler says why
+
+    threading.Thread(target=load, name="cupti-preload", daemon=True).start()
 
 
 _REASONS = {
@@ -226,23 +247,30 @@ class RangeProfiler:
 
     def _setup(self, context: int) -> None:
         lib = self.lib
+        self._lap("library")
         _call(lib, "cuptiProfilerInitialize", _params(ProfilerInitialize))
         self._lap("initialize")
         chip = _params(DeviceGetChipName, deviceIndex=_device_of_current_context())
         _call(lib, "cuptiDeviceGetChipName", chip)
         chip_name = chip.pChipName
-        available = _params(GetCounterAvailability, ctx=context)
-        _call(lib, "cuptiProfilerGetCounterAvailability", available)
-        self._availability = ctypes.create_string_buffer(available.counterAvailabilityImageSize)
-        available = _params(GetCounterAvailability, ctx=context,
-                            counterAvailabilityImageSize=len(self._availability),
-                            pCounterAvailabilityImage=ctypes.addressof(self._availability))
-        _call(lib, "cuptiProfilerGetCounterAvailability", available)
-        self._lap("chip and counter availability")
-
-        host = _params(HostInitialize, profilerType=RANGE_PROFILER, pChipName=chip_name,
-                       pCounterAvailabilityImage=ctypes.addressof(self._availability))
-        _call(lib, "cuptiProfilerHostInitialize", host)
+        self._lap("chip")
+        # A chip CUPTI knew at its release needs no counter availability image (querying it
+        # takes the device a tenth of a second): asked for only where the host object wants it.
+        host = _params(HostInitialize, profilerType=RANGE_PROFILER, pChipName=chip_name)
+        try:
+            _call(lib, "cuptiProfilerHostInitialize", host)
+        except CuptiUnavailable:
+            available = _params(GetCounterAvailability, ctx=context)
+            _call(lib, "cuptiProfilerGetCounterAvailability", available)
+            self._availability = ctypes.create_string_buffer(available.counterAvailabilityImageSize)
+            available = _params(GetCounterAvailability, ctx=context,
+                                counterAvailabilityImageSize=len(self._availability),
+                                pCounterAvailabilityImage=ctypes.addressof(self._availability))
+            _call(lib, "cuptiProfilerGetCounterAvailability", available)
+            host = _params(HostInitialize, profilerType=RANGE_PROFILER, pChipName=chip_name,
+                           pCounterAvailabilityImage=ctypes.addressof(self._availability))
+            _call(lib, "cuptiProfilerHostInitialize", host)
+            self._lap("counter availability")
         self._host = host.pHostObject
         _call(lib, "cuptiProfilerHostConfigAddMetrics", _params(
             HostConfigAddMetrics, pHostObject=self._host, ppMetricNames=self._names, numMetrics=len(self.metrics)))

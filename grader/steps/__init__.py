@@ -19,8 +19,8 @@ __all__ = ["Context", "Request", "Step", "run_steps", "worker_steps"]
 def worker_steps() -> list[Step]:
     from grader.steps.benchmark import Benchmark
     from grader.steps.compile import Compile
-    from grader.steps.counters import ReadCountersHere
     from grader.steps.correctness import Correctness
+    from grader.steps.counters import ReadCountersHere
     from grader.steps.device import OpenDevice
     from grader.steps.host_inputs import MakeHostInputs
     from grader.steps.size_check import BenchmarkSizeCheck

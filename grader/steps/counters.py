@@ -30,7 +30,7 @@ class ReadCountersHere(Step):
                 and ctx.request.backend == "cuda" and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
-        ctx.phase("counters: the hardware counters (CUPTI, in this process)", "run")
+        ctx.phase("counters (CUPTI, in this process)", "run")
         ctx.send(read_roles(ctx.backend, ctx.spec.counters, ctx.benchmark.roles, tuple(ctx.request.counters)))
         return True
 
@@ -43,10 +43,12 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
     began = time.perf_counter()
     profiler = None
     launches: list[tuple[str, str, dict[str, float | None]]] = []
+    steps: dict[str, float] = {}
     try:
         if getattr(backend, "context", None) is None:
             raise CuptiUnavailable(Unavailable.FAILED, "no CUDA context")
         profiler = RangeProfiler(int(backend.context.handle), metrics)
+        steps.update(profiler.seconds)
         for role in ROLES:
             if role not in roles:
                 continue
@@ -61,8 +63,10 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
                     profiler.start()
                     state["open"] = timed.plan[index].kernel
 
+            started = time.perf_counter()
             timed.run(backend, before=before)
             _finish(profiler, state, launches, role)
+            steps[role] = time.perf_counter() - started
     except CuptiUnavailable as error:
         return CountersRead(reason=error.reason.value, detail=error.detail, seconds=time.perf_counter() - began)
     except LaunchError as error:
@@ -73,8 +77,10 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
                             seconds=time.perf_counter() - began)
     finally:
         if profiler is not None:
+            closing = time.perf_counter()
             profiler.close()
-    return CountersRead(launches, seconds=time.perf_counter() - began)
+            steps["close"] = time.perf_counter() - closing
+    return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps)
 
 
 def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str) -> None:
