@@ -101,7 +101,6 @@ RangeCounterDataInfo = _struct("RangeCounterDataInfo", [
 RANGE_PROFILER = 0  # CUpti_ProfilerType
 AUTO_RANGE = 1  # CUpti_ProfilerRange: a range around each kernel launch
 KERNEL_REPLAY = 2  # CUpti_ProfilerReplayMode: CUPTI replays the kernel for each further pass
-USER_REPLAY = 3  # ... the caller launches it again for each further pass
 
 
 def _toolkit_roots() -> list[Path]:
@@ -296,12 +295,8 @@ class RangeProfiler:
         self._data = ctypes.create_string_buffer(data.counterDataSize)
         self._lap("enable")
 
-    def start(self, replay_by_caller: bool = False) -> None:
-        """Profile the next kernel launch (a fresh counter data image, one automatic range).
-        `replay_by_caller`: CUPTI replays nothing (no memory saved and restored); where the
-        metrics need several passes, `stop` returns None and the caller calls `again` and
-        launches the kernel once more, until `stop` returns the values (for a launch whose
-        counters do not depend on what an earlier one wrote)."""
+    def start(self) -> None:
+        """Profile the next kernel launch (a fresh counter data image, one automatic range)."""
         lib = self.lib
         _call(lib, "cuptiRangeProfilerCounterDataImageInitialize", _params(
             RangeCounterDataInit, pRangeProfilerObject=self._object, counterDataSize=len(self._data),
@@ -309,25 +304,21 @@ class RangeProfiler:
         _call(lib, "cuptiRangeProfilerSetConfig", _params(
             RangeSetConfig, pRangeProfilerObject=self._object, configSize=len(self._config),
             pConfig=ctypes.addressof(self._config), counterDataImageSize=len(self._data),
-            pCounterDataImage=ctypes.addressof(self._data), range=AUTO_RANGE,
-            replayMode=USER_REPLAY if replay_by_caller else KERNEL_REPLAY,
+            pCounterDataImage=ctypes.addressof(self._data), range=AUTO_RANGE, replayMode=KERNEL_REPLAY,
             maxRangesPerPass=1, numNestingLevels=1, minNestingLevel=1, passIndex=0, targetNestingLevel=1))
-        self.again()
-
-    def again(self) -> None:
-        """Start the range of the next pass (after `stop` returned None)."""
-        _call(self.lib, "cuptiRangeProfilerStart", _params(RangeObject, pRangeProfilerObject=self._object))
+        _call(lib, "cuptiRangeProfilerStart", _params(RangeObject, pRangeProfilerObject=self._object))
         self._open = True
 
-    def stop(self) -> dict[str, float | None] | None:
-        """End the range started by `start` and return the launch's values by metric (None in a
-        value: one CUPTI gave as not a number); None where a further pass is wanted (`again`)."""
+    def stop(self) -> dict[str, float | None]:
+        """End the range started by `start` and return the launch's values by metric (None: a
+        value CUPTI gave as not a number)."""
         lib = self.lib
         stop = _params(RangeStop, pRangeProfilerObject=self._object)
         self._open = False
         _call(lib, "cuptiRangeProfilerStop", stop)
         if not stop.isAllPassSubmitted:
-            return None
+            raise CuptiUnavailable(Unavailable.FAILED, f"CUPTI kernel replay left passes unsubmitted "
+                                                       f"({self.passes} needed)")
         _call(lib, "cuptiRangeProfilerDecodeData", _params(RangeDecode, pRangeProfilerObject=self._object))
         info = _params(RangeCounterDataInfo, pCounterDataImage=ctypes.addressof(self._data),
                        counterDataImageSize=len(self._data))

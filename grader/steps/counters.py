@@ -12,7 +12,6 @@ outputs of every buffer it checks, so these launches change nothing it sees.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -23,8 +22,6 @@ from grader.steps.context import Context, Step
 from lab.backends.base import LaunchError
 
 ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_for
-REPLAY_ENV = "LAB_CUPTI_REPLAY"  # "caller": a one-launch plan's passes launched here (an experiment)
-MAX_PASSES = 64
 
 
 class ReadCountersHere(Step):
@@ -52,27 +49,23 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
             raise CuptiUnavailable(Unavailable.FAILED, "no CUDA context")
         profiler = RangeProfiler(int(backend.context.handle), metrics)
         steps.update(profiler.seconds)
-        by_caller = os.environ.get(REPLAY_ENV, "") == "caller"
         for role in ROLES:
             if role not in roles:
                 continue
             timed = roles[role]
             chosen = profiled(timed.plan, counters)
-            started = time.perf_counter()
-            if by_caller and len(timed.plan) == 1 and chosen == [True]:
-                launches.append((role, timed.plan[0].kernel, _replayed_here(profiler, backend, timed)))
-            else:
-                state: dict[str, Any] = {"open": None}
+            state: dict[str, Any] = {"open": None}
 
-                def before(index: int, timed: Any = timed, chosen: list[bool] = chosen, state: dict = state,
-                           role: str = role) -> None:
-                    _finish(profiler, state, launches, role)
-                    if chosen[index]:
-                        profiler.start()
-                        state["open"] = timed.plan[index].kernel
-
-                timed.run(backend, before=before)
+            def before(index: int, timed: Any = timed, chosen: list[bool] = chosen, state: dict = state,
+                       role: str = role) -> None:
                 _finish(profiler, state, launches, role)
+                if chosen[index]:
+                    profiler.start()
+                    state["open"] = timed.plan[index].kernel
+
+            started = time.perf_counter()
+            timed.run(backend, before=before)
+            _finish(profiler, state, launches, role)
             steps[role] = time.perf_counter() - started
     except CuptiUnavailable as error:
         return CountersRead(reason=error.reason.value, detail=error.detail, seconds=time.perf_counter() - began)
@@ -92,26 +85,6 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
 
 def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str) -> None:
     """Stop the range of the launch just made, if one was started, and keep its values."""
-    from grader.counters.cupti import CuptiUnavailable
-
     if state["open"] is not None:
         kernel, state["open"] = state["open"], None
-        values = profiler.stop()
-        if values is None:
-            raise CuptiUnavailable(Unavailable.FAILED, "CUPTI's kernel replay left passes unsubmitted")
-        launches.append((role, kernel, values))
-
-
-def _replayed_here(profiler: Any, backend: Any, timed: Any) -> dict[str, float | None]:
-    """A one-launch plan measured with its passes launched here, one launch each (CUPTI then
-    saves and restores no memory): its counters do not depend on what a launch wrote before."""
-    from grader.counters.cupti import CuptiUnavailable
-
-    profiler.start(replay_by_caller=True)
-    for _ in range(MAX_PASSES):
-        timed.run(backend)
-        values = profiler.stop()
-        if values is not None:
-            return values
-        profiler.again()
-    raise CuptiUnavailable(Unavailable.FAILED, f"CUPTI asked for more than {MAX_PASSES} passes")
+        launches.append((role, kernel, profiler.stop()))
