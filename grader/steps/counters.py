@@ -58,14 +58,16 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
 
             def before(index: int, timed: Any = timed, chosen: list[bool] = chosen, state: dict = state,
                        role: str = role) -> None:
-                _finish(profiler, state, launches, role)
+                _finish(profiler, state, launches, role, steps)
                 if chosen[index]:
+                    began = time.perf_counter()
                     profiler.start()
+                    steps[f"{role} start"] = steps.get(f"{role} start", 0.0) + time.perf_counter() - began
                     state["open"] = timed.plan[index].kernel
 
             started = time.perf_counter()
             timed.run(backend, before=before)
-            _finish(profiler, state, launches, role)
+            _finish(profiler, state, launches, role, steps)
             steps[role] = time.perf_counter() - started
     except CuptiUnavailable as error:
         return CountersRead(reason=error.reason.value, detail=error.detail, seconds=time.perf_counter() - began)
@@ -83,8 +85,10 @@ def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tupl
     return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps)
 
 
-def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str) -> None:
+def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str, steps: dict[str, float]) -> None:
     """Stop the range of the launch just made, if one was started, and keep its values."""
     if state["open"] is not None:
         kernel, state["open"] = state["open"], None
+        began = time.perf_counter()
         launches.append((role, kernel, profiler.stop()))
+        steps[f"{role} stop"] = steps.get(f"{role} stop", 0.0) + time.perf_counter() - began

@@ -178,7 +178,7 @@ class ReadCounters(ParentStep):
             parent.profile = read
             grading.phases["counters"] = read.seconds
             steps = grading.counters_read.steps if grading.counters_read is not None else {}
-            grading.phase_log += [(f"counters: {str(name)[:60]}", float(seconds)) for name, seconds in list(steps.items())[:16]
+            grading.phase_log += [(f"counters: {str(name)[:60]}", float(seconds)) for name, seconds in list(steps.items())[:24]
                                   if isinstance(seconds, (int, float))]
             return True
         reason = not_profiled(parent.spec, grading, parent.target.backend, parent.started)  # decided before any turn
