@@ -132,6 +132,19 @@ def library_path() -> str | None:
     return None
 
 
+RTLD_NOW = 2
+
+
+def _helpers(folder: str) -> list[str]:
+    """NVIDIA's perf libraries beside libcupti, which it loads at its first profiling call."""
+    found = []
+    for helper in ("libnvperf_host.so", "libnvperf_target.so"):
+        names = sorted(glob.glob(os.path.join(folder, helper + "*")), key=len)
+        if names:
+            found.append(names[0])
+    return found
+
+
 class _Library:
     """libcupti, loaded once per process (with the NVIDIA perf host library beside it first)."""
 
@@ -149,14 +162,11 @@ class _Library:
             path = library_path()
             if path is None:
                 raise CuptiUnavailable(Unavailable.FAILED, "no libcupti (CUDA 12.6 or later) found")
-            folder = os.path.dirname(path)
-            for helper in ("libnvperf_host.so", "libnvperf_target.so"):
-                found = sorted(glob.glob(os.path.join(folder, helper + "*")), key=len)
-                if found:
-                    try:
-                        ctypes.CDLL(found[0], mode=ctypes.RTLD_GLOBAL)
-                    except OSError:
-                        pass
+            for helper in _helpers(os.path.dirname(path)):
+                try:
+                    ctypes.CDLL(helper, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
             try:
                 library = ctypes.CDLL(path)
                 library.cuptiRangeProfilerEnable  # noqa: B018 - CUDA 12.6's Range Profiler, or refuse
@@ -173,9 +183,20 @@ def preload() -> None:
     CUDA driver (cuptiProfilerInitialize waits for RangeProfiler, after the timed benchmark)."""
 
     def load() -> None:
+        path = library_path()
+        if path is None:
+            return  # RangeProfiler says why
         try:
+            # The C library's dlopen through ctypes, which lets go of the interpreter's lock while
+            # the libraries load (ctypes.CDLL's own dlopen holds it, stopping the worker's thread):
+            # _Library then finds them loaded.
+            libc = ctypes.CDLL(None)
+            libc.dlopen.restype = ctypes.c_void_p
+            libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+            for name in (*_helpers(os.path.dirname(path)), path):
+                libc.dlopen(name.encode(), RTLD_NOW | ctypes.RTLD_GLOBAL)
             _Library.get()
-        except CuptiUnavailable:
+        except (CuptiUnavailable, OSError, AttributeError):
             pass  # RangeProfiler says why
 
     threading.Thread(target=load, name="cupti-preload", daemon=True).start()
