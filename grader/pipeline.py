@@ -107,8 +107,8 @@ EXIT_WAIT_S = 2.0  # after its output ends, how long a worker that is ending is 
 
 
 def phase_kind(phase: str) -> str:
-    """startup | compiling | correctness | benchmark: what a worker phase's name is about."""
-    for kind in ("compiling", "correctness", "benchmark"):
+    """startup | compiling | correctness | benchmark | counters: what a worker phase's name is about."""
+    for kind in ("compiling", "correctness", "benchmark", "counters"):
         if phase.startswith(kind):
             return kind
     return "startup"

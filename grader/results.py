@@ -198,6 +198,25 @@ class MemoryShort:
 
 
 @dataclass(frozen=True)
+class CountersRead:
+    """The hardware counters the worker read in its own process, after the timed benchmark
+    (grader.steps.counters: CUPTI): one entry per profiled launch, [role, entry point, {metric:
+    value}], in the roles' order; or why none were read (`reason`: a
+    grader.counters.model.Unavailable value, with a short detail). The parent reads them the
+    ncu way where `reason` is set."""
+
+    launches: list[tuple[str, str, dict[str, float | None]]] = field(default_factory=list)
+    reason: str = ""
+    detail: str = ""
+    seconds: float = 0.0  # the reading's wall time in the worker (set-up, launches, replays)
+    steps: dict[str, float] = field(default_factory=dict)  # where that time went, by step
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason and bool(self.launches)
+
+
+@dataclass(frozen=True)
 class DeviceReleased:
     """The benchmark-size buffers are freed and nothing more is timed: the turn is over."""
 
@@ -210,10 +229,10 @@ class DeviceGranted:
 WORKER_MESSAGES = {cls.__name__: cls for cls in
                    (PhaseStarted, DeviceOpened, CompileResult, CompiledProgram, CaseResult, TimingResult,
                     GraderError, SpeedPending, Done, CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort,
-                    DeviceReleased)}
+                    DeviceReleased, CountersRead)}
 WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CompiledProgram | CaseResult | TimingResult
                  | GraderError | SpeedPending | Done | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort
-                 | DeviceReleased)
+                 | DeviceReleased | CountersRead)
 
 
 def _plain(value: Any) -> Any:
@@ -302,6 +321,7 @@ class Grading:
     device: DeviceOpened | None = None
     compiled: CompileResult | None = None
     program: CompiledProgram | None = None  # the submission's, for the profiling entry (never reported)
+    counters_read: CountersRead | None = None  # read in the worker (CUPTI), for grader.steps.parent.ReadCounters
     cases: list[CaseResult] = field(default_factory=list)
     timing: TimingResult | None = None
     errors: list[GraderError] = field(default_factory=list)
@@ -336,3 +356,5 @@ class Grading:
             self.finished = True
         elif isinstance(message, ProbeResult):
             self.probe = message.results
+        elif isinstance(message, CountersRead):
+            self.counters_read = message

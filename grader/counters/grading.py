@@ -170,3 +170,56 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
                           device_id=g.device.device_id if g.device is not None else "",
                           started=started.submission if started is not None else None,
                           started_trusted=started.trusted if started is not None else None)
+
+
+def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
+    """The metrics the grading's worker reads itself, in its own process (CUPTI's Range Profiler,
+    grader.steps.counters), after its benchmark: a CUDA grading that reads counters, where a
+    libcupti is found (grader.counters.cupti.library_path; LAB_CUPTI=off: never). Empty: the ncu
+    route alone (an OpenCL kernel's counters are read through CUDA under ncu:
+    grader.counters.runner)."""
+    from grader.counters import cupti
+    from lab.backends import registry
+
+    kind = registry.find(backend)
+    if (reads is None or not reads.metrics or kind is None or kind.counters_route is None
+            or kind.counters_through_cuda or cupti.library_path() is None):
+        return ()
+    return reads.metrics
+
+
+WORKER_ROLES = ("baseline", "reference", "submission")
+
+
+def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...]) -> ProfileResult | None:
+    """The counters the worker read (g.counters_read) as a ProfileResult; None where it read none
+    or sent something else than asked (then they are read the ncu way). The worker ran the
+    submission: its numbers are this grading's only, never kept in the cache."""
+    import math
+
+    from grader.counters.model import CounterReading, KernelCounters
+
+    read = g.counters_read
+    if read is None or not read.ok or spec.counters is None:
+        return None
+    kernels = []
+    for entry in read.launches:
+        try:
+            role, kernel, values = entry
+        except (TypeError, ValueError):
+            return None
+        if role not in WORKER_ROLES or not isinstance(kernel, str) or not isinstance(values, dict) \
+                or set(values) != set(metrics):
+            return None
+        readings = []
+        for metric in metrics:
+            value = values[metric]
+            if value is not None and (not isinstance(value, (int, float)) or not math.isfinite(value)):
+                return None
+            readings.append(CounterReading(metric, None if value is None else float(value)))
+        kernels.append(KernelCounters(role, kernel, tuple(readings)))
+    if "submission" not in {k.role for k in kernels}:
+        return None
+    ordered = tuple(k for role in WORKER_ROLES for k in kernels if k.role == role)
+    return ProfileResult(dict(spec.counters.case), ordered, seconds=float(read.seconds),
+                         device=g.device.name if g.device is not None else "")

@@ -36,6 +36,9 @@ class Request:
     compile_only: bool = False  # the source already fails correctness: compile, run nothing
     device_choice: str | None = None  # --device: an index or part of a name (with device -1)
     keep_program: bool = False  # send the submission's CompiledProgram (for lab grade --counters)
+    # The metrics to read in the worker's own process after the benchmark (grader.steps.counters:
+    # CUPTI, CUDA only); empty: none (the parent reads them with ncu, or not at all).
+    counters: tuple[str, ...] = ()
 
 
 @dataclass

@@ -79,11 +79,15 @@ class CheckSource(ParentStep):
 
 
 class StartProfiling(ParentStep):
-    """Where this grading reads counters: start its profiling runs now, so that ncu's start and
-    the entry's imports overlap the worker (grader.counters.grading.start_profiling)."""
+    """Where this grading reads counters the ncu way: start its profiling runs now, so that ncu's
+    start and the entry's imports overlap the worker (grader.counters.grading.start_profiling).
+    Not where the worker reads them itself (grader.counters.grading.in_worker): ncu is then only
+    the fallback, started after the worker where the worker's reading failed."""
 
     def wanted(self, parent: Parent) -> bool:
-        return parent.reads is not None
+        from grader.counters.grading import in_worker
+
+        return parent.reads is not None and not in_worker(parent.reads, parent.target.backend)
 
     def run(self, parent: Parent) -> bool:
         from grader.counters.grading import start_profiling
@@ -99,6 +103,7 @@ class RunWorker(ParentStep):
     start (no sandbox where one is required) or finds no device ends the grading there."""
 
     def run(self, parent: Parent) -> bool:
+        from grader.counters.grading import in_worker
         from grader.pipeline import CPU_MEMORY_LIMIT, run_worker
         from grader.sandbox import SandboxUnavailable
 
@@ -114,6 +119,7 @@ class RunWorker(ParentStep):
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
             keep_program=parent.reads is not None,  # the profiling entry loads it rather than compile it again
+            counters=in_worker(parent.reads, target.backend),  # read by the worker itself, after its benchmark
         )
         try:
             worker = parent.worker() if parent.worker is not None else None
@@ -150,9 +156,10 @@ class Sanitize(ParentStep):
 
 class ReadCounters(ParentStep):
     """The hardware counters of the submission beside the reference's and the baseline's, where
-    this grading reads them: after the worker (nothing of it runs in a timed phase), in a turn of
-    the device's queue as timing takes one. They change the verdict only where the stage grades
-    them (a `concept` check)."""
+    this grading reads them: those the worker read itself after its benchmark (CUPTI:
+    grader.steps.counters), else an ncu run after the worker (nothing of it runs in a timed
+    phase), in a turn of the device's queue as timing takes one. They change the verdict only
+    where the stage grades them (a `concept` check)."""
 
     def wanted(self, parent: Parent) -> bool:
         return parent.reads is not None
@@ -161,11 +168,19 @@ class ReadCounters(ParentStep):
         return "concept" not in parent.spec.points
 
     def run(self, parent: Parent) -> bool:
-        from grader.counters.grading import not_profiled, profile_grading
+        from grader.counters.grading import correct_so_far, from_worker, not_profiled, profile_grading
         from grader.device_turn import parent_turn
 
         assert parent.request is not None and parent.reads is not None
         grading = parent.grading
+        read = from_worker(parent.spec, grading, tuple(parent.request.counters)) if correct_so_far(grading) else None
+        if read is not None:  # read in the worker (CUPTI): no ncu run
+            parent.profile = read
+            grading.phases["counters"] = read.seconds
+            steps = grading.counters_read.steps if grading.counters_read is not None else {}
+            grading.phase_log += [(f"counters: {str(name)[:60]}", float(seconds)) for name, seconds in list(steps.items())[:24]
+                                  if isinstance(seconds, (int, float))]
+            return True
         reason = not_profiled(parent.spec, grading, parent.target.backend, parent.started)  # decided before any turn
         if reason is not None:
             parent.profile = reason
