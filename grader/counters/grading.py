@@ -178,8 +178,8 @@ def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
     libcupti is found (grader.counters.cupti.library_path; LAB_CUPTI=off: never). Empty: the ncu
     route alone (an OpenCL kernel's counters are read through CUDA under ncu:
     grader.counters.runner)."""
+    from grader.backends import registry
     from grader.counters import cupti
-    from lab.backends import registry
 
     kind = registry.find(backend)
     if (reads is None or not reads.metrics or kind is None or kind.counters_route is None

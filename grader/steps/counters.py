@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from grader.backends.base import LaunchError
 from grader.counters.model import Unavailable
 from grader.counters.selection import profiled
 from grader.results import CountersRead
 from grader.steps.context import Context, Step
-from lab.backends.base import LaunchError
 
 ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_for
 

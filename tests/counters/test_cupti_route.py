@@ -139,10 +139,10 @@ def test_the_worker_step_says_unavailable_without_a_library(no_cupti):
 
 
 def _parent(read: CountersRead | None, metrics: tuple[str, ...]):
+    from grader.backends.registry import Target
     from grader.grade_options import GradeOptions
     from grader.steps.context import Request
     from grader.steps.parent import Parent
-    from lab.backends.registry import Target
 
     spec = catalog().get("transpose_coalesced")
     parent = Parent(catalog(), spec, "", "t.cu", Target("cuda", 0, "NVIDIA H100", "gpu"), GradeOptions(), 1,
