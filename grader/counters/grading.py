@@ -89,9 +89,21 @@ def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
     if spec.counters is None or not spec.counters.lesson_metrics:
         return None  # nothing would be said
     kind = None if target.kind == "unknown" else target.kind
-    if not runner.readable_here(spec, target.backend, kind, target.platform or None):
+    if not (_worker_reads_here(target) or runner.readable_here(spec, target.backend, kind, target.platform or None)):
         return None
     return Reading(mode, spec.counters.lesson_metrics)
+
+
+def _worker_reads_here(target: Target) -> bool:
+    """Whether the grading's worker can read counters itself on `target` (CUPTI in its own
+    process: a CUDA-route backend on a GPU or a device it picks, where a libcupti is found), ncu
+    or not."""
+    from grader.backends import registry
+    from grader.counters import cupti
+
+    kind = registry.find(target.backend)
+    return (kind is not None and kind.counters_route is not None and not kind.counters_through_cuda
+            and target.kind in ("gpu", "unknown") and cupti.library_path() is not None)
 
 
 def correct_so_far(g: Grading) -> bool:

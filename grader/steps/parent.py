@@ -10,13 +10,13 @@ other: a GraderError of its FailureKind in the grading, never an exception.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from grader.backends.registry import Target
 from grader.course.catalog import Catalog
 from grader.course.spec import Spec
-from grader.results import NOT_STARTED, FailureKind, GraderError, Grading
+from grader.results import NOT_STARTED, Abort, FailureKind, GraderError, Grading
 from grader.steps.context import Request
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ class Parent:
     request: Request | None = None  # the worker's, once the source is accepted
     started: Any = None  # the submission's profiling run, started beside the worker (--counters)
     profile: Any = None  # the counters' ProfileResult, or why there are none; None: not asked for
-    reads: Reading | None = None  # the counters this grading reads (grader.counters.grading.reading); None: none
+    reads: Reading | None = None
+    counters_stopped: Any = None  # why there are none, where reading them in the worker stopped it  # the counters this grading reads (grader.counters.grading.reading); None: none
 
     def phase(self, name: str) -> None:
         if self.on_phase is not None:
@@ -104,7 +105,7 @@ class RunWorker(ParentStep):
 
     def run(self, parent: Parent) -> bool:
         from grader.counters.grading import in_worker
-        from grader.pipeline import CPU_MEMORY_LIMIT, run_worker
+        from grader.pipeline import CPU_MEMORY_LIMIT, phase_kind, run_worker
         from grader.sandbox import SandboxUnavailable
 
         options, target, grading = parent.options, parent.target, parent.grading
@@ -125,10 +126,31 @@ class RunWorker(ParentStep):
             worker = parent.worker() if parent.worker is not None else None
             run_worker(parent.request, options.limits, grading, worker=worker, on_phase=parent.on_phase,
                        on_queue=parent.on_queue)
+            if grading.abort is not None and phase_kind(grading.abort.phase) == "counters":
+                grading = self._again_without_counters(parent, grading.abort)
         except SandboxUnavailable as error:  # LAB_SANDBOX=require, and none starts here
             grading.errors.append(GraderError(str(error), failure=FailureKind.SANDBOX_UNAVAILABLE))
             return False
         return not any(error.failure in NOT_STARTED for error in grading.errors)
+
+    @staticmethod
+    def _again_without_counters(parent: Parent, stopped: Abort) -> Grading:
+        """The worker ended (a crash, a hang) while it read the counters: after the verdict's
+        steps but before the benchmark-size check, so the grading is not whole. Reading counters
+        is never the student's grade: the grading runs again, in a fresh worker, without them,
+        and the counters say why there are none."""
+        from grader.counters.model import Unavailable, unavailable
+        from grader.pipeline import run_worker
+
+        assert parent.request is not None
+        parent.counters_stopped = unavailable(Unavailable.FAILED, f"reading them stopped the grading ({stopped.message}); "
+                                              "it was graded again without them")
+        parent.request = replace(parent.request, counters=(), keep_program=False)
+        again = Grading(timed=parent.options.timing)
+        again.source = parent.grading.source
+        parent.grading = again
+        run_worker(parent.request, parent.options.limits, again, on_phase=parent.on_phase, on_queue=parent.on_queue)
+        return again
 
 
 class Sanitize(ParentStep):
@@ -172,6 +194,9 @@ class ReadCounters(ParentStep):
         from grader.device_turn import parent_turn
 
         assert parent.request is not None and parent.reads is not None
+        if parent.counters_stopped is not None:
+            parent.profile = parent.counters_stopped
+            return True
         grading = parent.grading
         read = from_worker(parent.spec, grading, tuple(parent.request.counters)) if correct_so_far(grading) else None
         if read is not None:  # read in the worker (CUPTI): no ncu run

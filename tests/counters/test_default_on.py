@@ -143,3 +143,29 @@ def test_lab_grade_prints_the_verdict_then_the_counters_line(profiled, monkeypat
     verdict = result.output.index("transpose_coalesced")
     lesson = result.output.index("Your kernel's writes to out are coalesced")
     assert verdict < lesson and result.output.count("Your kernel's writes to out are coalesced") == 1
+
+
+def test_a_worker_that_stops_while_reading_counters_is_graded_again_without_them(monkeypatch):
+    """A crash or a hang while the worker reads the counters (after the verdict's steps, before
+    the benchmark-size check) is never the student's grade: the grading runs again without
+    counters, and the counters say why there are none."""
+    from grader import pipeline
+    from grader.results import Abort, FailureKind
+
+    real = pipeline.run_worker
+    calls = []
+
+    def run_worker(request, limits, grading, **kwargs):
+        calls.append(request.counters)
+        real(request, limits, grading, **kwargs)
+        if len(calls) == 1:  # as if the worker had hung in its counters phase
+            grading.abort = Abort(FailureKind.TIMEOUT, "timed out (limit 30 s)", "counters (CUPTI, in this process)")
+
+    monkeypatch.setattr(pipeline, "run_worker", run_worker)
+    spec = catalog().get("transpose_coalesced")
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(),
+                                "x.cl", GradeOptions(timing=False, counters=True)))
+    assert len(calls) == 2 and calls[1] == ()
+    assert report.check("correct").status == "passed" and report.failure is None
+    assert report.counters is not None and report.counters.reason == Unavailable.FAILED
+    assert "graded again without them" in report.counters.line
