@@ -51,6 +51,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def with_root(environ: "os._Environ[str] | dict[str, str]") -> dict[str, str]:
+    """The environment with this checkout first on PYTHONPATH (what was there kept after it)."""
+    kept = environ.get("PYTHONPATH", "")
+    return {**environ, "PYTHONPATH": str(ROOT) + (os.pathsep + kept if kept else "")}
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -71,7 +77,7 @@ class Server:
     def start(self) -> None:
         import httpx
 
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = with_root(os.environ)
         command = [sys.executable, "-m", "lab", "serve", "--database", self.database, "--port", str(self.port)]
         for device in self.devices:
             command += ["--device", device]
@@ -126,7 +132,7 @@ def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path
     command += (["--gpus", args.gpus] if args.gpus else []) + (["--jobs", str(args.cpu_lanes)] if args.cpu_lanes else [])
     print(f"lab batch of {count} submissions: {' '.join(command[3:])}", file=sys.stderr)
     begun = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+    done = subprocess.run(command, cwd=ROOT, env=with_root(os.environ), capture_output=True,
                           text=True)
     wall = time.monotonic() - begun
     finished = sorted(datetime.fromisoformat((json.loads(r.read_text()).get("batch") or {})["graded_at"])
@@ -148,7 +154,7 @@ class Worker:
     def start(self) -> None:
         command = [sys.executable, "-m", "lab", "work", self.url, "--token", self.token, *self.lanes]
         with open(self.log, "ab") as sink:
-            self.process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            self.process = subprocess.Popen(command, cwd=ROOT, env=with_root(os.environ),
                                             stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
 
     def kill(self) -> None:
