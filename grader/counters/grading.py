@@ -103,7 +103,8 @@ def _worker_reads_here(target: Target) -> bool:
 
     kind = registry.find(target.backend)
     return (kind is not None and kind.counters_route is not None and not kind.counters_through_cuda
-            and target.kind in ("gpu", "unknown") and cupti.library_path() is not None)
+            and target.kind in ("gpu", "unknown") and cupti.library_path() is not None
+            and runner.profiling_permitted())
 
 
 def correct_so_far(g: Grading) -> bool:

@@ -215,6 +215,13 @@ def readable_here(spec: Spec, backend: str, device_kind: str | None = None, plat
     profiled process's user read the counters."""
     if before_running(spec, backend, device_kind, platform) is not None:
         return False
+    return profiling_permitted(sandboxed)
+
+
+def profiling_permitted(sandboxed: bool = True) -> bool:
+    """Whether a grading's profiled process may read counters here: the sandbox can start, and
+    the driver lets its user read them (RmProfilingAdminOnly); the same for ncu and for CUPTI
+    in the grading's worker."""
     admin, refusal = _runs_as_admin(sandboxed)
     return refusal is None and not (ncu.admin_only() and not admin)
 

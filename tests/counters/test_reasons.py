@@ -189,8 +189,15 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     params.write_text("RmProfilingAdminOnly: 1\n")  # kept to administrators: the sandbox's user reads none
     assert reading(None, spec, target()) is None and reading(True, spec, target()) is not None
     params.write_text("RmProfilingAdminOnly: 0\n")
-    monkeypatch.setenv(ncu.NCU_ENV, "off")  # no ncu (a laptop): nothing, not even a line
+    monkeypatch.setenv(ncu.NCU_ENV, "off")  # no ncu and no libcupti (a laptop): nothing, not even a line
+    monkeypatch.setenv("LAB_CUPTI", "off")
     assert reading(None, spec, target()) is None
+    cupti = tmp_path / "libcupti.so"
+    cupti.write_bytes(b"")
+    monkeypatch.setenv("LAB_CUPTI", str(cupti))  # no ncu, but the worker reads them itself (CUDA)
+    assert reading(None, spec, target()) is not None
+    assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is None  # OpenCL's route is ncu's
+    monkeypatch.setenv("LAB_CUPTI", "off")
     assert reading(True, spec, target()).mode == Mode.ON  # asked for: the reason is said
     monkeypatch.setenv(ncu.NCU_ENV, str(fake))
     monkeypatch.setenv("LAB_COUNTERS", "off")  # a machine whose gradings do without them by default
