@@ -27,7 +27,8 @@ ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_
 class ReadCountersHere(Step):
     def wanted(self, ctx: Context) -> bool:
         return (bool(ctx.request.counters) and ctx.benchmark is not None and ctx.backend is not None
-                and ctx.request.backend == "cuda" and ctx.spec.counters is not None)
+                and ctx.kind.counters_route is not None
+                and not ctx.kind.counters_through_cuda and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
         ctx.phase("counters (CUPTI, in this process)", "run")
