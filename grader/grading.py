@@ -27,7 +27,7 @@ from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
 from grader.report import Report
-from grader.results import NOT_STARTED, Grading, SourceResult
+from grader.results import NOT_STARTED, FailureKind, Grading, SourceResult
 from grader.scoring import build_report
 from grader.steps.parent import Parent, parent_steps, run_parent_steps
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from grader.report import Check
     from grader.worker_process import WorkerProcess
 
-__all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "not_started", "refused_report"]
+__all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "not_started", "not_started_message",
+           "refused_report"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,19 @@ def not_started(report: Report) -> Check | None:
     required: grader.results.NOT_STARTED), or None where it started."""
     failed = report.failure
     return failed if failed is not None and failed.failure in NOT_STARTED else None
+
+
+def not_started_message(check: Check, backend: str, stage: str, device_named: bool) -> str:
+    """The one line a front door says for a grading that could not start (`not_started`'s
+    check): its message; for no device, where no device was named, also where this machine
+    can grade the stage in the other language (never a backend it cannot run; a named device
+    that matched nothing is only that: `lab devices` lists them)."""
+    if check.failure != FailureKind.NO_DEVICE or device_named:
+        return check.message
+    from grader.backends.discovery import other_language_here
+
+    step = other_language_here(backend, stage)
+    return f"{check.message}; {step}" if step else check.message
 
 
 def refused_report(spec: Spec, message: str, filename: str, target: Target, seed: int) -> Report:

@@ -10,6 +10,7 @@ with the field's path (`checks[1].status: ...`)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from enum import Enum
@@ -24,6 +25,18 @@ def _name(value: Any) -> str:
 
 def _fail(where: str, wanted: str, value: Any) -> ValueError:
     return ValueError(f"{where}: expected {wanted}, found {_name(value)}")
+
+
+def json_object(data: str | dict[str, Any], what: str) -> dict[str, Any]:
+    """`data` decoded where it is JSON text, as an object; ValueError naming `what` otherwise."""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError as error:
+            raise ValueError(f"{what}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: not a JSON object")
+    return data
 
 
 def read(cls: type[T], value: Any, where: str,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from grader.counters.view import CountersShown
-from grader.json_reading import read
+from grader.json_reading import json_object, read
 from grader.results import FailureKind
 from grader.sandbox import SandboxInfo
 
@@ -199,11 +198,4 @@ class Report:
         report from an older grader, written before that field existed) and takes the default;
         a missing field without one, or a value of the wrong type, raises ValueError naming the
         field: such a report is not read at all (the batch grades that submission again)."""
-        if isinstance(data, str):
-            try:
-                data = json.loads(data)
-            except ValueError as error:
-                raise ValueError(f"report: not JSON ({error})") from None
-        if not isinstance(data, dict):
-            raise ValueError("report: not a JSON object")
-        return read(cls, data, "", overrides={"counters": CountersShown | None})
+        return read(cls, json_object(data, "report"), "", overrides={"counters": CountersShown | None})

@@ -31,7 +31,6 @@ from pathlib import Path
 
 from grader.report import Report
 
-TEXT_WIDTH = 100  # columns of the plain-text report
 FRAME_HEIGHT = 560  # pixels of the HTML report's frame until it is sized to its content
 
 
@@ -59,16 +58,9 @@ class NotebookReport(Report):
                 f'style="width:100%;height:{FRAME_HEIGHT}px;border:0" onload="{fit}"></iframe>')
 
     def __repr__(self) -> str:
-        import io
+        from grader.terminal import render_text
 
-        from rich.console import Console
-
-        from grader.terminal import render
-
-        out = io.StringIO()
-        render(self, Console(file=out, width=TEXT_WIDTH, color_system=None, force_terminal=False, force_jupyter=False,
-                             highlight=False, emoji=False))
-        return out.getvalue().rstrip("\n")
+        return render_text(self).rstrip("\n")
 
     __str__ = __repr__
 
@@ -142,8 +134,7 @@ def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, devic
                 timing: bool, cpu_timing: bool, time_limit: float, counters: bool | None) -> NotebookReport:
     from grader.backends import registry
     from grader.course.checks.source_checks import SubmissionError
-    from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
-    from grader.results import FailureKind
+    from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started, not_started_message
 
     options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit),
                            counters=counters)
@@ -152,11 +143,6 @@ def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, devic
     except SubmissionError as error:
         raise GradeError(str(error)) from None
     refused = not_started(report)
-    if refused is not None and refused.failure == FailureKind.NO_DEVICE:
-        from grader.backends.discovery import other_language_here
-
-        step = None if device else other_language_here(backend, spec.id)  # --device: `lab devices` is said
-        raise GradeError(f"{refused.message}; {step}" if step else refused.message)
     if refused is not None:
-        raise GradeError(refused.message)
+        raise GradeError(not_started_message(refused, backend, spec.id, device_named=bool(device)))
     return NotebookReport.of(report)

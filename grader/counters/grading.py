@@ -95,16 +95,23 @@ def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
 
 
 def _worker_reads_here(target: Target) -> bool:
-    """Whether the grading's worker can read counters itself on `target` (CUPTI in its own
-    process: a CUDA-route backend on a GPU or a device it picks, where a libcupti is found), ncu
-    or not."""
+    """Whether the grading's worker can read counters itself on `target`, ncu or not: its
+    backend's route is the worker's (`worker_route`), on a GPU or a device it picks, and the
+    driver lets the grading's user read them."""
+    return target.kind in ("gpu", "unknown") and worker_route(target.backend) and runner.profiling_permitted()
+
+
+def worker_route(backend: str) -> bool:
+    """Whether a grading's worker reads this backend's counters itself, in its own process
+    (CUPTI's Range Profiler: grader.steps.counters): a backend whose kernels the counters reach
+    directly (CUDA, not through CUDA as OpenCL's PTX is), where a libcupti is found
+    (grader.counters.cupti.library_path; LAB_CUPTI=off: never)."""
     from grader.backends import registry
     from grader.counters import cupti
 
-    kind = registry.find(target.backend)
+    kind = registry.find(backend)
     return (kind is not None and kind.counters_route is not None and not kind.counters_through_cuda
-            and target.kind in ("gpu", "unknown") and cupti.library_path() is not None
-            and runner.profiling_permitted())
+            and cupti.library_path() is not None)
 
 
 def correct_so_far(g: Grading) -> bool:
@@ -186,17 +193,10 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
 
 
 def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
-    """The metrics the grading's worker reads itself, in its own process (CUPTI's Range Profiler,
-    grader.steps.counters), after its benchmark: a CUDA grading that reads counters, where a
-    libcupti is found (grader.counters.cupti.library_path; LAB_CUPTI=off: never). Empty: the ncu
-    route alone (an OpenCL kernel's counters are read through CUDA under ncu:
-    grader.counters.runner)."""
-    from grader.backends import registry
-    from grader.counters import cupti
-
-    kind = registry.find(backend)
-    if (reads is None or not reads.metrics or kind is None or kind.counters_route is None
-            or kind.counters_through_cuda or cupti.library_path() is None):
+    """The metrics the grading's worker reads itself after its benchmark, where it reads counters
+    and `worker_route` says so. Empty: the ncu route alone (an OpenCL kernel's counters are read
+    through CUDA under ncu: grader.counters.runner)."""
+    if reads is None or not reads.metrics or not worker_route(backend):
         return ()
     return reads.metrics
 

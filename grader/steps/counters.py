@@ -26,9 +26,10 @@ ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_
 
 class ReadCountersHere(Step):
     def wanted(self, ctx: Context) -> bool:
+        # The parent asks for metrics only where this backend's route is the worker's
+        # (grader.counters.grading.in_worker).
         return (bool(ctx.request.counters) and ctx.benchmark is not None and ctx.backend is not None
-                and ctx.kind.counters_route is not None
-                and not ctx.kind.counters_through_cuda and ctx.spec.counters is not None)
+                and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
         ctx.phase("counters (CUPTI, in this process)", "run")

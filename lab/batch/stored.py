@@ -4,12 +4,11 @@ which file, graded or not, on which cluster task) and the key it was graded unde
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from grader.course.sinks import for_json
-from grader.json_reading import convert, read
+from grader.json_reading import convert, json_object, read
 from grader.report import Report
 
 
@@ -73,13 +72,7 @@ class StoredResult:
     def from_json(cls, data: str | dict[str, Any]) -> StoredResult:
         """What `to_json` or `dumps` wrote. Reads as Report.from_json does (unknown keys ignored,
         a missing or malformed field a ValueError that names it)."""
-        if isinstance(data, str):
-            try:
-                data = json.loads(data)
-            except ValueError as error:
-                raise ValueError(f"result: not JSON ({error})") from None
-        if not isinstance(data, dict):
-            raise ValueError("result: not a JSON object")
+        data = json_object(data, "result")
         batch = data.get("batch")
         return cls(Report.from_json(data),
                    None if batch is None else read(BatchInfo, batch, "batch"),

@@ -11,9 +11,9 @@ from grader import grading, queue_status
 from grader.backends import registry
 from grader.backends.discovery import Target
 from grader.course.checks.source_checks import SubmissionError
-from grader.grading import GradeOptions, GradeRequest, Limits, not_started
+from grader.grading import GradeOptions, GradeRequest, Limits, not_started, not_started_message
+from grader.outputs import FEEDBACK_SUFFIXES
 from grader.report import Report
-from grader.results import FailureKind
 from grader.terminal import render
 from grader.worker_process import take_worker
 from lab.cli.app import (
@@ -41,15 +41,6 @@ def pick_target(path: Path, backend: str, device: str | None) -> Target:
     return Target.to_choose(own.name, device)
 
 
-def no_device(error: str, target: Target, stage: str) -> None:
-    """The reason, and where this machine can grade the other language, that (never a backend
-    it cannot run). A --device that matched nothing is only that (`lab devices` lists them)."""
-    from grader.backends.discovery import other_language_here
-
-    step = None if target.name else other_language_here(target.backend, stage)  # --device: `lab devices` is said
-    fail(f"{error}; {step}" if step else str(error))
-
-
 @app.command()
 def grade(
     stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced"),
@@ -73,7 +64,7 @@ def grade(
                                          "docs/performance.md)"),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
-    if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+    if report is not None and report.suffix.lower() not in FEEDBACK_SUFFIXES:
         fail(f"--report {report}: the file must end in .html or .md")
     if run_limit <= 0:
         fail("--time-limit must be positive")
@@ -123,10 +114,8 @@ def grade(
     except SubmissionError as error:
         fail(str(error))
     refused = not_started(result)
-    if refused is not None and refused.failure == FailureKind.NO_DEVICE:
-        no_device(refused.message, target, spec.id)
-    elif refused is not None:  # LAB_SANDBOX=require, and none here
-        fail(refused.message)
+    if refused is not None:  # no device, or LAB_SANDBOX=require and no sandbox here: a usage error
+        fail(not_started_message(refused, target.backend, spec.id, device_named=bool(target.name)))
     if not shown:
         say_held_notes()
         render(result, out)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from grader.course.sinks import for_terminal
+from grader.outputs import FEEDBACK_SUFFIXES
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fail
 
 POLL_S = 1.0
@@ -81,7 +82,7 @@ def submit(
     from lab.server.client import ClientError
     from lab.server.report_json import ReportJsonError, report_from_json
 
-    if report_file is not None and report_file.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+    if report_file is not None and report_file.suffix.lower() not in FEEDBACK_SUFFIXES:
         fail(f"--report {report_file}: the file must end in .html or .md")
     json_to_stdout = json_file is not None and str(json_file) == "-"
     if json_to_stdout:

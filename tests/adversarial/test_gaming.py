@@ -23,11 +23,11 @@ import pytest
 from grader.backends.discovery import Target
 from grader.grading import grade_file
 from grader.report import PASSED, REVIEW
+from tests.adversarial.kernel_header import header_fields
 from tests.adversarial.test_adversarial import LIMITS, assert_one_line, assert_words, log_verdict
 from tests.conftest import catalog, target_id, targets
 
 KERNELS = Path(__file__).resolve().parent / "kernels" / "gaming"
-HEADER = re.compile(r"^//\s*(?P<key>verdict|stage):\s*(?P<value>.*?)\s*$")
 VERDICT = re.compile(r"^(?P<check>\w+)\s+(?P<status>\w+)\s*(?P<words>.*)$")
 
 
@@ -46,12 +46,7 @@ class Attack:
 
 
 def read_attack(path: Path) -> Attack:
-    fields: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        match = HEADER.match(line)
-        if match is None:
-            break
-        fields[match.group("key")] = match.group("value")
+    fields = header_fields(path)
     assert "verdict" in fields, f"{path.name}: needs a `// verdict: ...` line before the comment"
     stage = fields.get("stage", "transpose_coalesced")
     if fields["verdict"] == "honest":

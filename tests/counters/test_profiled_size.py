@@ -11,7 +11,6 @@ Each file there starts with its expectation, as the adversarial corpus's do:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +19,11 @@ import pytest
 from grader.counters import runner
 from grader.grading import grade_file
 from grader.report import PASSED
+from tests.adversarial.kernel_header import header_fields
 from tests.adversarial.test_adversarial import LIMITS, assert_words
 from tests.conftest import catalog, target_id, targets
 
 KERNELS = Path(__file__).resolve().parent.parent / "adversarial" / "kernels" / "counters"
-HEADER = re.compile(r"^//\s*(?P<key>stage|verdict|counters):\s*(?P<value>.*?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -43,12 +42,7 @@ class SizeTrick:
 
 
 def read_trick(path: Path) -> SizeTrick:
-    fields: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        match = HEADER.match(line)
-        if match is None:
-            break
-        fields[match.group("key")] = match.group("value")
+    fields = header_fields(path)
     assert set(fields) == {"stage", "verdict", "counters"}, f"{path.name}: needs stage, verdict and counters lines"
     check, status, words = fields["verdict"].split(" ", 2)
     indicator, said = fields["counters"].split()
