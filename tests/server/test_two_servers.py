@@ -5,6 +5,7 @@ its lease ends."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -25,6 +26,7 @@ from tests.server.running import (
 pytestmark = needs_server_extra
 LEASE_S = 4
 SUBMISSIONS = 3  # each, from alice and bob
+JUST_BEGUN_S = 0.5  # a grading begun this recently is still running at the kill (one takes seconds here)
 
 
 def stored(url: str) -> dict[int, object]:
@@ -58,11 +60,13 @@ def test_two_servers_grade_each_submission_once_and_one_killed_hands_its_grading
                     answer = submit(http, EXAMPLE.read_bytes() + f"\n// version {n}\n".encode())
                     assert answer.status_code == 202, answer.text
                     ids.append(answer.json()["id"])
-        # Wait until the first server grades one and the second has taken one too, then crash the first.
+        # Wait until the first server has just begun a grading (so it cannot end before the kill)
+        # and the second has taken one too, then crash the first.
         deadline = time.monotonic() + GRADE_S
         while time.monotonic() < deadline:
             now = stored(url)
-            cut = [i for i, s in now.items() if s.state == State.GRADING and held_by(s, first)]
+            cut = [i for i, s in now.items() if s.state == State.GRADING and held_by(s, first)
+                   and s.started_at is not None and (datetime.now(UTC) - s.started_at).total_seconds() < JUST_BEGUN_S]
             if cut and any(held_by(s, second) for s in now.values()):
                 break
             time.sleep(0.05)
