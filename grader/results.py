@@ -210,10 +210,13 @@ class CountersRead:
     detail: str = ""
     seconds: float = 0.0  # the reading's wall time in the worker (set-up, launches, replays)
     steps: dict[str, float] = field(default_factory=dict)  # where that time went, by step
+    # A role not measured, and why (an OpenCL kernel's PTX refused by CUDA, or wrong through it),
+    # while the read went on: grader.counters.model.ProfileResult.role_errors.
+    role_errors: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.reason and bool(self.launches)
+        return not self.reason and bool(self.launches or "submission" in self.role_errors)
 
 
 @dataclass(frozen=True)

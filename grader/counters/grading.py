@@ -103,15 +103,19 @@ def _worker_reads_here(target: Target) -> bool:
 
 def worker_route(backend: str) -> bool:
     """Whether a grading's worker reads this backend's counters itself, in its own process
-    (CUPTI's Range Profiler: grader.steps.counters): a backend whose kernels the counters reach
-    directly (CUDA, not through CUDA as OpenCL's PTX is), where a libcupti is found
-    (grader.counters.cupti.library_path; LAB_CUPTI=off: never)."""
+    (CUPTI's Range Profiler: grader.steps.counters), where a libcupti is found
+    (grader.counters.cupti.library_path; LAB_CUPTI=off: never): a backend the counters reach
+    directly (CUDA), or one read through CUDA (NVIDIA's OpenCL: its PTX) where PyCUDA is
+    installed beside it."""
+    import importlib.util
+
     from grader.backends import registry
     from grader.counters import cupti
 
     kind = registry.find(backend)
-    return (kind is not None and kind.counters_route is not None and not kind.counters_through_cuda
-            and cupti.library_path() is not None)
+    if kind is None or kind.counters_route is None or cupti.library_path() is None:
+        return False
+    return not kind.counters_through_cuda or importlib.util.find_spec("pycuda") is not None
 
 
 def correct_so_far(g: Grading) -> bool:
@@ -194,8 +198,7 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
 
 def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
     """The metrics the grading's worker reads itself after its benchmark, where it reads counters
-    and `worker_route` says so. Empty: the ncu route alone (an OpenCL kernel's counters are read
-    through CUDA under ncu: grader.counters.runner)."""
+    and `worker_route` says so. Empty: the ncu route alone (grader.counters.runner)."""
     if reads is None or not reads.metrics or not worker_route(backend):
         return ()
     return reads.metrics
@@ -204,10 +207,12 @@ def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
 WORKER_ROLES = ("baseline", "reference", "submission")
 
 
-def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...]) -> ProfileResult | None:
+def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...], through_cuda: bool = False,
+                ) -> ProfileResult | None:
     """The counters the worker read (g.counters_read) as a ProfileResult; None where it read none
     or sent something else than asked (then they are read the ncu way). The worker ran the
-    submission: its numbers are this grading's only, never kept in the cache."""
+    submission: its numbers are this grading's only, never kept in the cache. `through_cuda`: an
+    OpenCL grading's, its PTX read through CUDA (said with them)."""
     import math
 
     from grader.counters.model import CounterReading, KernelCounters
@@ -231,8 +236,11 @@ def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...]) -> ProfileResu
                 return None
             readings.append(CounterReading(metric, None if value is None else float(value)))
         kernels.append(KernelCounters(role, kernel, tuple(readings)))
-    if "submission" not in {k.role for k in kernels}:
+    errors = read.role_errors if isinstance(read.role_errors, dict) else {}
+    errors = {str(role): str(why)[:300] for role, why in errors.items() if role in WORKER_ROLES}
+    if "submission" not in {k.role for k in kernels} and "submission" not in errors:
         return None
     ordered = tuple(k for role in WORKER_ROLES for k in kernels if k.role == role)
-    return ProfileResult(dict(spec.counters.case), ordered, seconds=float(read.seconds),
-                         device=g.device.name if g.device is not None else "")
+    return ProfileResult(dict(spec.counters.case), ordered, role_errors=errors, seconds=float(read.seconds),
+                         device=g.device.name if g.device is not None else "",
+                         through_cuda=through_cuda)

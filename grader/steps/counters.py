@@ -1,8 +1,16 @@
-"""Read the stage's hardware counters in the worker's own process and CUDA context (CUPTI's Range
-Profiler: grader.counters.cupti), right after the timed benchmark and before the benchmark-size
-check, on the benchmark's own buffers (the stage's counters case is its first GPU benchmark
-case): one launch of each role's plan (the submission, the reference, the baseline), the
-launches `[counters] kernels`/`repeats` choose each measured alone (grader.counters.selection).
+"""Read the stage's hardware counters in the worker's own process (CUPTI's Range Profiler:
+grader.counters.cupti), right after the timed benchmark and before the benchmark-size check, at
+the benchmark's size (the stage's counters case is its first GPU benchmark case): one launch of
+each role's plan (the submission, the reference, the baseline), the launches `[counters]
+kernels`/`repeats` choose each measured alone (grader.counters.selection).
+
+A CUDA grading measures the benchmark's own kernels on its own buffers, in its own context. An
+OpenCL grading on NVIDIA's OpenCL measures each role's PTX (the programs the worker built and
+timed: Backend.program_image) loaded into a CUDA context of the same GPU in this process
+(grader.backends.opencl_ptx.OpenCLThroughCuda), on buffers of its own made at the benchmark's
+size: each role is first run on the stage's largest test case and judged against the oracle,
+and a role whose outputs are wrong that way shows no counters (CountersRead.role_errors), as on
+the ncu route (grader.counters.entry).
 
 Nothing of it runs inside a timed phase, and no outcome of it ends the grading: a failure is a
 CountersRead with its reason, and the parent then reads the counters the ncu way
@@ -13,6 +21,7 @@ outputs of every buffer it checks, so these launches change nothing it sees.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from grader.backends.base import LaunchError
@@ -32,9 +41,107 @@ class ReadCountersHere(Step):
                 and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
-        ctx.phase("counters (CUPTI, in this process)", "run")
-        ctx.send(read_roles(ctx.backend, ctx.spec.counters, ctx.benchmark.roles, tuple(ctx.request.counters)))
+        metrics = tuple(ctx.request.counters)
+        if ctx.kind.counters_through_cuda:
+            ctx.phase("counters (CUPTI, the PTX through CUDA, in this process)", "run")
+            ctx.send(read_through_cuda(ctx, metrics))
+        else:
+            ctx.phase("counters (CUPTI, in this process)", "run")
+            ctx.send(read_roles(ctx.backend, ctx.spec.counters, ctx.benchmark.roles, metrics))
         return True
+
+
+def _failed(began: float, reason: Unavailable, detail: str) -> CountersRead:
+    return CountersRead(reason=reason.value, detail=detail[:200], seconds=time.perf_counter() - began)
+
+
+def read_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
+    """An OpenCL grading's counters: each role's PTX loaded into a CUDA context of the grading's
+    GPU, checked on the stage's largest test case, then measured at the benchmark's size (the
+    module's docstring says how); never raises."""
+    from grader.backends.base import CompileError
+    from grader.backends.cuda import CudaBackend
+    from grader.backends.opencl_ptx import OpenCLThroughCuda, PtxRefused
+    from grader.counters.entry import RAN_DIFFERENTLY, _check_case, ran_differently
+    from grader.device_ops import DeviceOps
+    from grader.timing import prepare_roles, release_roles
+
+    import numpy as np
+
+    began = time.perf_counter()
+    steps: dict[str, float] = {}
+    lap = [began]
+    # Its own draws: the grading's generator gives the size check the same inputs with counters
+    # read or not.
+    rng = np.random.default_rng([ctx.request.seed, 0xC0])
+
+    def mark(step: str) -> None:
+        now = time.perf_counter()
+        steps[step] = now - lap[0]
+        lap[0] = now
+
+    backend, bench = ctx.backend, ctx.benchmark
+    assert backend is not None and bench is not None and ctx.spec.counters is not None
+    specs = {role: ctx.spec if role == "submission" else ctx.trusted[role][0] for role in ROLES if role in bench.roles}
+    images = {}
+    for role in specs:
+        image = backend.program_image(ctx.kernels if role == "submission" else ctx.trusted[role][1])
+        if image is None:
+            return _failed(began, Unavailable.OPENCL, f"{backend.info.platform}: no PTX of the programs")
+        images[role] = image
+    through = None
+    timed: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    try:
+        through = OpenCLThroughCuda(pci=backend.stable_id(0))
+        through._ready()
+        mark("CUDA context")
+        kernels: dict[str, Any] = {}
+        for role, image in images.items():
+            try:
+                kernels[role] = through.load_program(image, [k.name for k in specs[role].kernels])
+            except PtxRefused as refused:
+                errors[role] = f"not profiled through CUDA: {refused.reason}"
+            except CompileError as error:
+                errors[role] = f"not profiled through CUDA: {' '.join(str(error).split())[:160]}"
+        mark("PTX loaded")
+        check_case = _check_case(ctx.spec)
+        for role in list(kernels):
+            why = ran_differently(through, ctx.problem, specs[role], kernels[role], check_case, rng)
+            if why is not None:
+                errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
+                del kernels[role]
+        mark("checked on a test case")
+        if "submission" not in kernels:
+            return CountersRead(seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
+        roles = {role: (specs[role], kernels[role]) for role in specs if role in kernels}
+        if bench.on_device:
+            ops = DeviceOps(through)
+            unit = ops.unit()
+            made = CudaBackend.compile_all(through, [unit])[0]  # the .cu kernels: this is a CUDA context
+            if isinstance(made, CompileError):
+                raise made
+            ops.adopt(dict(made))
+            timed = prepare_roles(through, ctx.problem, roles, bench.case, None, ops, int(rng.integers(1 << 62)))
+        else:
+            ahead = ctx.host_inputs.benchmark if ctx.host_inputs is not None else None
+            from grader.correctness import make_setup
+
+            inputs = ahead.result() if ahead is not None else ctx.problem.inputs(make_setup(ctx.spec, bench.case),
+                                                                                  rng)
+            timed = prepare_roles(through, ctx.problem, roles, bench.case, inputs)
+        mark("buffers")
+        read = read_roles(through, ctx.spec.counters, timed, metrics)
+        return replace(read, steps={**steps, **read.steps}, seconds=time.perf_counter() - began, role_errors=errors)
+    except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
+        return _failed(began, Unavailable.FAILED, f"through CUDA: {type(error).__name__}: {error}")
+    finally:
+        try:
+            release_roles(timed)
+        except Exception:  # noqa: BLE001 - freed with the context
+            pass
+        if through is not None:
+            through.close()
 
 
 def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tuple[str, ...]) -> CountersRead:

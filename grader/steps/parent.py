@@ -190,6 +190,7 @@ class ReadCounters(ParentStep):
         return "concept" not in parent.spec.points
 
     def run(self, parent: Parent) -> bool:
+        from grader.backends import registry
         from grader.counters.grading import correct_so_far, from_worker, not_profiled, profile_grading
         from grader.device_turn import parent_turn
 
@@ -198,7 +199,9 @@ class ReadCounters(ParentStep):
             parent.profile = parent.counters_stopped
             return True
         grading = parent.grading
-        read = from_worker(parent.spec, grading, tuple(parent.request.counters)) if correct_so_far(grading) else None
+        through = registry.by_name(parent.target.backend).counters_through_cuda
+        read = from_worker(parent.spec, grading, tuple(parent.request.counters), through) \
+            if correct_so_far(grading) else None
         if read is not None:  # read in the worker (CUPTI): no ncu run
             parent.profile = read
             grading.phases["counters"] = read.seconds

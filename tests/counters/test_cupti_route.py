@@ -73,16 +73,38 @@ def test_the_parameter_structs_have_the_headers_sizes():
     assert cupti._params(cupti.DeviceGetChipName).structSize == 32
 
 
-def test_the_worker_reads_them_on_cuda_only_and_where_a_library_is_found(monkeypatch, tmp_path):
+def test_the_worker_reads_them_where_a_library_is_found(monkeypatch, tmp_path):
+    import importlib.util
+
     reads = Reading(Mode.DEFAULT, STORE)
     library = tmp_path / "libcupti.so"
     library.write_bytes(b"")
     monkeypatch.setenv(cupti.LIBRARY_ENV, str(library))
     assert in_worker(reads, "cuda") == STORE
-    assert in_worker(reads, "opencl") == ()  # NVIDIA's OpenCL: its PTX through CUDA, under ncu
+    # NVIDIA's OpenCL: its PTX through CUDA in the worker, where PyCUDA is there to load it.
+    with_pycuda = importlib.util.find_spec("pycuda") is not None
+    assert in_worker(reads, "opencl") == (STORE if with_pycuda else ())
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else object())
+    assert in_worker(reads, "opencl") == ()
+    assert in_worker(reads, "cuda") == STORE
     assert in_worker(None, "cuda") == ()
     monkeypatch.setenv(cupti.LIBRARY_ENV, "off")
     assert in_worker(reads, "cuda") == ()
+
+
+def test_a_role_not_read_through_cuda_is_said_beside_the_others():
+    spec = catalog().get("transpose_coalesced")
+    why = "ran differently through CUDA than through OpenCL: its counters are not shown"
+    read = CountersRead([launch("baseline", 32.0, 1.0), launch("reference", 4.0, 1.0)],
+                        role_errors={"submission": why}, seconds=0.4)
+    back = decode(encode(read))
+    assert isinstance(back, CountersRead) and back.ok and back.role_errors == {"submission": why}
+    profile = from_worker(spec, correct_grading(back), STORE, through_cuda=True)
+    assert profile is not None and profile.ok and profile.through_cuda
+    assert profile.roles == ("baseline", "reference") and profile.role_errors == {"submission": why}
+    # Nothing of the submission's, and nothing said of it: not believed.
+    assert from_worker(spec, correct_grading(CountersRead([launch("reference", 4.0, 1.0)],
+                                                          role_errors={"ceiling": why})), STORE) is None
 
 
 def test_the_workers_result_crosses_the_pipe_typed():
