@@ -223,8 +223,9 @@ def _device_ops(backend: Any, problem: Any) -> Any:
 
 
 def _check_case(spec: Any) -> dict[str, int | float]:
-    """The case an OpenCL kernel run through CUDA is checked on before it is profiled: the stage's
-    largest test case (small: the oracle runs on the host)."""
+    """The case an OpenCL kernel run through CUDA is checked on before it is profiled: the largest
+    test case of the stage whose spec launches it (a trusted role's own stage: its grid may not fit
+    the graded stage's cases), small enough for the oracle on the host."""
     return max(spec.test_cases, key=lambda c: sum(w or 0 for w in spec.work(c)))
 
 
@@ -308,7 +309,6 @@ def run(request: ProfileRequest) -> None:
         # (as the benchmark makes them: no host round trip of hundreds of MB), else on the host.
         inputs = None if ops is not None else problem.inputs(make_setup(spec, request.case), rng)
         seed = int(rng.integers(1 << 62))
-        check_case = _check_case(spec) if checked else None
         broken = ""
         for r, result in zip(request.roles, compiled):
             if isinstance(result, PtxRefused):
@@ -326,8 +326,8 @@ def run(request: ProfileRequest) -> None:
                 continue
             timed = {}
             try:
-                if check_case is not None:  # through CUDA: right on a small case first, or not profiled
-                    why = ran_differently(backend, problem, specs[r.role], result, check_case, rng)
+                if checked:  # through CUDA: right on a small case first (its own stage's), or not profiled
+                    why = ran_differently(backend, problem, specs[r.role], result, _check_case(specs[r.role]), rng)
                     if why is not None:
                         manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
                             else RAN_DIFFERENTLY

@@ -8,7 +8,7 @@ A CUDA grading measures the benchmark's own kernels on its own buffers, in its o
 OpenCL grading on NVIDIA's OpenCL measures each role's PTX (the programs the worker built and
 timed: Backend.program_image) loaded into a CUDA context of the same GPU in this process
 (grader.backends.opencl_ptx.OpenCLThroughCuda), on buffers of its own made at the benchmark's
-size: each role is first run on the stage's largest test case and judged against the oracle,
+size: each role is first run on its own stage's largest test case and judged against the oracle,
 and a role whose outputs are wrong that way shows no counters (CountersRead.role_errors), as on
 the ncu route (grader.counters.entry).
 
@@ -57,16 +57,16 @@ def _failed(began: float, reason: Unavailable, detail: str) -> CountersRead:
 
 def read_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
     """An OpenCL grading's counters: each role's PTX loaded into a CUDA context of the grading's
-    GPU, checked on the stage's largest test case, then measured at the benchmark's size (the
+    GPU, checked on its own stage's largest test case, then measured at the benchmark's size (the
     module's docstring says how); never raises."""
+    import numpy as np
+
     from grader.backends.base import CompileError
     from grader.backends.cuda import CudaBackend
     from grader.backends.opencl_ptx import OpenCLThroughCuda, PtxRefused
     from grader.counters.entry import RAN_DIFFERENTLY, _check_case, ran_differently
     from grader.device_ops import DeviceOps
     from grader.timing import prepare_roles, release_roles
-
-    import numpy as np
 
     began = time.perf_counter()
     steps: dict[str, float] = {}
@@ -105,9 +105,8 @@ def read_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
             except CompileError as error:
                 errors[role] = f"not profiled through CUDA: {' '.join(str(error).split())[:160]}"
         mark("PTX loaded")
-        check_case = _check_case(ctx.spec)
         for role in list(kernels):
-            why = ran_differently(through, ctx.problem, specs[role], kernels[role], check_case, rng)
+            why = ran_differently(through, ctx.problem, specs[role], kernels[role], _check_case(specs[role]), rng)
             if why is not None:
                 errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
                 del kernels[role]
