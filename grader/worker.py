@@ -72,6 +72,8 @@ def grade(request: Request, channel: Channel) -> None:
     finally:
         if ctx.benchmark is not None:
             release_roles(ctx.benchmark.roles)
+        if ctx.counters_context is not None:  # a grading that ended before its counters were read
+            ctx.counters_context.close()
 
 
 def die_with_parent() -> None:

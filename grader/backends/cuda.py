@@ -88,7 +88,9 @@ def _attributes(device: Any) -> dict[str, int]:
 class CudaBackend(Backend[CudaBuffer, CudaKernel]):
     name = "cuda"
 
-    def __init__(self, device_index: int = 0):
+    def __init__(self, device_index: int = 0, *, own_context: bool = False):
+        """`own_context`: a context of this backend's own (made current on the thread that first
+        uses it), not the device's primary context that the grading's own backend shares."""
         import pycuda.driver as drv
 
         self._drv = drv
@@ -97,6 +99,7 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
             raise LaunchError(f"there is no CUDA device {device_index} ({drv.Device.count()} found)")
         self.device = drv.Device(device_index)
         self.context: Any = None  # made on first use: compile_all overlaps it with nvcc
+        self._own_context = own_context
         limits = _attributes(self.device)
         self.arch = f"sm_{limits.get('cc_major', 9)}{limits.get('cc_minor', 0)}"
         self.info = DeviceInfo(
@@ -116,8 +119,11 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
     def _ready(self) -> None:
         """Make the device context current (once): the driver's slowest step after its init."""
         if self.context is None:
-            self.context = self.device.retain_primary_context()
-            self.context.push()
+            if self._own_context:
+                self.context = self.device.make_context()  # made current here
+            else:
+                self.context = self.device.retain_primary_context()
+                self.context.push()
             self._events: list[tuple[Any, Any]] = []  # (start, end) pairs for time_launches, made as needed
             # The launch gate, made at the first timed run: the sanitizer's and the counters'
             # runs never time a launch, and load no module of the grader's.

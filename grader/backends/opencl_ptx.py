@@ -192,7 +192,7 @@ def _cuda_index(cl_device: Any) -> int:
         wanted = (domain, int(cl_device.pci_bus_id_nv), int(cl_device.pci_slot_id_nv))
     except Exception:  # noqa: BLE001 - a driver without the query: by name
         wanted = None
-    found = _cuda_index_at(wanted) if wanted is not None else None
+    found = cuda_index_at(wanted) if wanted is not None else None
     if found is not None:
         return found
     import pycuda.driver as drv
@@ -203,7 +203,7 @@ def _cuda_index(cl_device: Any) -> int:
     raise LaunchError(f"no CUDA device could be told to be the OpenCL device {cl_device.name.strip()!r}")
 
 
-def _cuda_index_at(wanted: tuple[int, int, int]) -> int | None:
+def cuda_index_at(wanted: tuple[int, int, int]) -> int | None:
     """The CUDA device at PCI address (domain, bus, device), or None."""
     import pycuda.driver as drv
 
@@ -239,16 +239,17 @@ class OpenCLThroughCuda(CudaBackend):
     name = "opencl-through-cuda"
     through_cuda = True  # the profiling entry checks every launch's outputs against the oracle
 
-    def __init__(self, opencl_index: int = 0, *, pci: str = ""):
+    def __init__(self, opencl_index: int = 0, *, pci: str = "", own_context: bool = False):
         """`pci` (a Backend.stable_id name of a GPU found on NVIDIA's OpenCL platform before):
         open that GPU through CUDA alone, with no OpenCL context. Then only compiled programs
-        load (load_program: a grading's PTX); a unit to compile is a CompileError."""
+        load (load_program: a grading's PTX); a unit to compile is a CompileError.
+        `own_context`: as CudaBackend's."""
         if pci:
             wanted = parse_pci(pci)
-            index = _cuda_index_at(wanted) if wanted is not None else None
+            index = cuda_index_at(wanted) if wanted is not None else None
             if index is None:
                 raise LaunchError(f"no CUDA device at {pci}")
-            super().__init__(index)
+            super().__init__(index, own_context=own_context)
             self._cl = self.cl_device = self.cl_context = None
             self.cl_platform = ""
             return
@@ -262,7 +263,7 @@ class OpenCLThroughCuda(CudaBackend):
         platform, device = pairs[opencl_index]
         if device_kind(device) != "gpu" or not is_nvidia_platform(platform.name):
             raise NotNvidiaOpenCL(f"{device.name.strip()} on {platform.name.strip()}")
-        super().__init__(_cuda_index(device))
+        super().__init__(_cuda_index(device), own_context=own_context)
         self._cl = cl
         self.cl_device = device
         self.cl_platform = platform.name.strip()

@@ -37,7 +37,7 @@ class Request:
     device_choice: str | None = None  # --device: an index or part of a name (with device -1)
     keep_program: bool = False  # send the submission's CompiledProgram (for lab grade --counters)
     # The metrics to read in the worker's own process after the benchmark (grader.steps.counters:
-    # CUPTI, CUDA only); empty: none (the parent reads them with ncu, or not at all).
+    # CUPTI); empty: none (the parent reads them with ncu, or not at all).
     counters: tuple[str, ...] = ()
 
 
@@ -58,6 +58,9 @@ class Context:
     trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
     host_inputs: Any = None  # grader.steps.host_inputs.HostInputs: benchmark-size inputs made ahead
+    # grader.counters.own_context.CountersContext: made in a thread from the device's opening
+    # until the benchmark (which waits for it), used after it (grader.steps.counters).
+    counters_context: Any = None
     _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
     # A line from the parent, waited for (its answer to WantDevice: grader.device_claim);
     # None where nobody answers (the device is then never waited for).

@@ -1,27 +1,25 @@
 """Read the stage's hardware counters in the worker's own process (CUPTI's Range Profiler:
-grader.counters.cupti), right after the timed benchmark and before the benchmark-size check, at
-the benchmark's size (the stage's counters case is its first GPU benchmark case): one launch of
-each role's plan (the submission, the reference, the baseline), the launches `[counters]
+grader.counters.cupti), after the timed benchmark and before the benchmark-size check, at the
+benchmark's size (the stage's counters case is its first GPU benchmark case): one launch of
+each role's plan (the baseline, the reference, the submission), the launches `[counters]
 kernels`/`repeats` choose each measured alone (grader.counters.selection).
 
-A CUDA grading measures the benchmark's own kernels on its own buffers, in its own context. An
-OpenCL grading on NVIDIA's OpenCL measures each role's PTX (the programs the worker built and
-timed: Backend.program_image) loaded into a CUDA context of the same GPU in this process
-(grader.backends.opencl_ptx.OpenCLThroughCuda), on buffers of its own made at the benchmark's
-size: each role is first run on its own stage's largest test case and judged against the oracle,
-and a role whose outputs are wrong that way shows no counters (CountersRead.role_errors), as on
-the ncu route (grader.counters.entry).
+They are measured in a CUDA context of the counters' own (grader.counters.own_context), made
+ready by `OpenCountersContext` while the submission compiles and is checked, and waited for
+before the benchmark starts. Each role runs there from the program the worker built and timed
+(Backend.program_image): a CUDA grading's cubin as it is; an OpenCL grading's PTX from NVIDIA's
+OpenCL, through CUDA (grader.backends.opencl_ptx), each role first run on its own stage's largest
+test case and judged against the oracle: a role whose outputs are wrong that way shows no
+counters (CountersRead.role_errors), as on the ncu route (grader.counters.entry).
 
 Nothing of it runs inside a timed phase, and no outcome of it ends the grading: a failure is a
 CountersRead with its reason, and the parent then reads the counters the ncu way
-(grader.steps.parent.ReadCounters). The size check after it refills the inputs and resets the
-outputs of every buffer it checks, so these launches change nothing it sees.
+(grader.steps.parent.ReadCounters).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any
 
 from grader.backends.base import LaunchError
@@ -33,6 +31,26 @@ from grader.steps.context import Context, Step
 ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_for
 
 
+class OpenCountersContext(Step):
+    """Start making the counters' context, in a thread, once the device is open."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return (bool(ctx.request.counters) and ctx.backend is not None and ctx.backend.info.kind == "gpu"
+                and ctx.spec.counters is not None and not ctx.request.compile_only)
+
+    def run(self, ctx: Context) -> bool:
+        from grader.backends.opencl_ptx import is_nvidia_platform
+        from grader.counters.own_context import CountersContext
+
+        assert ctx.backend is not None
+        through = ctx.kind.counters_through_cuda
+        if through and not is_nvidia_platform(ctx.backend.info.platform):
+            return True  # ReadCountersHere says why none are read
+        ctx.counters_context = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)),
+                                               ctx.request.counters, through).start()
+        return True
+
+
 class ReadCountersHere(Step):
     def wanted(self, ctx: Context) -> bool:
         # The parent asks for metrics only where this backend's route is the worker's
@@ -41,162 +59,142 @@ class ReadCountersHere(Step):
                 and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
-        metrics = tuple(ctx.request.counters)
-        if ctx.kind.counters_through_cuda:
-            ctx.phase("counters (CUPTI, the PTX through CUDA, in this process)", "run")
-            ctx.send(read_through_cuda(ctx, metrics))
-        else:
-            ctx.phase("counters (CUPTI, in this process)", "run")
-            ctx.send(read_roles(ctx.backend, ctx.spec.counters, ctx.benchmark.roles, metrics))
+        ctx.phase("counters (CUPTI, in this process)", "run")
+        ctx.send(measure(ctx, tuple(ctx.request.counters)))
         return True
 
 
-def _failed(began: float, reason: Unavailable, detail: str) -> CountersRead:
-    return CountersRead(reason=reason.value, detail=detail[:200], seconds=time.perf_counter() - began)
+def _failed(began: float, reason: Unavailable, detail: str, steps: dict[str, float] | None = None) -> CountersRead:
+    return CountersRead(reason=reason.value, detail=detail[:200], seconds=time.perf_counter() - began,
+                        steps=steps or {})
 
 
-def read_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
-    """An OpenCL grading's counters: each role's PTX loaded into a CUDA context of the grading's
-    GPU, checked on its own stage's largest test case, then measured at the benchmark's size (the
-    module's docstring says how); never raises."""
+def measure(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
+    """Each role measured in the counters' context (the module's docstring says how); never
+    raises. The context is closed here."""
     import numpy as np
 
     from grader.backends.base import CompileError
-    from grader.backends.cuda import CudaBackend
-    from grader.backends.opencl_ptx import OpenCLThroughCuda, PtxRefused
+    from grader.backends.opencl_ptx import PtxRefused
+    from grader.correctness import make_setup
     from grader.counters.entry import RAN_DIFFERENTLY, _check_case, ran_differently
-    from grader.device_ops import DeviceOps
     from grader.timing import prepare_roles, release_roles
 
     began = time.perf_counter()
-    steps: dict[str, float] = {}
-    lap = [began]
-    # Its own draws: the grading's generator gives the size check the same inputs with counters
-    # read or not.
-    rng = np.random.default_rng([ctx.request.seed, 0xC0])
+    own, backend, bench = ctx.counters_context, ctx.backend, ctx.benchmark
+    assert backend is not None and bench is not None and ctx.spec.counters is not None
+    if own is None:
+        return _failed(began, Unavailable.OPENCL, f"{backend.info.platform} is not NVIDIA's OpenCL")
+    own.wait()
+    steps = {f"before the benchmark: {name}": seconds for name, seconds in own.steps.items()}
+    if not own.ready:
+        own.close()
+        reason, detail = own.failure if own.failure is not None else (Unavailable.FAILED, "")
+        return _failed(began, reason, detail, steps)
+    lap = [time.perf_counter()]
 
     def mark(step: str) -> None:
         now = time.perf_counter()
         steps[step] = now - lap[0]
         lap[0] = now
 
-    backend, bench = ctx.backend, ctx.benchmark
-    assert backend is not None and bench is not None and ctx.spec.counters is not None
+    # Its own draws: the grading's generator gives the size check the same inputs with counters
+    # read or not.
+    rng = np.random.default_rng([ctx.request.seed, 0xC0])
     specs = {role: ctx.spec if role == "submission" else ctx.trusted[role][0] for role in ROLES if role in bench.roles}
-    images = {}
-    for role in specs:
-        image = backend.program_image(ctx.kernels if role == "submission" else ctx.trusted[role][1])
-        if image is None:
-            return _failed(began, Unavailable.OPENCL, f"{backend.info.platform}: no PTX of the programs")
-        images[role] = image
-    through = None
     timed: dict[str, Any] = {}
     errors: dict[str, str] = {}
     try:
-        through = OpenCLThroughCuda(pci=backend.stable_id(0))
-        through._ready()
-        mark("CUDA context")
+        own.enter()
         kernels: dict[str, Any] = {}
-        for role, image in images.items():
+        for role, spec in specs.items():
+            image = backend.program_image(ctx.kernels if role == "submission" else ctx.trusted[role][1])
+            if image is None:
+                return _failed(began, Unavailable.OPENCL, f"{backend.info.platform}: no program image", steps)
             try:
-                kernels[role] = through.load_program(image, [k.name for k in specs[role].kernels])
+                kernels[role] = own.backend.load_program(image, [k.name for k in spec.kernels])
             except PtxRefused as refused:
                 errors[role] = f"not profiled through CUDA: {refused.reason}"
             except CompileError as error:
-                errors[role] = f"not profiled through CUDA: {' '.join(str(error).split())[:160]}"
-        mark("PTX loaded")
-        for role in list(kernels):
-            why = ran_differently(through, ctx.problem, specs[role], kernels[role], _check_case(specs[role]), rng)
-            if why is not None:
-                errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
-                del kernels[role]
-        mark("checked on a test case")
+                errors[role] = f"not loaded in the counters' context: {' '.join(str(error).split())[:160]}"
+        mark("programs loaded")
+        if own.through_cuda:
+            for role in list(kernels):
+                why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]),
+                                      rng)
+                if why is not None:
+                    errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
+                    del kernels[role]
+            mark("checked on a test case")
         if "submission" not in kernels:
             return CountersRead(seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
         roles = {role: (specs[role], kernels[role]) for role in specs if role in kernels}
         if bench.on_device:
-            ops = DeviceOps(through)
-            unit = ops.unit()
-            made = CudaBackend.compile_all(through, [unit])[0]  # the .cu kernels: this is a CUDA context
-            if isinstance(made, CompileError):
-                raise made
-            ops.adopt(dict(made))
-            timed = prepare_roles(through, ctx.problem, roles, bench.case, None, ops, int(rng.integers(1 << 62)))
+            timed = prepare_roles(own.backend, ctx.problem, roles, bench.case, None, own.ops,
+                                  int(rng.integers(1 << 62)))
         else:
             ahead = ctx.host_inputs.benchmark if ctx.host_inputs is not None else None
-            from grader.correctness import make_setup
-
-            inputs = ahead.result() if ahead is not None else ctx.problem.inputs(make_setup(ctx.spec, bench.case),
-                                                                                  rng)
-            timed = prepare_roles(through, ctx.problem, roles, bench.case, inputs)
+            inputs = ahead.result() if ahead is not None else \
+                ctx.problem.inputs(make_setup(ctx.spec, bench.case), rng)
+            timed = prepare_roles(own.backend, ctx.problem, roles, bench.case, inputs)
         mark("buffers")
-        read = read_roles(through, ctx.spec.counters, timed, metrics)
-        return replace(read, steps={**steps, **read.steps}, seconds=time.perf_counter() - began, role_errors=errors)
+        assert own.profiler is not None
+        launches = read_roles(own.backend, own.profiler, ctx.spec.counters, timed, steps)
+        return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
     except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
-        return _failed(began, Unavailable.FAILED, f"through CUDA: {type(error).__name__}: {error}")
+        from grader.counters.cupti import CuptiUnavailable
+
+        if isinstance(error, CuptiUnavailable):
+            return _failed(began, error.reason, error.detail, steps)
+        if isinstance(error, LaunchError):
+            return _failed(began, Unavailable.FAILED, f"a launch failed under CUPTI: {error}", steps)
+        return _failed(began, Unavailable.FAILED, f"{type(error).__name__}: {error}", steps)
     finally:
         try:
             release_roles(timed)
         except Exception:  # noqa: BLE001 - freed with the context
             pass
-        if through is not None:
-            through.close()
+        own.leave()
+        steps["close"] = own.close()
 
 
-def read_roles(backend: Any, counters: Any, roles: dict[str, Any], metrics: tuple[str, ...]) -> CountersRead:
+def read_roles(backend: Any, profiler: Any, counters: Any, roles: dict[str, Any],
+               steps: dict[str, float]) -> list[tuple[str, str, dict[str, float | None]]]:
     """One launch of each role's plan on its first placement's buffers, the chosen launches each
-    measured alone; never raises (a failure is the result's reason)."""
-    from grader.counters.cupti import CuptiUnavailable, RangeProfiler
-
-    began = time.perf_counter()
-    profiler = None
+    measured alone by `profiler` (grader.counters.cupti.RangeProfiler); each role's wall time
+    goes into `steps`. Raises what the profiler or a launch raises."""
     launches: list[tuple[str, str, dict[str, float | None]]] = []
-    steps: dict[str, float] = {}
-    try:
-        if getattr(backend, "context", None) is None:
-            raise CuptiUnavailable(Unavailable.FAILED, "no CUDA context")
-        profiler = RangeProfiler(int(backend.context.handle), metrics)
-        steps.update(profiler.seconds)
-        for role in ROLES:
-            if role not in roles:
-                continue
-            timed = roles[role]
-            chosen = profiled(timed.plan, counters)
-            state: dict[str, Any] = {"open": None}
+    for role in ROLES:
+        if role not in roles:
+            continue
+        timed = roles[role]
+        chosen = profiled(timed.plan, counters)
+        state: dict[str, Any] = {"open": None}
 
-            def before(index: int, timed: Any = timed, chosen: list[bool] = chosen, state: dict = state,
-                       role: str = role) -> None:
-                _finish(profiler, state, launches, role, steps)
-                if chosen[index]:
-                    began = time.perf_counter()
-                    profiler.start()
-                    steps[f"{role} start"] = steps.get(f"{role} start", 0.0) + time.perf_counter() - began
-                    state["open"] = timed.plan[index].kernel
+        def before(index: int, timed: Any = timed, chosen: list[bool] = chosen, state: dict = state,
+                   role: str = role) -> None:
+            _finish(profiler, state, launches, role)
+            if chosen[index]:
+                profiler.start()
+                state["open"] = timed.plan[index].kernel
 
-            started = time.perf_counter()
+        started = time.perf_counter()
+        try:
             timed.run(backend, before=before)
-            _finish(profiler, state, launches, role, steps)
-            steps[role] = time.perf_counter() - started
-    except CuptiUnavailable as error:
-        return CountersRead(reason=error.reason.value, detail=error.detail, seconds=time.perf_counter() - began)
-    except LaunchError as error:
-        return CountersRead(reason=Unavailable.FAILED.value, detail=f"a launch failed under CUPTI: {error}",
-                            seconds=time.perf_counter() - began)
-    except Exception as error:  # noqa: BLE001 - any other failure: the parent reads them the ncu way
-        return CountersRead(reason=Unavailable.FAILED.value, detail=f"{type(error).__name__}: {error}"[:200],
-                            seconds=time.perf_counter() - began)
-    finally:
-        if profiler is not None:
-            closing = time.perf_counter()
-            profiler.close()
-            steps["close"] = time.perf_counter() - closing
-    return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps)
+            _finish(profiler, state, launches, role)
+        finally:
+            if state["open"] is not None:  # a launch failed inside its range
+                state["open"] = None
+                try:
+                    profiler.stop()
+                except Exception:  # noqa: BLE001 - the launch's own error is the one reported
+                    pass
+        steps[role] = time.perf_counter() - started
+    return launches
 
 
-def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str, steps: dict[str, float]) -> None:
+def _finish(profiler: Any, state: dict[str, Any], launches: list, role: str) -> None:
     """Stop the range of the launch just made, if one was started, and keep its values."""
     if state["open"] is not None:
         kernel, state["open"] = state["open"], None
-        began = time.perf_counter()
         launches.append((role, kernel, profiler.stop()))
-        steps[f"{role} stop"] = steps.get(f"{role} stop", 0.0) + time.perf_counter() - began

@@ -23,7 +23,6 @@ from grader.results import (
     decode,
     encode,
 )
-from grader.steps.counters import read_roles
 from tests.conftest import catalog
 
 STORE = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
@@ -149,15 +148,13 @@ def test_a_failed_reading_in_the_worker_gives_nothing():
     assert from_worker(spec, correct_grading(read), STORE) is None
 
 
-def test_the_worker_step_says_unavailable_without_a_library(no_cupti):
-    class Context:
-        handle = 1
+def test_the_counters_context_says_why_it_is_not_ready(no_cupti):
+    from grader.counters.own_context import CountersContext
 
-    class Backend:
-        context = Context()
-
-    read = read_roles(Backend(), None, {}, STORE)
-    assert read.reason == Unavailable.FAILED.value and "libcupti" in read.detail and not read.ok
+    own = CountersContext("pci:0000:99:00", STORE, through_cuda=False).start()
+    own.wait()
+    assert not own.ready and own.failure is not None and own.failure[0] == Unavailable.FAILED
+    assert own.close() == 0.0  # nothing was made: nothing to free
 
 
 def _parent(read: CountersRead | None, metrics: tuple[str, ...]):
