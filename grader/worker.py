@@ -59,14 +59,17 @@ def private_channel() -> Channel:
 
 
 def grade(request: Request, channel: Channel) -> None:
-    if request.counters:  # read after the benchmark, in this process (grader.steps.counters)
-        from grader.counters import cupti
-
-        cupti.preload()
     catalog = Catalog(Path(request.course_root))
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
                   channel.send, receive=channel.receive)
+    if request.counters and request.timing and not request.compile_only:
+        # Read after the benchmark, in this process (grader.steps.counters), in a context made
+        # from now on, beside the device's opening (grader.steps.counters.OpenCountersContext).
+        from grader.counters.own_context import CountersContext
+
+        ctx.counters_context = CountersContext("", request.counters,
+                                               ctx.kind.counters_through_cuda).start()
     try:
         run_steps(ctx, worker_steps())
     finally:

@@ -177,29 +177,23 @@ class _Library:
         return cls.handle
 
 
-def preload() -> None:
-    """Load libcupti and NVIDIA's perf host library in a thread of their own (a tenth of a second
-    or more), while the worker compiles and checks: only the libraries, nothing that touches the
-    CUDA driver (cuptiProfilerInitialize waits for RangeProfiler, after the timed benchmark)."""
-
-    def load() -> None:
-        path = library_path()
-        if path is None:
-            return  # RangeProfiler says why
-        try:
-            # The C library's dlopen through ctypes, which lets go of the interpreter's lock while
-            # the libraries load (ctypes.CDLL's own dlopen holds it, stopping the worker's thread):
-            # _Library then finds them loaded.
-            libc = ctypes.CDLL(None)
-            libc.dlopen.restype = ctypes.c_void_p
-            libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
-            for name in (*_helpers(os.path.dirname(path)), path):
-                libc.dlopen(name.encode(), RTLD_NOW | ctypes.RTLD_GLOBAL)
-            _Library.get()
-        except (CuptiUnavailable, OSError, AttributeError):
-            pass  # RangeProfiler says why
-
-    threading.Thread(target=load, name="cupti-preload", daemon=True).start()
+def load_beside_other_threads() -> None:
+    """Load libcupti and NVIDIA's perf host library (a tenth of a second or more) letting go of
+    the interpreter's lock while they load, so that the worker's other threads go on (ctypes.CDLL's
+    own dlopen holds it): called from the counters' own thread (grader.counters.own_context).
+    Never raises: RangeProfiler then says what is missing."""
+    path = library_path()
+    if path is None:
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        libc.dlopen.restype = ctypes.c_void_p
+        libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        for name in (*_helpers(os.path.dirname(path)), path):
+            libc.dlopen(name.encode(), RTLD_NOW | ctypes.RTLD_GLOBAL)
+        _Library.get()  # finds them loaded
+    except (CuptiUnavailable, OSError, AttributeError):
+        pass
 
 
 _REASONS = {

@@ -18,12 +18,13 @@ grader.backends.opencl_ptx.OpenCLThroughCuda), on buffers of this context's own.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from grader.counters.cupti import CuptiUnavailable, RangeProfiler
+from grader.counters.cupti import CuptiUnavailable, RangeProfiler, load_beside_other_threads
 from grader.counters.model import Unavailable
 
 WARM_FLOATS = 1024  # the first range's launch: a fill of this many floats
@@ -34,7 +35,9 @@ class CountersContext:
     benchmark, `enter()`/`leave()` around its use on the calling thread, `close()` always."""
 
     def __init__(self, device_id: str, metrics: Sequence[str], through_cuda: bool):
-        self.device_id = device_id  # Backend.stable_id of the grading's GPU ("pci:...")
+        # Backend.stable_id of the grading's GPU ("pci:..."); "": the machine's only CUDA GPU, made
+        # before the worker has opened its device (`on` then tells whether it is the one opened).
+        self.device_id = device_id
         self.metrics = tuple(metrics)
         self.through_cuda = through_cuda  # an OpenCL grading: its PTX loaded through CUDA
         self.backend: Any = None  # grader.backends.cuda.CudaBackend (OpenCLThroughCuda), on a context of its own
@@ -44,6 +47,7 @@ class CountersContext:
         self.steps: dict[str, float] = {}  # the thread's steps' wall times
         self._thread = threading.Thread(target=self._make, name="counters-context", daemon=True)
         self._entered = False
+        self._picked = threading.Event()  # set once device_id names the GPU it is made on (or it failed)
 
     def start(self) -> CountersContext:
         self._thread.start()
@@ -65,7 +69,12 @@ class CountersContext:
 
         backend = None
         try:
-            backend = self._open()
+            load_beside_other_threads()
+            lap("libraries")
+            try:
+                backend = self._open()
+            finally:
+                self._picked.set()
             backend._ready()  # made and made current on this thread
             self.backend = backend
             lap("context")
@@ -97,6 +106,13 @@ class CountersContext:
         from grader.backends.cuda import CudaBackend
         from grader.backends.opencl_ptx import OpenCLThroughCuda, cuda_index_at, parse_pci
 
+        if not self.device_id:
+            import pycuda.driver as drv
+
+            drv.init()
+            if drv.Device.count() != 1:
+                raise LaunchError("more than one CUDA GPU: made once the grading's is known")
+            self.device_id = CudaBackend(0).stable_id(0)
         if self.through_cuda:
             return OpenCLThroughCuda(pci=self.device_id, own_context=True)
         wanted = parse_pci(self.device_id)
@@ -104,6 +120,12 @@ class CountersContext:
         if index is None:
             raise LaunchError(f"no CUDA device at {self.device_id}")
         return CudaBackend(index, own_context=True)
+
+    def on(self, device_id: str) -> bool:
+        """Whether this context is (being) made on the GPU `device_id` names (waits until the
+        thread has picked its GPU, a fraction of its work)."""
+        self._picked.wait()
+        return self.failure is None and self.device_id == device_id
 
     @staticmethod
     def _device_ops(backend: Any) -> Any:
@@ -147,8 +169,12 @@ class CountersContext:
             if self.profiler is not None:
                 self.profiler.close()
             self._entered = False
+            self.backend._modules.clear()
             self.backend.close()  # pops it and lets it go
         except Exception:  # noqa: BLE001 - freed with the process
             pass
-        self.backend, self.profiler = None, None
+        # Nothing of it left to hold the context (pycuda's modules and allocations do): it is
+        # destroyed here, not at the worker's exit, which the grading waits for.
+        self.backend, self.profiler, self.ops = None, None, None
+        gc.collect()
         return time.perf_counter() - began

@@ -32,11 +32,13 @@ ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_
 
 
 class OpenCountersContext(Step):
-    """Start making the counters' context, in a thread, once the device is open."""
+    """Once the device is open: keep the counters' context the worker started making on the
+    machine's only CUDA GPU where that is the grading's device, else start one on the grading's
+    GPU; none where the device cannot be read this way (a CPU device, an OpenCL platform not
+    NVIDIA's)."""
 
     def wanted(self, ctx: Context) -> bool:
-        return (bool(ctx.request.counters) and ctx.backend is not None and ctx.backend.info.kind == "gpu"
-                and ctx.spec.counters is not None and not ctx.request.compile_only)
+        return bool(ctx.request.counters) and ctx.backend is not None
 
     def run(self, ctx: Context) -> bool:
         from grader.backends.opencl_ptx import is_nvidia_platform
@@ -44,11 +46,17 @@ class OpenCountersContext(Step):
 
         assert ctx.backend is not None
         through = ctx.kind.counters_through_cuda
-        if through and not is_nvidia_platform(ctx.backend.info.platform):
-            return True  # ReadCountersHere says why none are read
-        ctx.counters_context = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)),
-                                               ctx.request.counters, through).start()
-        return True
+        readable = (ctx.backend.info.kind == "gpu" and ctx.spec.counters is not None and ctx.request.timing
+                    and not ctx.request.compile_only
+                    and (not through or is_nvidia_platform(ctx.backend.info.platform)))
+        device_id = ctx.backend.stable_id(max(ctx.request.device, 0)) if readable else ""
+        ahead = ctx.counters_context
+        if ahead is not None and not (readable and ahead.on(device_id)):
+            ahead.close()
+            ahead = ctx.counters_context = None
+        if readable and ahead is None:
+            ctx.counters_context = CountersContext(device_id, ctx.request.counters, through).start()
+        return True  # (where none is made, ReadCountersHere says why)
 
 
 class ReadCountersHere(Step):
