@@ -63,13 +63,10 @@ def grade(request: Request, channel: Channel) -> None:
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
                   channel.send, receive=channel.receive)
-    if request.counters and request.timing and not request.compile_only:
-        # Read after the benchmark, in this process (grader.steps.counters), in a context made
-        # from now on, beside the device's opening (grader.steps.counters.OpenCountersContext).
-        from grader.counters.own_context import CountersContext
+    if request.counters:  # read after the benchmark, in this process (grader.steps.counters)
+        from grader.counters import cupti
 
-        ctx.counters_context = CountersContext("", request.counters,
-                                               ctx.kind.counters_through_cuda).start()
+        cupti.preload()
     try:
         run_steps(ctx, worker_steps())
     finally:

@@ -180,8 +180,8 @@ class _Library:
 def load_beside_other_threads() -> None:
     """Load libcupti and NVIDIA's perf host library (a tenth of a second or more) letting go of
     the interpreter's lock while they load, so that the worker's other threads go on (ctypes.CDLL's
-    own dlopen holds it): called from the counters' own thread (grader.counters.own_context).
-    Never raises: RangeProfiler then says what is missing."""
+    own dlopen holds it). Nothing of it touches the CUDA driver. Never raises: RangeProfiler then
+    says what is missing."""
     path = library_path()
     if path is None:
         return
@@ -363,3 +363,9 @@ class RangeProfiler:
                 except Exception:  # noqa: BLE001 - closing: nothing more to do
                     pass
         self._open, self._object, self._host = False, None, None
+
+
+def preload() -> None:
+    """load_beside_other_threads in a thread of its own, started as the worker gets its request:
+    the libraries are loaded by the time the counters are read."""
+    threading.Thread(target=load_beside_other_threads, name="cupti-preload", daemon=True).start()

@@ -1,19 +1,20 @@
-"""A CUDA context of the counters' own, on the grading's GPU, made ready in a thread while the
-worker compiles and checks the submission, so that reading the counters after the benchmark
-costs only the launches measured.
+"""The CUDA context an OpenCL grading's counters are read in: on the grading's GPU, made ready in
+a thread while the worker compiles and checks the submission, so that reading the counters after
+the benchmark costs little more than the launches measured.
 
-CUPTI's Range Profiler has a fixed cost on each context it is enabled on: its first range takes
-0.15-0.2 s whatever kernel it measures (on an H100; docs/performance.md), and a context takes
-0.1-0.2 s to make. Both are paid here, before the benchmark: the context is made, the profiler
-enabled on it (grader.counters.cupti.RangeProfiler) and its first range taken on one launch of
-the grader's own fill kernel (grader.device_ops), which the measurement needs anyway to make its
-inputs. `wait()` is called before the benchmark starts: nothing of this context runs while
-anything is timed, and it runs nothing until `enter()` (the profiler enabled on an idle context
-of its own leaves the grading context's launch times as they were: docs/performance.md).
+NVIDIA's OpenCL has no profiling interface; its programs are PTX, which the CUDA driver loads
+(grader.backends.opencl_ptx.OpenCLThroughCuda), so each role is measured in a CUDA context of
+this module's own. CUPTI's Range Profiler has a fixed cost on each context it is enabled on (its
+first range takes 0.15-0.2 s whatever kernel it measures, on an H100), and the context takes
+0.1-0.2 s to make: both are paid in the thread, before the benchmark. The context is made, the
+profiler enabled on it (grader.counters.cupti.RangeProfiler) and its first range taken on one
+launch of the grader's own fill kernel (grader.device_ops, which the measurement needs anyway to
+make its inputs). `wait()` is called before the benchmark starts: nothing of this context runs
+while anything is timed, and it runs nothing until `enter()` (an idle context, its profiler
+enabled, leaves another context's launch times as they were: docs/performance.md).
 
-The roles are then loaded into this context from the programs the worker built and timed
-(Backend.program_image: a CUDA cubin as it is, NVIDIA's OpenCL PTX through
-grader.backends.opencl_ptx.OpenCLThroughCuda), on buffers of this context's own.
+A CUDA grading needs none of it: its counters are read in its own context, on the benchmark's
+buffers (grader.steps.counters).
 """
 
 from __future__ import annotations
@@ -31,23 +32,19 @@ WARM_FLOATS = 1024  # the first range's launch: a fill of this many floats
 
 
 class CountersContext:
-    """The counters' context for one grading: `start()` makes it in a thread, `wait()` before the
+    """The counters' context for one OpenCL grading: `start()` makes it in a thread, `wait()` before the
     benchmark, `enter()`/`leave()` around its use on the calling thread, `close()` always."""
 
-    def __init__(self, device_id: str, metrics: Sequence[str], through_cuda: bool):
-        # Backend.stable_id of the grading's GPU ("pci:..."); "": the machine's only CUDA GPU, made
-        # before the worker has opened its device (`on` then tells whether it is the one opened).
-        self.device_id = device_id
+    def __init__(self, device_id: str, metrics: Sequence[str]):
+        self.device_id = device_id  # Backend.stable_id of the grading's GPU ("pci:...")
         self.metrics = tuple(metrics)
-        self.through_cuda = through_cuda  # an OpenCL grading: its PTX loaded through CUDA
-        self.backend: Any = None  # grader.backends.cuda.CudaBackend (OpenCLThroughCuda), on a context of its own
+        self.backend: Any = None  # grader.backends.opencl_ptx.OpenCLThroughCuda, on a context of its own
         self.profiler: RangeProfiler | None = None
         self.ops: Any = None  # grader.device_ops.DeviceOps on this context, its kernels loaded
         self.failure: tuple[Unavailable, str] | None = None
         self.steps: dict[str, float] = {}  # the thread's steps' wall times
         self._thread = threading.Thread(target=self._make, name="counters-context", daemon=True)
         self._entered = False
-        self._picked = threading.Event()  # set once device_id names the GPU it is made on (or it failed)
 
     def start(self) -> CountersContext:
         self._thread.start()
@@ -71,10 +68,7 @@ class CountersContext:
         try:
             load_beside_other_threads()
             lap("libraries")
-            try:
-                backend = self._open()
-            finally:
-                self._picked.set()
+            backend = self._open()
             backend._ready()  # made and made current on this thread
             self.backend = backend
             lap("context")
@@ -102,35 +96,14 @@ class CountersContext:
             self.steps["ready after"] = time.perf_counter() - began
 
     def _open(self) -> Any:
-        from grader.backends.base import LaunchError
-        from grader.backends.cuda import CudaBackend
-        from grader.backends.opencl_ptx import OpenCLThroughCuda, cuda_index_at, parse_pci
+        from grader.backends.opencl_ptx import OpenCLThroughCuda
 
-        if not self.device_id:
-            import pycuda.driver as drv
-
-            drv.init()
-            if drv.Device.count() != 1:
-                raise LaunchError("more than one CUDA GPU: made once the grading's is known")
-            self.device_id = CudaBackend(0).stable_id(0)
-        if self.through_cuda:
-            return OpenCLThroughCuda(pci=self.device_id, own_context=True)
-        wanted = parse_pci(self.device_id)
-        index = cuda_index_at(wanted) if wanted is not None else None
-        if index is None:
-            raise LaunchError(f"no CUDA device at {self.device_id}")
-        return CudaBackend(index, own_context=True)
-
-    def on(self, device_id: str) -> bool:
-        """Whether this context is (being) made on the GPU `device_id` names (waits until the
-        thread has picked its GPU, a fraction of its work)."""
-        self._picked.wait()
-        return self.failure is None and self.device_id == device_id
+        return OpenCLThroughCuda(pci=self.device_id, own_context=True)
 
     @staticmethod
     def _device_ops(backend: Any) -> Any:
-        """The grader's CUDA kernels (fill, compare, copy) loaded into this context (from the
-        kernel cache: an OpenCL grading's are the .cu ones too, this being a CUDA context)."""
+        """The grader's CUDA kernels (fill, compare, copy) loaded into this context, from the
+        kernel cache (the .cu ones: this is a CUDA context)."""
         from grader.backends.base import CompileError
         from grader.backends.cuda import CudaBackend
         from grader.device_ops import DeviceOps

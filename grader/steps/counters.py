@@ -4,13 +4,14 @@ benchmark's size (the stage's counters case is its first GPU benchmark case): on
 each role's plan (the baseline, the reference, the submission), the launches `[counters]
 kernels`/`repeats` choose each measured alone (grader.counters.selection).
 
-They are measured in a CUDA context of the counters' own (grader.counters.own_context), made
-ready by `OpenCountersContext` while the submission compiles and is checked, and waited for
-before the benchmark starts. Each role runs there from the program the worker built and timed
-(Backend.program_image): a CUDA grading's cubin as it is; an OpenCL grading's PTX from NVIDIA's
-OpenCL, through CUDA (grader.backends.opencl_ptx), each role first run on its own stage's largest
-test case and judged against the oracle: a role whose outputs are wrong that way shows no
-counters (CountersRead.role_errors), as on the ncu route (grader.counters.entry).
+A CUDA grading measures the benchmark's own kernels on its own buffers, in its own context, the
+profiler enabled there once the benchmark is over. An OpenCL grading (NVIDIA's OpenCL) measures
+in a CUDA context of the counters' own (grader.counters.own_context), made ready by
+`OpenCountersContext` while the submission compiles and is checked, and waited for before the
+benchmark starts: each role runs there from the PTX the worker built and timed
+(Backend.program_image, through grader.backends.opencl_ptx), first on its own stage's largest
+test case, judged against the oracle; a role whose outputs are wrong that way shows no counters
+(CountersRead.role_errors), as on the ncu route (grader.counters.entry).
 
 Nothing of it runs inside a timed phase, and no outcome of it ends the grading: a failure is a
 CountersRead with its reason, and the parent then reads the counters the ncu way
@@ -32,31 +33,23 @@ ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_
 
 
 class OpenCountersContext(Step):
-    """Once the device is open: keep the counters' context the worker started making on the
-    machine's only CUDA GPU where that is the grading's device, else start one on the grading's
-    GPU; none where the device cannot be read this way (a CPU device, an OpenCL platform not
-    NVIDIA's)."""
+    """An OpenCL grading on NVIDIA's OpenCL, once its device is open: start making the counters'
+    CUDA context, in a thread (grader.counters.own_context)."""
 
     def wanted(self, ctx: Context) -> bool:
-        return bool(ctx.request.counters) and ctx.backend is not None
+        return (bool(ctx.request.counters) and ctx.backend is not None and ctx.kind.counters_through_cuda
+                and ctx.backend.info.kind == "gpu" and ctx.spec.counters is not None and ctx.request.timing
+                and not ctx.request.compile_only)
 
     def run(self, ctx: Context) -> bool:
         from grader.backends.opencl_ptx import is_nvidia_platform
         from grader.counters.own_context import CountersContext
 
         assert ctx.backend is not None
-        through = ctx.kind.counters_through_cuda
-        readable = (ctx.backend.info.kind == "gpu" and ctx.spec.counters is not None and ctx.request.timing
-                    and not ctx.request.compile_only
-                    and (not through or is_nvidia_platform(ctx.backend.info.platform)))
-        device_id = ctx.backend.stable_id(max(ctx.request.device, 0)) if readable else ""
-        ahead = ctx.counters_context
-        if ahead is not None and not (readable and ahead.on(device_id)):
-            ahead.close()
-            ahead = ctx.counters_context = None
-        if readable and ahead is None:
-            ctx.counters_context = CountersContext(device_id, ctx.request.counters, through).start()
-        return True  # (where none is made, ReadCountersHere says why)
+        if is_nvidia_platform(ctx.backend.info.platform):  # (elsewhere ReadCountersHere says why not)
+            ctx.counters_context = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)),
+                                                   ctx.request.counters).start()
+        return True
 
 
 class ReadCountersHere(Step):
@@ -67,8 +60,13 @@ class ReadCountersHere(Step):
                 and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
-        ctx.phase("counters (CUPTI, in this process)", "run")
-        ctx.send(measure(ctx, tuple(ctx.request.counters)))
+        metrics = tuple(ctx.request.counters)
+        if ctx.kind.counters_through_cuda:
+            ctx.phase("counters (CUPTI, the PTX through CUDA, in this process)", "run")
+            ctx.send(measure_through_cuda(ctx, metrics))
+        else:
+            ctx.phase("counters (CUPTI, in this process)", "run")
+            ctx.send(measure_here(ctx, metrics))
         return True
 
 
@@ -77,9 +75,46 @@ def _failed(began: float, reason: Unavailable, detail: str, steps: dict[str, flo
                         steps=steps or {})
 
 
-def measure(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
-    """Each role measured in the counters' context (the module's docstring says how); never
-    raises. The context is closed here."""
+def _why(began: float, error: Exception, steps: dict[str, float]) -> CountersRead:
+    from grader.counters.cupti import CuptiUnavailable
+
+    if isinstance(error, CuptiUnavailable):
+        return _failed(began, error.reason, error.detail, steps)
+    if isinstance(error, LaunchError):
+        return _failed(began, Unavailable.FAILED, f"a launch failed under CUPTI: {error}", steps)
+    return _failed(began, Unavailable.FAILED, f"{type(error).__name__}: {error}", steps)
+
+
+def measure_here(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
+    """A CUDA grading's roles measured in its own context, on the benchmark's buffers; never
+    raises."""
+    from grader.counters.cupti import RangeProfiler
+
+    began = time.perf_counter()
+    backend, bench = ctx.backend, ctx.benchmark
+    assert backend is not None and bench is not None
+    steps: dict[str, float] = {}
+    profiler = None
+    try:
+        context = getattr(backend, "context", None)
+        if context is None:
+            return _failed(began, Unavailable.FAILED, "no CUDA context")
+        profiler = RangeProfiler(int(context.handle), metrics)
+        steps.update(profiler.seconds)
+        launches = read_roles(backend, profiler, ctx.spec.counters, bench.roles, steps)
+        return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps)
+    except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
+        return _why(began, error, steps)
+    finally:
+        if profiler is not None:
+            closing = time.perf_counter()
+            profiler.close()
+            steps["close"] = time.perf_counter() - closing
+
+
+def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
+    """An OpenCL grading's roles measured in the counters' CUDA context (the module's docstring
+    says how); never raises. The context is closed here."""
     import numpy as np
 
     from grader.backends.base import CompileError
@@ -118,22 +153,20 @@ def measure(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
         for role, spec in specs.items():
             image = backend.program_image(ctx.kernels if role == "submission" else ctx.trusted[role][1])
             if image is None:
-                return _failed(began, Unavailable.OPENCL, f"{backend.info.platform}: no program image", steps)
+                return _failed(began, Unavailable.OPENCL, f"{backend.info.platform}: no PTX of the program", steps)
             try:
                 kernels[role] = own.backend.load_program(image, [k.name for k in spec.kernels])
             except PtxRefused as refused:
                 errors[role] = f"not profiled through CUDA: {refused.reason}"
             except CompileError as error:
-                errors[role] = f"not loaded in the counters' context: {' '.join(str(error).split())[:160]}"
+                errors[role] = f"not profiled through CUDA: {' '.join(str(error).split())[:160]}"
         mark("programs loaded")
-        if own.through_cuda:
-            for role in list(kernels):
-                why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]),
-                                      rng)
-                if why is not None:
-                    errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
-                    del kernels[role]
-            mark("checked on a test case")
+        for role in list(kernels):
+            why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]), rng)
+            if why is not None:
+                errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
+                del kernels[role]
+        mark("checked on a test case")
         if "submission" not in kernels:
             return CountersRead(seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
         roles = {role: (specs[role], kernels[role]) for role in specs if role in kernels}
@@ -150,13 +183,7 @@ def measure(ctx: Context, metrics: tuple[str, ...]) -> CountersRead:
         launches = read_roles(own.backend, own.profiler, ctx.spec.counters, timed, steps)
         return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
     except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
-        from grader.counters.cupti import CuptiUnavailable
-
-        if isinstance(error, CuptiUnavailable):
-            return _failed(began, error.reason, error.detail, steps)
-        if isinstance(error, LaunchError):
-            return _failed(began, Unavailable.FAILED, f"a launch failed under CUPTI: {error}", steps)
-        return _failed(began, Unavailable.FAILED, f"{type(error).__name__}: {error}", steps)
+        return _why(began, error, steps)
     finally:
         try:
             release_roles(timed)

@@ -151,7 +151,7 @@ def test_a_failed_reading_in_the_worker_gives_nothing():
 def test_the_counters_context_says_why_it_is_not_ready(no_cupti):
     from grader.counters.own_context import CountersContext
 
-    own = CountersContext("pci:0000:99:00", STORE, through_cuda=False).start()
+    own = CountersContext("pci:0000:99:00", STORE).start()
     own.wait()
     assert not own.ready and own.failure is not None and own.failure[0] == Unavailable.FAILED
     assert own.close() == 0.0  # nothing was made: nothing to free
