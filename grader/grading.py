@@ -118,7 +118,7 @@ def grade(request: GradeRequest) -> Report:
         return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
                             grader_version=GRADER_VERSION,
                             device=_shown(target) if grading.source.ok else _refused_on(target),
-                            counters=reads.shown(parent.profile) if reads is not None and counters_read else None)
+                            counters=reads.shown(parent.profile, spec) if reads is not None and counters_read else None)
 
     on_verdict = request.on_verdict
     told = run_parent_steps(parent, parent_steps(),

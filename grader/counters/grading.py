@@ -68,12 +68,20 @@ class Reading:
     mode: Mode
     metrics: tuple[str, ...]
 
-    def shown(self, result: ProfileResult | None) -> ProfileResult | None:
-        """What the report carries of `result`: None (nothing shown) where the default is silent."""
+    def shown(self, result: ProfileResult | None, spec: Spec | None = None) -> ProfileResult | None:
+        """What the report carries of `result`: None (nothing shown) where the default is silent,
+        and, given the stage's `spec`, where the default's counters were read but its lesson
+        says nothing (the reference's and the baseline's values do not separate on this device:
+        grader.counters.lesson)."""
         if result is None:
             return None
         if self.mode == Mode.DEFAULT and result.reason in SILENT_BY_DEFAULT:
             return None
+        if self.mode == Mode.DEFAULT and result.ok and spec is not None and spec.counters is not None:
+            from grader.counters.lesson import lesson_line
+
+            if lesson_line(spec.counters, result, spec.values(result.case)) is None:
+                return None
         return result
 
 

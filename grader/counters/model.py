@@ -61,8 +61,8 @@ REASON_TEXT = {
 
 
 # Shown with the counters of an OpenCL grading: how they were read.
-THROUGH_CUDA_LINE = ("read by running the kernel's PTX (from NVIDIA's OpenCL) through CUDA: Nsight Compute "
-                     "profiles no kernel of an OpenCL program; a kernel whose outputs were not right that way "
+THROUGH_CUDA_LINE = ("read by running the kernel's PTX (from NVIDIA's OpenCL) through CUDA: NVIDIA's profilers "
+                     "reach no kernel of an OpenCL program; a kernel whose outputs were not right that way "
                      "shows no counters")
 
 

@@ -24,7 +24,7 @@ def render_counters(shown: CountersShown | None, console: Console, title: str = 
         console.print(Text(for_text(shown.lesson.text), style=style), soft_wrap=True)
     if not shown.only_lesson:
         seconds = f", {shown.seconds:.1f} s" if shown.seconds else ""
-        table = Table(title=for_terminal(f"{title} ({case_text(shown.case)}; Nsight Compute{seconds})"), box=None,
+        table = Table(title=for_terminal(f"{title} ({case_text(shown.case)}{seconds})"), box=None,
                       header_style="bold", title_justify="left")
         table.add_column("indicator")
         table.add_column("yours", justify="right")

@@ -196,7 +196,14 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     cupti.write_bytes(b"")
     monkeypatch.setenv("LAB_CUPTI", str(cupti))  # no ncu, but the worker reads them itself (CUDA)
     assert reading(None, spec, target()) is not None
-    assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is None  # OpenCL's route is ncu's
+    # NVIDIA's OpenCL: its PTX read through CUDA in the worker, where PyCUDA is there to load it.
+    import importlib.util
+
+    with_pycuda = importlib.util.find_spec("pycuda") is not None
+    assert (reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is not None) == with_pycuda
+    with monkeypatch.context() as without_pycuda:
+        without_pycuda.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else object())
+        assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is None  # ncu's route, and no ncu
     monkeypatch.setenv("LAB_CUPTI", "off")
     assert reading(True, spec, target()).mode == Mode.ON  # asked for: the reason is said
     monkeypatch.setenv(ncu.NCU_ENV, str(fake))
@@ -220,6 +227,25 @@ def test_the_default_is_silent_where_the_machine_cannot_read_them():
         assert reason not in SILENT_BY_DEFAULT  # a reading that should have worked: one "unavailable" line
     ok = ProfileResult({"n": 1})
     assert default.shown(ok) is ok and default.shown(None) is None
+
+
+def test_the_default_says_nothing_where_the_lesson_does_not_separate():
+    from grader.counters.grading import Mode, Reading
+    from grader.counters.model import CounterReading, KernelCounters
+
+    spec = catalog().get("reduce_unrolled")
+    metric = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+
+    def read(reference: float) -> ProfileResult:
+        return ProfileResult(dict(spec.counters.case), tuple(
+            KernelCounters(role, "reduce", (CounterReading(metric, value),))
+            for role, value in (("baseline", 2097152.0), ("reference", reference), ("submission", 2097152.0))))
+
+    # NVIDIA's OpenCL makes scalar loads of the reference's vload4: its value is the baseline's.
+    alike, apart = read(2097152.0), read(524288.0)
+    assert Reading(Mode.DEFAULT, (metric,)).shown(alike, spec) is None
+    assert Reading(Mode.DEFAULT, (metric,)).shown(apart, spec) is apart
+    assert Reading(Mode.ON, (metric,)).shown(alike, spec) is alike  # --counters: the table, as read
 
 
 def test_a_failed_run_is_kept_where_asked(monkeypatch, tmp_path):
