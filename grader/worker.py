@@ -63,10 +63,6 @@ def grade(request: Request, channel: Channel) -> None:
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
                   channel.send, receive=channel.receive)
-    if request.counters:  # read after the benchmark, in this process (grader.steps.counters)
-        from grader.counters import cupti
-
-        cupti.preload()
     try:
         run_steps(ctx, worker_steps())
     finally:

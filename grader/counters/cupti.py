@@ -366,6 +366,7 @@ class RangeProfiler:
 
 
 def preload() -> None:
-    """load_beside_other_threads in a thread of its own, started as the worker gets its request:
-    the libraries are loaded by the time the counters are read."""
+    """load_beside_other_threads in a thread of its own, started as the benchmark starts
+    (grader.steps.counters.LoadProfiler): after the compile, whose own library loads would wait
+    on the dynamic loader's lock, and before the counters are read."""
     threading.Thread(target=load_beside_other_threads, name="cupti-preload", daemon=True).start()

@@ -1,17 +1,16 @@
-"""The CUDA context an OpenCL grading's counters are read in: on the grading's GPU, made ready in
-a thread while the worker compiles and checks the submission, so that reading the counters after
-the benchmark costs little more than the launches measured.
+"""The CUDA context an OpenCL grading's counters are read in: on the grading's GPU, made in a
+thread while the worker compiles and checks the submission, so that reading the counters after
+the benchmark does not wait for it.
 
 NVIDIA's OpenCL has no profiling interface; its programs are PTX, which the CUDA driver loads
 (grader.backends.opencl_ptx.OpenCLThroughCuda), so each role is measured in a CUDA context of
-this module's own. CUPTI's Range Profiler has a fixed cost on each context it is enabled on (its
-first range takes 0.15-0.2 s whatever kernel it measures, on an H100), and the context takes
-0.1-0.2 s to make: both are paid in the thread, before the benchmark. The context is made, the
-profiler enabled on it (grader.counters.cupti.RangeProfiler) and its first range taken on one
-launch of the grader's own fill kernel (grader.device_ops, which the measurement needs anyway to
-make its inputs). `wait()` is called before the benchmark starts: nothing of this context runs
-while anything is timed, and it runs nothing until `enter()` (an idle context, its profiler
-enabled, leaves another context's launch times as they were: docs/performance.md).
+this module's own. The thread makes the context (a tenth of a second or more on an H100) and
+loads the grader's own kernels into it (grader.device_ops: the measurement
+makes its inputs with them). `wait()` is called before the benchmark starts: nothing of the
+thread runs while anything is timed. The profiler itself is enabled only after the benchmark,
+inside the grading's exclusive turn on the device (grader.steps.counters): a Range Profiler
+enabled in one process makes another process's range fail (CUPTI_ERROR_HARDWARE_BUSY, seen on
+an H100), so one kept from before the turn would refuse other gradings' counters.
 
 A CUDA grading needs none of it: its counters are read in its own context, on the benchmark's
 buffers (grader.steps.counters).
@@ -25,21 +24,18 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from grader.counters.cupti import CuptiUnavailable, RangeProfiler, load_beside_other_threads
 from grader.counters.model import Unavailable
-
-WARM_FLOATS = 1024  # the first range's launch: a fill of this many floats
 
 
 class CountersContext:
-    """The counters' context for one OpenCL grading: `start()` makes it in a thread, `wait()` before the
-    benchmark, `enter()`/`leave()` around its use on the calling thread, `close()` always."""
+    """The counters' context for one OpenCL grading: `start()` makes it in a thread, `wait()`
+    before the benchmark, `enter()`/`leave()` around its use on the calling thread, `close()`
+    always."""
 
     def __init__(self, device_id: str, metrics: Sequence[str]):
         self.device_id = device_id  # Backend.stable_id of the grading's GPU ("pci:...")
         self.metrics = tuple(metrics)
         self.backend: Any = None  # grader.backends.opencl_ptx.OpenCLThroughCuda, on a context of its own
-        self.profiler: RangeProfiler | None = None
         self.ops: Any = None  # grader.device_ops.DeviceOps on this context, its kernels loaded
         self.failure: tuple[Unavailable, str] | None = None
         self.steps: dict[str, float] = {}  # the thread's steps' wall times
@@ -66,25 +62,12 @@ class CountersContext:
 
         backend = None
         try:
-            load_beside_other_threads()
-            lap("libraries")
             backend = self._open()
             backend._ready()  # made and made current on this thread
             self.backend = backend
             lap("context")
             self.ops = self._device_ops(backend)
-            warm = backend.alloc(WARM_FLOATS * 4)
             lap("the grader's kernels")
-            self.profiler = RangeProfiler(int(backend.context.handle), self.metrics)
-            self.steps.update({f"profiler {k}": v for k, v in self.profiler.seconds.items()})
-            last = time.perf_counter()
-            self.profiler.start()  # the context's first range: its fixed cost, paid here
-            self.ops.fill_uniform(warm, WARM_FLOATS, 1, 0.0, 1.0)
-            self.profiler.stop()
-            backend.release(warm)
-            lap("first range")
-        except CuptiUnavailable as error:
-            self.failure = (error.reason, error.detail)
         except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
             self.failure = (Unavailable.FAILED, f"the counters' CUDA context: {type(error).__name__}: {error}"[:200])
         finally:
@@ -117,7 +100,7 @@ class CountersContext:
 
     @property
     def ready(self) -> bool:
-        return self.failure is None and self.profiler is not None
+        return self.failure is None and self.ops is not None
 
     def enter(self) -> None:
         """Make this context current on the calling thread (after `wait`)."""
@@ -139,8 +122,6 @@ class CountersContext:
             return 0.0
         try:
             self.enter()
-            if self.profiler is not None:
-                self.profiler.close()
             self._entered = False
             self.backend._modules.clear()
             self.backend.close()  # pops it and lets it go
@@ -148,6 +129,6 @@ class CountersContext:
             pass
         # Nothing of it left to hold the context (pycuda's modules and allocations do): it is
         # destroyed here, not at the worker's exit, which the grading waits for.
-        self.backend, self.profiler, self.ops = None, None, None
+        self.backend, self.ops = None, None
         gc.collect()
         return time.perf_counter() - began

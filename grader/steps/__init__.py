@@ -20,13 +20,13 @@ def worker_steps() -> list[Step]:
     from grader.steps.benchmark import Benchmark
     from grader.steps.compile import Compile
     from grader.steps.correctness import Correctness
-    from grader.steps.counters import OpenCountersContext, ReadCountersHere
+    from grader.steps.counters import LoadProfiler, OpenCountersContext, ReadCountersHere
     from grader.steps.device import OpenDevice
     from grader.steps.host_inputs import MakeHostInputs
     from grader.steps.size_check import BenchmarkSizeCheck
 
-    return [OpenDevice(), OpenCountersContext(), MakeHostInputs(), Compile(), Correctness(), Benchmark(),
-            ReadCountersHere(), BenchmarkSizeCheck()]
+    return [OpenDevice(), OpenCountersContext(), MakeHostInputs(), Compile(), Correctness(), LoadProfiler(),
+            Benchmark(), ReadCountersHere(), BenchmarkSizeCheck()]
 
 
 def run_steps(ctx: Context, steps: list[Step]) -> None:

@@ -4,18 +4,19 @@ benchmark's size (the stage's counters case is its first GPU benchmark case): on
 each role's plan (the baseline, the reference, the submission), the launches `[counters]
 kernels`/`repeats` choose each measured alone (grader.counters.selection).
 
-A CUDA grading measures the benchmark's own kernels on its own buffers, in its own context, the
-profiler enabled there once the benchmark is over. An OpenCL grading (NVIDIA's OpenCL) measures
-in a CUDA context of the counters' own (grader.counters.own_context), made ready by
-`OpenCountersContext` while the submission compiles and is checked, and waited for before the
-benchmark starts: each role runs there from the PTX the worker built and timed
-(Backend.program_image, through grader.backends.opencl_ptx), first on its own stage's largest
-test case, judged against the oracle; a role whose outputs are wrong that way shows no counters
-(CountersRead.role_errors), as on the ncu route (grader.counters.entry).
+A CUDA grading measures the benchmark's own kernels on its own buffers, in its own context. An
+OpenCL grading (NVIDIA's OpenCL) measures in a CUDA context of the counters' own
+(grader.counters.own_context), made by `OpenCountersContext` while the submission compiles and
+is checked and waited for before the benchmark starts. Each role runs there from the PTX the
+worker built and timed (Backend.program_image, through grader.backends.opencl_ptx), first on its
+own stage's largest test case, judged against the oracle: a role whose outputs are wrong that
+way shows no counters (CountersRead.role_errors), as on the ncu route (grader.counters.entry).
 
-Nothing of it runs inside a timed phase, and no outcome of it ends the grading: a failure is a
-CountersRead with its reason, and the parent then reads the counters the ncu way
-(grader.steps.parent.ReadCounters).
+Either way the profiler is enabled and closed inside the grading's exclusive turn on the device
+(between the benchmark and the size check): an enabled profiler keeps the GPU's counters from
+every other process. Nothing of it runs inside a timed phase, and no outcome of it ends the
+grading: a failure is a CountersRead with its reason, and the parent then reads the counters the
+ncu way (grader.steps.parent.ReadCounters).
 """
 
 from __future__ import annotations
@@ -49,6 +50,20 @@ class OpenCountersContext(Step):
         if is_nvidia_platform(ctx.backend.info.platform):  # (elsewhere ReadCountersHere says why not)
             ctx.counters_context = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)),
                                                    ctx.request.counters).start()
+        return True
+
+
+class LoadProfiler(Step):
+    """Load CUPTI's libraries in a thread of their own while the benchmark runs (host work beside
+    the timed rounds, as the oracle's threads are: grader.steps.host_inputs)."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return bool(ctx.request.counters) and ctx.backend is not None and ctx.backend.info.kind == "gpu"
+
+    def run(self, ctx: Context) -> bool:
+        from grader.counters import cupti
+
+        cupti.preload()
         return True
 
 
@@ -120,6 +135,7 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
     from grader.backends.base import CompileError
     from grader.backends.opencl_ptx import PtxRefused
     from grader.correctness import make_setup
+    from grader.counters.cupti import RangeProfiler
     from grader.counters.entry import RAN_DIFFERENTLY, _check_case, ran_differently
     from grader.timing import prepare_roles, release_roles
 
@@ -147,6 +163,7 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
     specs = {role: ctx.spec if role == "submission" else ctx.trusted[role][0] for role in ROLES if role in bench.roles}
     timed: dict[str, Any] = {}
     errors: dict[str, str] = {}
+    profiler = None
     try:
         own.enter()
         kernels: dict[str, Any] = {}
@@ -179,18 +196,25 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
                 ctx.problem.inputs(make_setup(ctx.spec, bench.case), rng)
             timed = prepare_roles(own.backend, ctx.problem, roles, bench.case, inputs)
         mark("buffers")
-        assert own.profiler is not None
-        launches = read_roles(own.backend, own.profiler, ctx.spec.counters, timed, steps)
+        # Enabled here, in the grading's turn on the device, and closed before it ends
+        # (grader.counters.own_context says why).
+        profiler = RangeProfiler(int(own.backend.context.handle), metrics)
+        steps.update(profiler.seconds)
+        launches = read_roles(own.backend, profiler, ctx.spec.counters, timed, steps)
         return CountersRead(launches, seconds=time.perf_counter() - began, steps=steps, role_errors=errors)
     except Exception as error:  # noqa: BLE001 - any failure: the parent reads them the ncu way
         return _why(began, error, steps)
     finally:
+        closing = time.perf_counter()
+        if profiler is not None:
+            profiler.close()
         try:
             release_roles(timed)
         except Exception:  # noqa: BLE001 - freed with the context
             pass
         own.leave()
-        steps["close"] = own.close()
+        own.close()
+        steps["close"] = time.perf_counter() - closing
 
 
 def read_roles(backend: Any, profiler: Any, counters: Any, roles: dict[str, Any],
