@@ -104,8 +104,15 @@ def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
 
 def _worker_reads_here(target: Target) -> bool:
     """Whether the grading's worker can read counters itself on `target`, ncu or not: its
-    backend's route is the worker's (`worker_route`), on a GPU or a device it picks, and the
-    driver lets the grading's user read them."""
+    backend's route is the worker's (`worker_route`), on a GPU or a device it picks (an OpenCL
+    one on NVIDIA's own platform, where the platform is known), and the driver lets the
+    grading's user read them."""
+    from grader.backends import registry
+    from grader.backends.opencl_ptx import is_nvidia_platform
+
+    kind = registry.find(target.backend)
+    if kind is not None and kind.counters_through_cuda and target.platform and not is_nvidia_platform(target.platform):
+        return False
     return target.kind in ("gpu", "unknown") and worker_route(target.backend) and runner.profiling_permitted()
 
 

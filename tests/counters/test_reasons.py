@@ -182,7 +182,13 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     assert reading(False, spec, target()) is None
     assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is not None
     assert reading(None, spec, target("cuda", kind="unknown")) is not None  # the worker picks: maybe a GPU
-    assert reading(None, spec, target("opencl", platform="AMD Accelerated Parallel Processing")) is None
+    import importlib.util
+
+    with monkeypatch.context() as with_pycuda:  # as on a GPU machine with PyCUDA beside PyOpenCL
+        real = importlib.util.find_spec
+        with_pycuda.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "pycuda" else real(name))
+        assert reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is not None
+        assert reading(None, spec, target("opencl", platform="AMD Accelerated Parallel Processing")) is None
     assert reading(None, spec, target("opencl", kind="cpu", platform="Portable Computing Language")) is None
     assert reading(None, catalog().get("transpose_diagonal"), target()) is None  # no lesson line: nothing to say
     assert reading(True, catalog().get("transpose_diagonal"), target()) is not None
@@ -196,9 +202,8 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     cupti.write_bytes(b"")
     monkeypatch.setenv("LAB_CUPTI", str(cupti))  # no ncu, but the worker reads them itself (CUDA)
     assert reading(None, spec, target()) is not None
+    assert reading(None, spec, target("opencl", platform="AMD Accelerated Parallel Processing")) is None
     # NVIDIA's OpenCL: its PTX read through CUDA in the worker, where PyCUDA is there to load it.
-    import importlib.util
-
     with_pycuda = importlib.util.find_spec("pycuda") is not None
     assert (reading(None, spec, target("opencl", platform="NVIDIA CUDA")) is not None) == with_pycuda
     with monkeypatch.context() as without_pycuda:
