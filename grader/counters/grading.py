@@ -1,19 +1,21 @@
-"""Counters in a grading: after the worker (correctness, and speed, all done: nothing here runs
-inside a timed phase), on a GPU where Nsight Compute can read them, the submission launched once
-on the stage's benchmark case under ncu, in the worker's sandbox (grader.counters.runner); an
-OpenCL kernel on an NVIDIA GPU through CUDA (its PTX: grader.backends.opencl_ptx). The reference's
-and the baseline's counters come from the cache where a grading on this GPU has read them
-before (grader.counters.cache): then only the submission is profiled.
+"""Counters in a grading: read by the grading's worker itself after its benchmark where it can
+(CUPTI, in its own process: grader.steps.counters; an OpenCL kernel on NVIDIA's OpenCL through
+CUDA, its PTX: grader.backends.opencl_ptx), else after the worker under Nsight Compute, the
+submission launched once on the stage's benchmark case in the worker's sandbox
+(grader.counters.runner; the reference's and the baseline's counters from the cache where a
+grading on this GPU has read them before: grader.counters.cache). Nothing of it runs inside a
+timed phase.
 
 Whether a grading reads them (`Mode`, from `lab grade`'s `--counters/--no-counters`, neither
 given: DEFAULT):
 
-- DEFAULT: where this machine can read them (runner.readable_here: a GPU, CUDA or NVIDIA's
-  OpenCL, ncu, the counters open to the sandbox's user; decided without running anything) and
-  the stage has a lesson sentence ([counters.lesson]): only that indicator's metrics are read,
-  and the report says the one sentence. Where the machine cannot read them, or the kernel is not
-  correct, the report carries no counters at all (nothing is printed); a reading that failed
-  where it should have worked is one "unavailable" line.
+- DEFAULT: where this machine can read them (a GPU, CUDA or NVIDIA's OpenCL, libcupti or ncu,
+  the counters open to the grading's user; decided without running anything: _worker_reads_here,
+  runner.readable_here) and the stage has a lesson sentence ([counters.lesson]): only that
+  indicator's metrics are read, and the report says the one sentence. Where the machine cannot
+  read them, the kernel is not correct, or the lesson's values do not separate on this device,
+  the report carries no counters at all (nothing is printed); a reading that failed where it
+  should have worked is one "unavailable" line.
 - ON (`--counters`): every indicator the stage shows, and the reason where none can be read.
 - OFF (`--no-counters`, and `lab batch` unless it is given `--counters`; the default on a machine
   with LAB_COUNTERS=off): nothing.
