@@ -200,3 +200,41 @@ def test_the_parent_falls_back_to_ncu_where_the_worker_read_none(monkeypatch):
     parent = _parent(CountersRead(reason=Unavailable.DEVICE_UNSUPPORTED.value, detail="CUPTI ..."), STORE)
     assert ReadCounters().run(parent)
     assert asked == [STORE] and parent.profile.reason == Unavailable.PERMISSION
+
+
+def _worker_context(backend: str, kind: str, platform: str, counters: tuple[str, ...] = STORE):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from grader.steps.context import Context, Request
+
+    spec = catalog().get("transpose_coalesced")
+    request = Request(course_root=str(catalog().root), stage=spec.id, source="", filename="t",
+                      backend=backend, device=0, seed=1, counters=counters)
+    ctx = Context(request, catalog(), spec, None, np.random.default_rng(1), lambda message: None)
+    ctx.backend = SimpleNamespace(info=SimpleNamespace(kind=kind, platform=platform))  # type: ignore[assignment]
+    return ctx
+
+
+def test_the_counters_context_is_made_for_an_opencl_gpu_grading_only():
+    from grader.steps.counters import OpenCountersContext
+
+    step = OpenCountersContext()
+    assert step.wanted(_worker_context("opencl", "gpu", "NVIDIA CUDA"))
+    assert not step.wanted(_worker_context("opencl", "gpu", "NVIDIA CUDA", counters=()))
+    assert not step.wanted(_worker_context("opencl", "cpu", "Portable Computing Language"))
+    assert not step.wanted(_worker_context("cuda", "gpu", "CUDA 13.0"))  # read in its own context
+    other = _worker_context("opencl", "gpu", "AMD Accelerated Parallel Processing")
+    assert step.run(other) and other.counters_context is None  # not NVIDIA's: no CUDA context to make
+
+
+def test_an_opencl_grading_off_nvidias_platform_says_why():
+    from types import SimpleNamespace
+
+    from grader.steps.counters import measure_through_cuda
+
+    ctx = _worker_context("opencl", "gpu", "AMD Accelerated Parallel Processing")
+    ctx.benchmark = SimpleNamespace(roles={}, case={}, on_device=True)
+    read = measure_through_cuda(ctx, STORE)
+    assert read.reason == Unavailable.OPENCL.value and not read.ok and "AMD" in read.detail
