@@ -5,9 +5,9 @@ the benchmark does not wait for it.
 NVIDIA's OpenCL has no profiling interface; its programs are PTX, which the CUDA driver loads
 (grader.backends.opencl_ptx.OpenCLThroughCuda), so each role is measured in a CUDA context of
 this module's own. The thread makes the context (a tenth of a second or more on an H100) and
-loads the grader's own kernels into it (grader.device_ops: the measurement
-makes its inputs with them). `wait()` is called before the benchmark starts: nothing of the
-thread runs while anything is timed. The profiler itself is enabled only after the benchmark,
+loads the grader's own kernels into it (grader.device_ops: the measurement makes its inputs with
+them). `wait()` is called before the benchmark starts: nothing of the thread runs while anything
+is timed. The profiler itself is enabled only after the benchmark,
 inside the grading's exclusive turn on the device (grader.steps.counters): a Range Profiler
 enabled in one process makes another process's range fail (CUPTI_ERROR_HARDWARE_BUSY, seen on
 an H100), so one kept from before the turn would refuse other gradings' counters.
@@ -114,8 +114,8 @@ class CountersContext:
             self.backend.context.pop()
 
     def close(self) -> float:
-        """Disable the profiler and destroy the context (waiting for the thread first); never
-        raises. Returns the seconds it took."""
+        """Destroy the context (waiting for the thread first); never raises. Returns the seconds
+        it took."""
         began = time.perf_counter()
         self.wait()
         if self.backend is None:

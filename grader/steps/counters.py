@@ -179,7 +179,11 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
                 errors[role] = f"not profiled through CUDA: {' '.join(str(error).split())[:160]}"
         mark("programs loaded")
         for role in list(kernels):
-            why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]), rng)
+            try:
+                why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]),
+                                      rng)
+            except LaunchError as error:  # (the submission is checked last: the trusted roles are read first)
+                why = f"it failed there: {error}"
             if why is not None:
                 errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
                 del kernels[role]
