@@ -341,6 +341,7 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
     def close(self) -> None:
         if self.context is None:
             return
+        self._modules.clear()  # they hold the context: a context of its own is destroyed at detach
         try:
             self.context.pop()
             self.context.detach()

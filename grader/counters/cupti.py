@@ -177,25 +177,6 @@ class _Library:
         return cls.handle
 
 
-def load_beside_other_threads() -> None:
-    """Load libcupti and NVIDIA's perf host library (a tenth of a second or more) letting go of
-    the interpreter's lock while they load, so that the worker's other threads go on (ctypes.CDLL's
-    own dlopen holds it). Nothing of it touches the CUDA driver. Never raises: RangeProfiler then
-    says what is missing."""
-    path = library_path()
-    if path is None:
-        return
-    try:
-        libc = ctypes.CDLL(None)
-        libc.dlopen.restype = ctypes.c_void_p
-        libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
-        for name in (*_helpers(os.path.dirname(path)), path):
-            libc.dlopen(name.encode(), RTLD_NOW | ctypes.RTLD_GLOBAL)
-        _Library.get()  # finds them loaded
-    except (CuptiUnavailable, OSError, AttributeError):
-        pass
-
-
 _REASONS = {
     "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES": Unavailable.PERMISSION,
     "CUPTI_ERROR_INVALID_METRIC_NAME": Unavailable.UNKNOWN_METRIC,
@@ -366,7 +347,26 @@ class RangeProfiler:
 
 
 def preload() -> None:
-    """load_beside_other_threads in a thread of its own, started as the benchmark starts
-    (grader.steps.counters.LoadProfiler): after the compile, whose own library loads would wait
-    on the dynamic loader's lock, and before the counters are read."""
-    threading.Thread(target=load_beside_other_threads, name="cupti-preload", daemon=True).start()
+    """Load libcupti and NVIDIA's perf host library (a tenth of a second or more) in a thread of
+    their own, started as the benchmark starts (grader.steps.counters.LoadProfiler): after the
+    compile, whose own library loads would wait on the dynamic loader's lock, and before the
+    counters are read. Only the libraries: nothing that touches the CUDA driver."""
+
+    def load() -> None:
+        path = library_path()
+        if path is None:
+            return  # RangeProfiler says why
+        try:
+            # The C library's dlopen through ctypes, which lets go of the interpreter's lock while
+            # the libraries load (ctypes.CDLL's own dlopen holds it, stopping the worker's thread):
+            # _Library then finds them loaded.
+            libc = ctypes.CDLL(None)
+            libc.dlopen.restype = ctypes.c_void_p
+            libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+            for name in (*_helpers(os.path.dirname(path)), path):
+                libc.dlopen(name.encode(), RTLD_NOW | ctypes.RTLD_GLOBAL)
+            _Library.get()
+        except (CuptiUnavailable, OSError, AttributeError):
+            pass  # RangeProfiler says why
+
+    threading.Thread(target=load, name="cupti-preload", daemon=True).start()

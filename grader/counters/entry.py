@@ -222,7 +222,7 @@ def _device_ops(backend: Any, problem: Any) -> Any:
     return DeviceOps(backend)
 
 
-def _check_case(spec: Any) -> dict[str, int | float]:
+def check_case(spec: Any) -> dict[str, int | float]:
     """The case an OpenCL kernel run through CUDA is checked on before it is profiled: the largest
     test case of the stage whose spec launches it (a trusted role's own stage: its grid may not fit
     the graded stage's cases), small enough for the oracle on the host."""
@@ -250,6 +250,11 @@ def ran_differently(backend: Any, problem: Any, role_spec: Any, kernels: Any, ca
     if failed is not None:
         return failed.message
     return None if verdict.ok else verdict.message
+
+
+def ran_differently_line(why: str) -> str:
+    """A role's error where ran_differently said why (possibly nothing more)."""
+    return f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
 
 
 def _trusted_source(root: Path, relative: str) -> str:
@@ -327,10 +332,9 @@ def run(request: ProfileRequest) -> None:
             timed = {}
             try:
                 if checked:  # through CUDA: right on a small case first (its own stage's), or not profiled
-                    why = ran_differently(backend, problem, specs[r.role], result, _check_case(specs[r.role]), rng)
+                    why = ran_differently(backend, problem, specs[r.role], result, check_case(specs[r.role]), rng)
                     if why is not None:
-                        manifest.errors[r.role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why \
-                            else RAN_DIFFERENTLY
+                        manifest.errors[r.role] = ran_differently_line(why)
                         manifest.write()
                         continue
                 timed = prepare_roles(backend, problem, {"submission": (specs[r.role], result)}, request.case,

@@ -99,23 +99,19 @@ def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
     if spec.counters is None or not spec.counters.lesson_metrics:
         return None  # nothing would be said
     kind = None if target.kind == "unknown" else target.kind
-    if not (_worker_reads_here(target) or runner.readable_here(spec, target.backend, kind, target.platform or None)):
+    if not (_worker_reads_here(spec, target) or runner.readable_here(spec, target.backend, kind, target.platform or None)):
         return None
     return Reading(mode, spec.counters.lesson_metrics)
 
 
-def _worker_reads_here(target: Target) -> bool:
-    """Whether the grading's worker can read counters itself on `target`, ncu or not: its
-    backend's route is the worker's (`worker_route`), on a GPU or a device it picks (an OpenCL
-    one on NVIDIA's own platform, where the platform is known), and the driver lets the
-    grading's user read them."""
-    from grader.backends import registry
-    from grader.backends.opencl_ptx import is_nvidia_platform
-
-    kind = registry.find(target.backend)
-    if kind is not None and kind.counters_through_cuda and target.platform and not is_nvidia_platform(target.platform):
-        return False
-    return target.kind in ("gpu", "unknown") and worker_route(target.backend) and runner.profiling_permitted()
+def _worker_reads_here(spec: Spec, target: Target) -> bool:
+    """Whether the grading's worker can read counters itself on `target`, ncu or not: nothing
+    about the device refuses them (runner.device_refusal: a GPU, or a device the worker picks;
+    an OpenCL one on NVIDIA's own platform where the platform is known), its backend's route is
+    the worker's (`worker_route`), and the driver lets the grading's user read them."""
+    kind = None if target.kind == "unknown" else target.kind
+    return (runner.device_refusal(spec, target.backend, kind, target.platform or None) is None
+            and worker_route(target.backend) and runner.profiling_permitted())
 
 
 def worker_route(backend: str) -> bool:

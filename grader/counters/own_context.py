@@ -48,7 +48,7 @@ class CountersContext:
 
     def wait(self) -> None:
         """Until the thread is done (made, or failed): called before anything is timed."""
-        if self._thread.is_alive() or self._thread.ident is not None:
+        if self._thread.ident is not None:  # (started)
             self._thread.join()
 
     def _make(self) -> None:
@@ -123,7 +123,6 @@ class CountersContext:
         try:
             self.enter()
             self._entered = False
-            self.backend._modules.clear()
             self.backend.close()  # pops it and lets it go
         except Exception:  # noqa: BLE001 - freed with the process
             pass

@@ -47,11 +47,23 @@ DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes
 
 def before_running(spec: Spec, backend: str, device_kind: str | None = None,
                    platform: str | None = None) -> ProfileResult | None:
-    """Why counters cannot be read for this stage, backend and device, decided without running
-    anything (None: worth a run). An OpenCL kernel is profiled through CUDA
-    (grader.backends.opencl_ptx), on an NVIDIA GPU of NVIDIA's own OpenCL platform only: a GPU of
-    another platform is refused here where the grading's `platform` is known, and by the
-    profiling entry where it is not (`lab profile` before it picks a device)."""
+    """Why counters cannot be read the ncu way for this stage, backend and device, decided
+    without running anything (None: worth a run): device_refusal's reason, else no ncu."""
+    refused = device_refusal(spec, backend, device_kind, platform)
+    if refused is not None:
+        return refused
+    if ncu.ncu_path() is None:
+        return unavailable(Unavailable.NO_NCU)
+    return None
+
+
+def device_refusal(spec: Spec, backend: str, device_kind: str | None = None,
+                   platform: str | None = None) -> ProfileResult | None:
+    """Why this stage, backend and device have no counters to read, whatever the route (None:
+    they may). An OpenCL kernel is read through CUDA (grader.backends.opencl_ptx), on an NVIDIA
+    GPU of NVIDIA's own OpenCL platform only: a GPU of another platform is refused here where the
+    grading's `platform` is known, and where it is not by the worker or the profiling entry
+    (`lab profile` before it picks a device)."""
     if spec.counters is None:
         return unavailable(Unavailable.NO_SPEC)
     if device_kind == "cpu":
@@ -66,8 +78,6 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
             return unavailable(Unavailable.OPENCL, platform or "")
     elif device_kind not in (None, "gpu"):
         return unavailable(Unavailable.CPU_DEVICE)
-    if ncu.ncu_path() is None:
-        return unavailable(Unavailable.NO_NCU)
     return None
 
 

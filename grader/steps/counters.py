@@ -136,7 +136,7 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
     from grader.backends.opencl_ptx import PtxRefused
     from grader.correctness import make_setup
     from grader.counters.cupti import RangeProfiler
-    from grader.counters.entry import RAN_DIFFERENTLY, _check_case, ran_differently
+    from grader.counters.entry import check_case, ran_differently, ran_differently_line
     from grader.timing import prepare_roles, release_roles
 
     began = time.perf_counter()
@@ -180,12 +180,12 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
         mark("programs loaded")
         for role in list(kernels):
             try:
-                why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], _check_case(specs[role]),
+                why = ran_differently(own.backend, ctx.problem, specs[role], kernels[role], check_case(specs[role]),
                                       rng)
             except LaunchError as error:  # (the submission is checked last: the trusted roles are read first)
                 why = f"it failed there: {error}"
             if why is not None:
-                errors[role] = f"{RAN_DIFFERENTLY} ({' '.join(why.split())[:160]})" if why else RAN_DIFFERENTLY
+                errors[role] = ran_differently_line(why)
                 del kernels[role]
         mark("checked on a test case")
         if "submission" not in kernels:
