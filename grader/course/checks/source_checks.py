@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.backends import registry
+from grader.course.checks.file_reads import find_file_read
 from grader.course.spec import KernelSpec, Param, SpecError, parse_params
 
 MAX_BYTES = 256 * 1024
@@ -144,7 +145,8 @@ def decode_source(data: bytes, name: str) -> str:
 
 
 def strip_comments(source: str) -> str:
-    """Blank out comments, keeping every newline (so line numbers hold) and string literals."""
+    """Blank out comments, keeping every newline (so line numbers hold), string literals and
+    character constants (a multi-character `'/*'` opens no comment)."""
     out = []
     i, n = 0, len(source)
     while i < n:
@@ -159,9 +161,9 @@ def strip_comments(source: str) -> str:
             j = n if j < 0 else j + 2
             out.append("".join(ch if ch == "\n" else " " for ch in source[i:j]))
             i = j
-        elif c == '"':
+        elif c in "\"'":
             j = i + 1
-            while j < n and source[j] != '"' and source[j] != "\n":
+            while j < n and source[j] != c and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
             j = min(j + 1, n)
             out.append(source[i:j])
@@ -172,41 +174,10 @@ def strip_comments(source: str) -> str:
     return "".join(out)
 
 
-def splice_lines(source: str) -> tuple[str, list[int]]:
-    """Join each line that ends in a backslash to the next, as the preprocessor does before
-    anything else (so `#\\` + newline + `include` is still an include). Returns the joined
-    text and, for each of its lines, the number of the physical line it starts on."""
-    lines: list[str] = []
-    starts: list[int] = []
-    pending: list[str] = []
-    start = 1
-    for number, text in enumerate(source.replace("\r\n", "\n").split("\n"), start=1):
-        if not pending:
-            start = number
-        stripped = text.rstrip(" \t")
-        if stripped.endswith("\\"):
-            pending.append(stripped[:-1])
-            continue
-        lines.append("".join(pending) + text)
-        starts.append(start)
-        pending = []
-    if pending:
-        lines.append("".join(pending))
-        starts.append(start)
-    return "\n".join(lines), starts
-
-
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-# A directive that reads another file, however it is spelled: `#`, the digraph `%:` or the
-# trigraph `??=`, then include, include_next, import (clang and gcc accept it in C) or embed.
-_INCLUDE = re.compile(
-    r"^[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*(?P<directive>include_next|include|import|embed)\b"
-    r"[ \t\f\v]*(?P<what>[^\n]*)",
-    re.MULTILINE,
-)
 _MAIN = re.compile(r"\bint\s+main\s*\(")
 _HOST_CALLS = r"malloc|free|fopen|system|printf_host"  # and every backend's host API (KernelSyntax.host_calls)
 _LAUNCH = re.compile(r"<<<")
@@ -225,20 +196,17 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
     """Refuse includes, host code and missing or mis-declared entry points; and memory sized at
     launch (`extern __shared__`) unless the stage launches with some (`dynamic_shared`)."""
     code = strip_comments(source)
-    logical, starts = splice_lines(source)
-    directives = strip_comments(logical)
     kind = registry.by_name(backend)
-    for match in _INCLUDE.finditer(directives):
-        header = match.group("what").strip().strip('<>"')
-        allowed = header in allowed_headers or header in kind.toolkit_headers
-        if match.group("directive") != "include" or not allowed:
-            line = starts[directives.count("\n", 0, match.start())]
+    read = find_file_read(source, frozenset(allowed_headers) | kind.toolkit_headers)
+    if read is not None:
+        where = f"{name}:{read.line}" if read.line else name
+        if read.directive:
             toolkit = (f"; of the {kind.language} toolkit's own headers these are allowed: "
                        f"{', '.join(sorted(kind.toolkit_headers))}" if kind.toolkit_headers else "")
             raise SubmissionError(
-                f"{name}:{line}: #{match.group('directive')} is not allowed in a submission ({header!r}: it "
-                f"must be one self-contained kernel file; the grader defines what the stage needs{toolkit})"
-            )
+                f"{where}: #{read.directive} is not allowed in a submission ({read.header!r}: it must be one "
+                f"self-contained kernel file; the grader defines what the stage needs{toolkit})")
+        raise SubmissionError(f"{where}: {read.reason}")
     if kind.dynamic_shared is not None and not dynamic_shared:
         dynamic = re.search(r"\b" + r"\s+".join(map(re.escape, kind.dynamic_shared.split())) + r"\b", code)
         if dynamic is not None:
