@@ -23,7 +23,13 @@ from typing import cast
 from grader.backends import registry
 from grader.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
 from grader.course.catalog import Catalog
-from grader.course.checks.normalised_source import DIGEST_SCHEME, given_names, normalised_digest, token_digest
+from grader.course.checks.normalised_source import (
+    DIGEST_SCHEME,
+    given_defines,
+    given_names,
+    normalised_digest,
+    token_digest,
+)
 from grader.course.release_config import ReleaseConfig
 from grader.course.release_manifest import MANIFEST, ReleaseManifest, TrustedBinary
 from grader.course.spec import Spec
@@ -187,7 +193,9 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
             path = catalog.reference_file(stage, suffix)
             if path.is_file():
                 text = path.read_text(encoding="utf-8")
-                digests.setdefault(stage, {})[suffix] = normalised_digest(text, given_names(catalog.get(stage)))
+                given = catalog.get(stage)
+                digests.setdefault(stage, {})[suffix] = normalised_digest(text, given_names(given),
+                                                                          dict(given_defines(given)))
                 handout_digests.setdefault(stage, {})[suffix] = token_digest(text)
 
     binaries: list[TrustedBinary] = []
@@ -269,12 +277,12 @@ def handed_out_solutions(catalog: Catalog, config: ReleaseConfig) -> tuple[str, 
         baseline = (catalog.get(stage).baseline or "").partition(":")[0]
         if not baseline or baseline == stage or baseline in config.solutions:
             continue
-        names = given_names(catalog.get(baseline))
+        names, defines = given_names(catalog.get(baseline)), dict(given_defines(catalog.get(baseline)))
         for suffix in SUFFIXES:
             skeleton, reference = catalog.get(stage).skeleton(suffix), catalog.reference_file(baseline, suffix)
             if skeleton.is_file() and reference.is_file() and normalised_digest(
-                    skeleton.read_text(encoding="utf-8"), names) == normalised_digest(
-                    reference.read_text(encoding="utf-8"), names):
+                    skeleton.read_text(encoding="utf-8"), names, defines) == normalised_digest(
+                    reference.read_text(encoding="utf-8"), names, defines):
                 lines.append(f"the skeleton of {stage} is {baseline}'s solution (comments apart): it is handed "
                              f"out with {stage}; list {baseline} in solutions to release its folder too")
                 break

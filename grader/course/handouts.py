@@ -1,6 +1,6 @@
 """Kernels the course handed out: a stage's skeleton, and every other stage's reference.
 
-A submission that is one of them, unchanged apart from whitespace and comments, has not done
+A submission that is one of them, unchanged apart from whitespace, comments and macros, has not done
 the stage's work. On a CPU device, where speed is not graded, such a file (the skeleton is the
 previous stage's correct kernel) would otherwise pass; on a GPU it would fail only as "too slow",
 which hides that nothing was changed. This stage's own reference is not counted as a handout:
@@ -58,24 +58,29 @@ def find_handout(source: str, suffix: str, stage: str, skeleton: Path,
 
 
 @lru_cache(maxsize=256)
-def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...]) -> str:
-    return normalised_digest(Path(path).read_text(encoding="utf-8"), fixed)
+def _file_digest(path: str, mtime_ns: int, fixed: tuple[str, ...],
+                 defines: tuple[tuple[str, int | float], ...]) -> str:
+    return normalised_digest(Path(path).read_text(encoding="utf-8"), fixed, dict(defines))
 
 
 def reference_digest(reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
-                     suffix: str, fixed: tuple[str, ...] = ()) -> str | None:
+                     suffix: str, fixed: tuple[str, ...] = (),
+                     defines: tuple[tuple[str, int | float], ...] = ()) -> str | None:
     """The normalised digest of `stage`'s reference with `suffix` (`fixed`: the names the stage
-    gives, grader.course.checks.normalised_source): of its source where present, else the one a students' copy
-    ships (`shipped`: stage -> suffix -> digest); None where neither."""
+    gives, `defines`: their values, grader.course.checks.normalised_source): of its source where
+    present, else the one a students' copy ships (`shipped`: stage -> suffix -> digest); None
+    where neither."""
     try:
-        return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed)
+        return _file_digest(str(reference), reference.stat().st_mtime_ns, fixed, defines)
     except (OSError, UnicodeDecodeError):
         pass
     return (shipped or {}).get(stage, {}).get(suffix)
 
 
 def is_own_reference(source: str, reference: Path, shipped: dict[str, dict[str, str]] | None, stage: str,
-                     suffix: str, fixed: tuple[str, ...] = ()) -> bool:
-    """Whether `source` is `stage`'s reference, apart from whitespace, comments and its own names."""
-    expected = reference_digest(reference, shipped, stage, suffix, fixed)
-    return bool(expected) and normalised_digest(source, fixed) == expected
+                     suffix: str, fixed: tuple[str, ...] = (),
+                     defines: tuple[tuple[str, int | float], ...] = ()) -> bool:
+    """Whether `source` is `stage`'s reference, apart from whitespace, comments, macros and its
+    own names."""
+    expected = reference_digest(reference, shipped, stage, suffix, fixed, defines)
+    return bool(expected) and normalised_digest(source, fixed, dict(defines)) == expected

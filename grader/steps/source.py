@@ -12,7 +12,7 @@ from grader.backends import registry
 from grader.course.catalog import Catalog
 from grader.course.checks.divergent_barriers import find_divergent_barriers
 from grader.course.checks.missing_barriers import find_unsynced_reads
-from grader.course.checks.normalised_source import given_names, token_digest
+from grader.course.checks.normalised_source import given_defines, given_names, token_digest
 from grader.course.checks.source_checks import SubmissionError, check_source
 from grader.course.handouts import Handout, find_handout, is_own_reference
 from grader.course.spec import Spec
@@ -37,7 +37,7 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
         suffix = registry.by_name(backend).suffix
         shipped = catalog.release.digests if catalog.release is not None else None
         if not accept_reference and is_own_reference(source, catalog.reference_file(spec.id, suffix), shipped,
-                                                     spec.id, suffix, given_names(spec)):
+                                                     spec.id, suffix, given_names(spec), given_defines(spec)):
             return SourceResult(refused=reference_message(spec), failure=FailureKind.REFERENCE_COPY)
     barrier = registry.by_name(backend).syntax.barrier
     return SourceResult(divergent_barriers=tuple(found.message() for found in find_divergent_barriers(source)),
@@ -80,6 +80,6 @@ def unchanged_message(spec: Spec, handout: Handout) -> str:
 
 def reference_message(spec: Spec) -> str:
     """What the student sees for a copy of the stage's own reference."""
-    return (f"this file is the reference solution of {spec.id}, unchanged apart from whitespace, comments "
-            f"and names: a submission must be your own kernel ({spec.id} asks for {spec.concept})")
+    return (f"this file is the reference solution of {spec.id}, unchanged apart from whitespace, comments, "
+            f"macros and names: a submission must be your own kernel ({spec.id} asks for {spec.concept})")
 

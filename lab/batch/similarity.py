@@ -31,7 +31,7 @@ from enum import Enum
 
 from grader.backends import registry
 from grader.course.catalog import Catalog
-from grader.course.checks.normalised_source import given_names
+from grader.course.checks.normalised_source import given_defines, given_names
 from grader.course.handouts import is_own_reference
 from grader.course.spec import Spec
 from lab.batch.beneath import open_beneath, read_bounded
@@ -274,7 +274,7 @@ def reference_copies(catalog: Catalog, spec: Spec, sources: Sequence[Source]) ->
     for source in sources:
         suffix = registry.by_name(source.backend).suffix
         if is_own_reference(source.text, catalog.reference_file(spec.id, suffix), shipped, spec.id, suffix,
-                            given_names(spec)):
+                            given_names(spec), given_defines(spec)):
             found.append(source.file)
     return tuple(found)
 

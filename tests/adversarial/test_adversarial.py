@@ -239,6 +239,26 @@ def _bad_files() -> list[tuple[str, bytes, str]]:
             (f"import.{ext}", f'#import "{sol}"\n{decoy[ext]}'.encode(), "#import is not allowed"),
             (f"embed.{ext}", f'const char data[] = {{\n#embed "{sol}"\n}};\n{decoy[ext]}'.encode(),
              "#embed is not allowed"),
+            # a comment that spans the line break: the preprocessor sees `#include "..."`
+            (f"include_comment_span.{ext}", f'#/*\n*/include "/etc/passwd"\n{decoy[ext]}'.encode(),
+             "#include is not allowed"),
+            # a multi-character constant `'/*'` that a comment stripper takes for a comment
+            (f"include_after_multichar.{ext}",
+             f"int c = '/*';\n#include \"/etc/passwd\"\nint d = '*/';\n{decoy[ext]}".encode(),
+             "#include is not allowed"),
+            (f"has_include.{ext}", f'#if __has_include("/etc/shadow")\nint x;\n#endif\n{decoy[ext]}'.encode(),
+             "__has_include asks the compiler about files"),
+            (f"has_include_pasted.{ext}", ('#define CAT(a, b) a##b\n#if CAT(__has_, include)("/etc/shadow")\n'
+                                            f'int x;\n#endif\n{decoy[ext]}').encode(), "asks __has_include"),
+            (f"pragma_dependency.{ext}", f'_Pragma("GCC dependency \\"/etc/passwd\\"")\n{decoy[ext]}'.encode(),
+             "is not allowed in a submission"),
+            (f"pragma_debug_crash.{ext}", f'#pragma clang __debug crash\n{decoy[ext]}'.encode(),
+             "#pragma clang __debug crash is not allowed"),
+            (f"include_binary.{ext}", f'#include "/bin/bash"\n{decoy[ext]}'.encode(), "#include is not allowed"),
+            (f"include_backslash_space_splice.{ext}",
+             f'// a comment \\  \n#include "/etc/passwd"\n{decoy[ext]}'.encode(), "#include is not allowed"),
+            (f"include_macro.{ext}", f'#define F "/etc/passwd"\n#include F\n{decoy[ext]}'.encode(),
+             "#include is not allowed"),
         ]
     return files
 

@@ -73,11 +73,23 @@ def test_the_reference_is_refused_by_both_copies(release: Release, tmp_path: Pat
         assert f"the reference solution of {HELD}" in report["checks"][0]["message"]
 
 
+def with_define(source: str) -> str:
+    """The reference with a `#define` line of its own added."""
+    return "#define MY_OWN_WORK 1\n" + source
+
+
+def with_alias(source: str) -> str:
+    """The reference with a macro standing for one of its names and one for a stage define."""
+    return ("#define STAGED tile\n#define SIDE TILE_DIM\n"
+            + re.sub(r"\btile\b", "STAGED", source).replace("TILE_DIM]", "SIDE]"))
+
+
 @pytest.mark.parametrize("suffix", [".cu", ".cl"])
-def test_the_source_check_refuses_the_reference_in_both_copies(release: Release, suffix: str) -> None:
+@pytest.mark.parametrize("edit", [renamed, with_define, with_alias])
+def test_the_source_check_refuses_the_reference_in_both_copies(release: Release, suffix: str, edit) -> None:
     """Before any device: the instructor's checkout against the source, the copy against the digest."""
     backend = {".cu": "cuda", ".cl": "opencl"}[suffix]
-    source = renamed(catalog().reference_file(HELD, suffix).read_text(encoding="utf-8"))
+    source = edit(catalog().reference_file(HELD, suffix).read_text(encoding="utf-8"))
     for course in (catalog(), Catalog(release.folder)):
         spec = course.get(HELD)
         checked = check_submission_source(spec, source, backend, f"mine{suffix}", course)

@@ -19,6 +19,16 @@ needs_opencl = pytest.mark.skipif(not any(t.backend == "opencl" and t.kind == "c
                                   reason="no OpenCL CPU device (PoCL)")
 
 
+def slow_to_compile() -> str:
+    """A kernel of about 240 KB of straight-line arithmetic: PoCL compiles it in about a second
+    on one core, with no macro the source check would refuse."""
+    lines = ["__kernel void transpose(__global float *out, __global const float *in, int width, int height) {",
+             "  float a = in[get_global_id(0)], b = a * 0.5f, c = a + 1.0f;"]
+    for i in range(3400):
+        lines.append(f"  a = a * b + {i}.5f; b = b * c - a; c = fma(c, a, b) + sin(a * {i}.25f);")
+    return "\n".join([*lines, "  out[get_global_id(0)] = a + b + c;", "}", ""])
+
+
 def _files(folder: Path) -> list[str]:
     """Every file under PoCL's cache folder but the worker folders' links and lock files."""
     kept = {pocl_scratch.OWNER, pocl_scratch.COMPLETE}
@@ -31,9 +41,10 @@ def test_a_compile_killed_at_its_limit_leaves_nothing_in_pocls_cache(tmp_path, m
     cache = tmp_path / "pocl"
     monkeypatch.setenv("POCL_CACHE_DIR", str(cache))
     monkeypatch.setenv("LAB_SANDBOX", "off")  # sandboxed, PoCL writes in the sandbox's own /tmp (grader.sandbox)
-    bomb = ROOT / "tests" / "adversarial" / "kernels" / "compiler_bomb.cl"
+    bomb = tmp_path / "slow_to_compile.cl"
+    bomb.write_text(slow_to_compile(), encoding="utf-8")
     report = grade_file(catalog(), catalog().get("transpose_coalesced"), bomb, Target.to_choose("opencl"),
-                        timing=False, limits=Limits(compile_s=3.0))
+                        timing=False, limits=Limits(compile_s=0.3))
     assert "timed out during compiling" in report.checks[0].message
     # PoCL's temporaries (tempfile_*, its preprocessor's growing *.tmp output) were in the
     # worker's own folder, removed with it

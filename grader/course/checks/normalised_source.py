@@ -1,6 +1,9 @@
-"""A kernel source reduced to what survives trivial edits: its comments, layout and the names
-it chose itself are gone, so two files that differ only in whitespace, comments or a consistent
-renaming of identifiers normalise to the same tokens (and the same digest).
+"""A kernel source reduced to what survives trivial edits: it is preprocessed first (its macros
+expanded, the stage's defines given their values, conditionals decided, macro definitions
+dropped: grader.course.checks.expanded_source), then its comments, layout and the names it chose
+itself are gone. Two files that differ only in whitespace, comments, a consistent renaming of
+identifiers, `#define` lines or macros standing for what the other spells out normalise to the
+same tokens (and the same digest).
 
 What is kept as written: the languages' keywords and types, the names CUDA and OpenCL define
 (threadIdx, get_local_id, __syncthreads, barrier, ...), every name starting with an underscore
@@ -12,29 +15,38 @@ reference's source (lab.release): it tells the reference apart without holding i
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from grader.course.checks.source_checks import strip_comments
+from grader.course.checks.expanded_source import ExpansionError, expand
+from grader.course.checks.pp_lexer import Dialect, LexError, tokenize
 from grader.course.spec import Spec
 
-# Names, numbers (with suffixes and exponents), and any other single non-space character.
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+)?[fFuUlL]*|\.\d[\w.]*|\S")
+_READ_AS = Dialect(cplusplus=True, splice_after_space=True)
 
 
-def tokens(source: str) -> tuple[str, ...]:
-    """The source as the compiler reads it, without its comments and layout."""
-    return tuple(_TOKEN.findall(strip_comments(source)))
+def tokens(source: str, defines: Mapping[str, int | float] | None = None) -> tuple[str, ...]:
+    """The source's preprocessing tokens after preprocessing (`defines`: the values the grader
+    gives the stage's names), without its comments and layout. A source that cannot be
+    preprocessed within bounds is read as written."""
+    prelude = "".join(f"#define {name} {value}\n" for name, value in (defines or {}).items())
+    try:
+        text = expand(prelude + source).text
+    except ExpansionError:
+        text = source
+    try:
+        return tuple(t.text for t in tokenize(text, _READ_AS))
+    except LexError:
+        return tuple(text.split())
 
 
 def token_digest(source: str) -> str:
     """The hex SHA-256 of `tokens` (its names kept): equal for two sources that differ only in
-    whitespace and comments ("" for a source with no tokens)."""
+    whitespace, comments and macros ("" for a source with no tokens)."""
     found = tokens(source)
     return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest() if found else ""
 
 
-DIGEST_SCHEME = "sha256-normalised-tokens-v2"  # v2: the stage's defines and kernel names kept
+DIGEST_SCHEME = "sha256-normalised-tokens-v3"  # v3: preprocessed first (macros expanded, defines given)
 
 _C_WORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline int
@@ -61,24 +73,27 @@ def _is_name(token: str) -> bool:
     return token[0].isalpha() or token[0] == "_"
 
 
-def normalised_tokens(source: str, fixed: Iterable[str] = ()) -> tuple[str, ...]:
-    """The source's tokens with comments and layout dropped and its own names numbered.
+def normalised_tokens(source: str, fixed: Iterable[str] = (),
+                      defines: Mapping[str, int | float] | None = None) -> tuple[str, ...]:
+    """The source's tokens after preprocessing (`tokens`), with its own names numbered.
     `fixed`: names the stage gives (its defines, its kernels' names), kept as written: a file
-    that renames one of them is another program, not a renamed copy."""
+    that renames one of them is another program, not a renamed copy. `defines`: the values
+    the grader gives the stage's defines, as the compiler sees them."""
     kept = KEPT | frozenset(fixed)
     numbered: dict[str, str] = {}
     out: list[str] = []
-    for token in tokens(source):
-        member = bool(out) and (out[-1] == "." or (out[-1] == ">" and len(out) > 1 and out[-2] == "-"))
+    for token in tokens(source, defines):
+        member = bool(out) and out[-1] in (".", "->")
         if _is_name(token) and token not in kept and not token.startswith("__") and not member:
             token = numbered.setdefault(token, f"id{len(numbered)}")
         out.append(token)
     return tuple(out)
 
 
-def normalised_digest(source: str, fixed: Iterable[str] = ()) -> str:
+def normalised_digest(source: str, fixed: Iterable[str] = (),
+                      defines: Mapping[str, int | float] | None = None) -> str:
     """The hex SHA-256 of the normalised tokens ("" for a source with no tokens)."""
-    found = normalised_tokens(source, fixed)
+    found = normalised_tokens(source, fixed, defines)
     if not found:
         return ""
     return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest()
@@ -87,3 +102,8 @@ def normalised_digest(source: str, fixed: Iterable[str] = ()) -> str:
 def given_names(spec: Spec) -> tuple[str, ...]:
     """The names a stage gives its kernel files (its defines, its kernels' names): kept as written."""
     return tuple(sorted({*spec.defines, *(kernel.name for kernel in spec.kernels)}))
+
+
+def given_defines(spec: Spec) -> tuple[tuple[str, int | float], ...]:
+    """The stage's defines with the values the grader compiles its kernels with (hashable)."""
+    return tuple(sorted(spec.defines.items()))
