@@ -23,8 +23,9 @@ On the GPU machine, the issue's load (300 students, 2 each, in 10 minutes), a ki
 after the Kth acknowledgement and starts it again: its submission is queued again when --lease
 ends and graded by a worker, never lost.
 
-Each upload is the kernel with a `#define` line of its own (a new source: a comment alone would
-be answered from the stored result of an identical one). --gpus / --cpu-lanes are lab serve's
+Each upload is a kernel of the benchmark's own making (`own_kernel`: the kernel with a statement
+of its own in its body, which the compiler drops): a new source that is not the reference as the
+source check sees it (a comment or a `#define` line alone would be the reference, and refused). --gpus / --cpu-lanes are lab serve's
 lanes; --batch-compare then grades the same number of such files with `lab batch` on the same
 devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio.
 
@@ -50,6 +51,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+
+
+def own_kernel(source: bytes, mark: int) -> bytes:
+    """`source` with `int lab_load_mark = MARK; (void)lab_load_mark;` at the start of its first
+    function body: the same kernel to the compiler (the statement is dropped), another program to
+    the source check, so it is graded rather than refused as the reference or deduplicated."""
+    text = source.decode("utf-8")
+    body = text.index("{", text.index("(")) + 1
+    return (text[:body] + f" int lab_load_mark = {mark}; (void)lab_load_mark;" + text[body:]).encode("utf-8")
 
 def with_root(environ: "os._Environ[str] | dict[str, str]") -> dict[str, str]:
     """The environment with this checkout first on PYTHONPATH (what was there kept after it)."""
@@ -127,7 +137,7 @@ def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path
     for n in range(count):
         student = classroom / f"student{n:04d}"
         student.mkdir(parents=True)
-        (student / f"{args.stage}{suffix}").write_bytes(source + f"\n#define LAB_LOAD_BATCH_{n} 1\n".encode())
+        (student / f"{args.stage}{suffix}").write_bytes(own_kernel(source, 1_000_000 + n))
     command = [sys.executable, "-m", "lab", "batch", str(classroom), "--out", str(out)]
     command += (["--gpus", args.gpus] if args.gpus else []) + (["--jobs", str(args.cpu_lanes)] if args.cpu_lanes else [])
     print(f"lab batch of {count} submissions: {' '.join(command[3:])}", file=sys.stderr)
@@ -235,7 +245,7 @@ def main() -> None:
         if delay > 0:
             time.sleep(delay)
         student, version = job
-        body = source + f"\n#define LAB_LOAD_{student}_{version} 1\n".encode()  # a new source, not a comment: graded anew
+        body = own_kernel(source, student * 1000 + version)  # a new source, graded anew
         for _ in range(200):  # while the server is down after a kill: send again
             try:
                 started = time.perf_counter()
