@@ -77,6 +77,8 @@ def serve(
                                "remote workers (lab work) grade"),
     lease: float = typer.Option(120.0, "--lease", help="seconds a remote worker holds a submission without "
                                 "renewing it; after that it is queued again"),
+    body_timeout: float = typer.Option(60.0, "--body-timeout", help="seconds a request's body may take to arrive; "
+                                       "a slower one is cut off (408)"),
     secure_cookies: bool = typer.Option(False, "--secure-cookies", help="browsers send the session cookie over "
                                         "HTTPS only (set it behind a TLS proxy)"),
     roster: Path | None = typer.Option(None, "--roster", help="the roster the tokens came from: an autograder "
@@ -105,6 +107,8 @@ def serve(
         fail(str(error))
     if lease <= 0:
         fail(f"--lease {lease:g}: give a positive number of seconds")
+    if not 0 < body_timeout < float("inf"):
+        fail(f"--body-timeout {body_timeout:g}: give a positive number of seconds")
     roster_ids: dict[str, str] = {}
     if roster is not None:
         from lab.batch.roster import RosterError, load_roster
@@ -116,7 +120,7 @@ def serve(
             fail(str(error))
     lanes = _plan_lanes(device, gpus, cpu_lanes) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
-                              secure_cookies=secure_cookies, roster_ids=roster_ids)
+                              body_timeout_s=body_timeout, secure_cookies=secure_cookies, roster_ids=roster_ids)
     try:
         application = create_app(settings, catalog)
     except StoreError as error:

@@ -10,6 +10,11 @@ Every grading is held under a lease: a remote worker renews its own, a server re
 (renew_server); one not renewed in time is queued again (expire_leases), so a dead server's or
 worker's grading is handed on, and a result sent under an old claim is refused (its attempt
 number is no longer the row's).
+
+A submission is stored under a lock on its student (SQLite: the database's write lock, taken by
+BEGIN IMMEDIATE; PostgreSQL: the student's row, SELECT ... FOR UPDATE): the look for an
+identical earlier submission, the count against the hourly limit and the insert are one step,
+so parallel uploads store one of identical bytes and no more than the limit allows.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeGuard, overload
 
-from sqlalchemy import create_engine, event, func, select, update
+from sqlalchemy import create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -33,6 +38,7 @@ from lab.server.tokens import new_token, token_hash
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SESSION_LIFETIME = timedelta(days=14)  # a browser session ends this long after sign-in
+LARGEST_ID = (1 << 63) - 1  # the largest integer SQLite and PostgreSQL (bigint) hold
 
 
 class StoreError(ValueError):
@@ -155,6 +161,11 @@ def migrate(engine: Engine) -> None:
                          f"upgrade it ({str(error).splitlines()[0]})") from None
 
 
+def storable_id(submission_id: int) -> bool:
+    """Whether a submission could have this id (1 to LARGEST_ID): any other is none, unasked."""
+    return 0 < submission_id <= LARGEST_ID
+
+
 def _user(row: UserRow) -> User:
     return User(row.id, row.login, row.name, Role(row.role), bool(row.leaderboard))
 
@@ -183,8 +194,9 @@ class Store:
     # Users and tokens
 
     def issue_token(self, login: str, name: str = "", role: Role = Role.STUDENT) -> str:
-        """A fresh token for `login` (made a user where new); any earlier token stops working.
-        Raises StoreError where `login` is a user of another role (a role is never changed)."""
+        """A fresh token for `login` (made a user where new); any earlier token stops working, and
+        every browser session signed in with it ends. Raises StoreError where `login` is a user of
+        another role (a role is never changed)."""
         token = new_token()
         with self._session() as db, db.begin():
             row = db.scalar(select(UserRow).where(UserRow.login == login))
@@ -196,6 +208,7 @@ class Store:
                                  "give another name")
             else:
                 row.name = name or row.name
+                db.execute(delete(SessionRow).where(SessionRow.user_id == row.id))
             row.token_hash = token_hash(token)
         return token
 
@@ -206,8 +219,7 @@ class Store:
             if row is None:
                 return False
             row.token_hash = None
-            for session in db.scalars(select(SessionRow).where(SessionRow.user_id == row.id)):
-                db.delete(session)
+            db.execute(delete(SessionRow).where(SessionRow.user_id == row.id))
         return True
 
     def has_token(self, login: str) -> bool:
@@ -230,24 +242,33 @@ class Store:
 
     # Browser sessions
 
-    def open_session(self, user: User) -> tuple[str, str]:
-        """A new browser session for `user`: (the cookie's value, the session's form token)."""
+    def open_session(self, user: User, token: str) -> tuple[str, str] | None:
+        """A new browser session for `user`, signed in with `token`: (the cookie's value, the
+        session's form token); None where `token` is no longer `user`'s (reissued or revoked
+        meanwhile). The session lasts while that token is the user's (session_user)."""
         import secrets
 
         cookie, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         with self._session() as db, db.begin():
-            db.add(SessionRow(id_hash=token_hash(cookie), user_id=user.id, csrf=csrf, created_at=now()))
+            held = db.scalar(select(UserRow.token_hash).where(UserRow.id == user.id))
+            if held is None or held != token_hash(token):
+                return None
+            db.add(SessionRow(id_hash=token_hash(cookie), user_id=user.id, csrf=csrf, created_at=now(),
+                              token_hash=held))
         return cookie, csrf
 
     def session_user(self, cookie: str) -> tuple[User, str] | None:
-        """The user and form token of the session whose cookie is `cookie`, or None (no such
-        session, one older than SESSION_LIFETIME, or its user's token revoked)."""
+        """The user and form token of the session whose cookie is `cookie`, or None: no such
+        session, one older than SESSION_LIFETIME, or one signed in with a token that is no longer
+        its user's (reissued or revoked). Asked on every request a session makes."""
         with self._session() as db:
             row = db.get(SessionRow, token_hash(cookie))
             if row is None or _utc(row.created_at) < now() - SESSION_LIFETIME:
                 return None
             user = db.get(UserRow, row.user_id)
-            return None if user is None or user.token_hash is None else (_user(user), row.csrf)
+            if user is None or user.token_hash is None or row.token_hash != user.token_hash:
+                return None
+            return _user(user), row.csrf
 
     def close_session(self, cookie: str) -> None:
         with self._session() as db, db.begin():
@@ -266,9 +287,13 @@ class Store:
         `per_hour` (0: no limit): a student (not an instructor) with that many submissions
         stored in the last hour is refused with RateLimited (an identical resubmission is not).
         `requested_by`: the autograder whose token sent it for `user`; the submission returned
-        (new or earlier) becomes one that autograder may read (may_read), in the same commit."""
+        (new or earlier) becomes one that autograder may read (may_read), in the same commit.
+
+        Atomic for the student: parallel calls with the same bytes store one submission, and
+        parallel calls over the limit store no more than it allows (the lock: the module's text)."""
         digest = hashlib.sha256(source).hexdigest()
         with self._session() as db, db.begin():
+            self._lock_student(db, user)
             earlier = db.scalar(select(SubmissionRow).where(
                 SubmissionRow.user_id == user.id, SubmissionRow.stage == stage, SubmissionRow.digest == digest,
                 SubmissionRow.state != str(State.FAILED)).order_by(SubmissionRow.id.desc()).limit(1))
@@ -284,6 +309,15 @@ class Store:
             self._grant(db, row.id, requested_by)
             return _submission(row, user.login), False
 
+    def _lock_student(self, db: Session, user: User) -> None:
+        """Hold, until `db`'s transaction ends, the lock under which `user`'s submissions are
+        stored: SQLite's write lock (the transaction begins IMMEDIATE: its first statement), the
+        student's row on PostgreSQL."""
+        if self.engine.dialect.name == "sqlite":
+            db.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            db.execute(select(UserRow.id).where(UserRow.id == user.id).with_for_update())
+
     @staticmethod
     def _grant(db: Session, submission_id: int, grader: User | None) -> None:
         if grader is not None and db.get(AutograderRequestRow, (submission_id, grader.id)) is None:
@@ -291,6 +325,8 @@ class Store:
 
     def may_read(self, grader: User, submission_id: int) -> bool:
         """Whether the autograder `grader` sent (or was answered with) this submission."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db:
             return db.get(AutograderRequestRow, (submission_id, grader.id)) is not None
 
@@ -374,6 +410,8 @@ class Store:
 
     def renew(self, submission_id: int, attempt: int, worker: str, lease_s: float) -> bool:
         """Extend a remote worker's hold on a submission it grades; False where it no longer holds it."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
             if not self._held(row, attempt, worker):
@@ -435,6 +473,8 @@ class Store:
                worker: str | None = None) -> bool:
         """Store a grading's result; False (nothing stored) where the submission is not being
         graded by this claim: `attempt` (its gradings started when claimed) and `worker`."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
             if not self._held(row, attempt, worker):
@@ -450,6 +490,8 @@ class Store:
     def fail(self, submission_id: int, reason: str, attempt: int | None = None, worker: str | None = None) -> bool:
         """The grader could not grade it: kept, with the reason, out of the queue (as finish, for
         the claim)."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
             if not self._held(row, attempt, worker):
@@ -459,6 +501,8 @@ class Store:
 
     def regrade(self, submission_id: int) -> bool:
         """Queue a finished submission again (its result is dropped); False where none or unfinished."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
             if row is None or not State(row.state).finished:
@@ -492,6 +536,8 @@ class Store:
 
     def set_mark(self, submission_id: int, mark: Mark | None, note: str = "") -> bool:
         """Mark a submission (held for review, cheated), or lift its mark (None); False where none."""
+        if not storable_id(submission_id):
+            return False
         with self._session() as db, db.begin():
             row = db.get(SubmissionRow, submission_id)
             if row is None:
@@ -501,16 +547,22 @@ class Store:
             return True
 
     def get(self, submission_id: int) -> Submission | None:
+        if not storable_id(submission_id):
+            return None
         with self._session() as db:
             found = db.execute(select(SubmissionRow, UserRow.login).join(UserRow, UserRow.id == SubmissionRow.user_id)
                                .where(SubmissionRow.id == submission_id)).first()
             return None if found is None else _submission(*found)
 
     def report_json(self, submission_id: int) -> str | None:
+        if not storable_id(submission_id):
+            return None
         with self._session() as db:
             return db.scalar(select(SubmissionRow.report_json).where(SubmissionRow.id == submission_id))
 
     def feedback_html(self, submission_id: int) -> str | None:
+        if not storable_id(submission_id):
+            return None
         with self._session() as db:
             return db.scalar(select(SubmissionRow.feedback_html).where(SubmissionRow.id == submission_id))
 

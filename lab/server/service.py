@@ -31,21 +31,26 @@ from __future__ import annotations
 import base64
 import json
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from grader import GRADER_VERSION
 from grader.course.catalog import Catalog, UnknownStageError
-from lab.server.body_limit import BodyLimit
-from lab.server.database import Submission, User
+from lab.server.body_limit import BodyLimit, BodyRule
+from lab.server.database import Submission, User, storable_id
 from lab.server.intake import UploadRefused
+from lab.server.private_answers import NoStore
 from lab.server.server import NotYours, Server
 from lab.server.settings import ServerSettings
 from lab.server.states import Mark, Role, State
 
 WORKER_BODY_LIMIT = 32 << 20  # bytes of a worker's report (compiler logs, pictures of wrong outputs)
+FORM_BODY_LIMIT = 64 * 1024  # bytes of any other request's body: a JSON object, a form without a file
+JSON_DEPTH_LIMIT = 64  # levels of nesting a JSON body may have (a report has fewer than 10)
 MARK_NOTE_LIMIT = 1000  # characters of an instructor's note on a mark
 # The feedback page is the grader's own HTML: no script, inline styles, pictures as data: URLs.
 FEEDBACK_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
@@ -95,6 +100,47 @@ def instructor(user: User = Depends(token_user)) -> User:
     return user
 
 
+class NotJson:
+    """A request body that is not JSON (json_body's answer for it)."""
+
+
+NOT_JSON = NotJson()
+
+
+def _depth(value: Any) -> int:
+    """How deeply JSON `value` nests (a scalar: 0), without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level <= JSON_DEPTH_LIMIT:
+                todo.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+async def json_body(request: Request) -> Any:
+    """The request's body read as JSON; NOT_JSON where it is not JSON (empty, malformed, not
+    UTF-8). Raises HTTPException 400 where it nests deeper than JSON_DEPTH_LIMIT levels."""
+    deep = HTTPException(400, f"the JSON body nests deeper than {JSON_DEPTH_LIMIT} levels: send a flat object")
+    try:
+        body = json.loads(await request.body())
+    except RecursionError:
+        raise deep from None
+    except ValueError:
+        return NOT_JSON
+    if _depth(body) > JSON_DEPTH_LIMIT:
+        raise deep
+    return body
+
+
+def known_id(submission_id: int) -> int:
+    """The id, where a submission may have it; 404 where none can (beyond the database's integers)."""
+    if not storable_id(submission_id):
+        raise HTTPException(404, f"no submission {str(submission_id)[:40]}: ids are 1 to {(1 << 63) - 1}")
+    return submission_id
+
+
 def _visible(server: Server, user: User, submission_id: int) -> Submission:
     try:
         return server.visible(user, submission_id)
@@ -114,7 +160,19 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
     app = FastAPI(title="GPU lab course server", lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.server = server
-    app.add_middleware(BodyLimit, limit=settings.body_limit, wider=WORKER_BODY_LIMIT, wider_prefix="/api/worker/")
+    upload_rules = tuple(BodyRule("POST", path, settings.body_limit, "an upload") for path in ("/api/submissions",
+                                                                                             "/upload"))
+    app.add_middleware(BodyLimit, rules=(*upload_rules, BodyRule("POST", "/api/worker/[^/]+/result",
+                                                                 WORKER_BODY_LIMIT, "a worker's report")),
+                       default=FORM_BODY_LIMIT, timeout_s=settings.body_timeout_s)
+    app.add_middleware(NoStore)
+
+    @app.exception_handler(RequestValidationError)
+    async def one_line(request: Request, error: RequestValidationError) -> JSONResponse:
+        """A path or query value of the wrong kind (an id that is not a number): 422, one line."""
+        first = error.errors()[0] if error.errors() else {}
+        where = " ".join(str(part) for part in first.get("loc", ())[1:]) or "the request"
+        return JSONResponse({"detail": f"{where}: {first.get('msg', 'not valid')}"}, status_code=422)
 
     @app.get("/api/whoami")
     def whoami(user: User = Depends(token_owner)) -> dict:
@@ -186,10 +244,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/submissions/{submission_id}/mark")
     async def mark(submission_id: int, request: Request, user: User = Depends(instructor)) -> dict:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
+        body = await json_body(request)
         given = body.get("mark") if isinstance(body, dict) else "?"
         note = body.get("note", "") if isinstance(body, dict) else ""
         if given not in (None, *tuple(Mark)) or not isinstance(note, str) or len(note) > MARK_NOTE_LIMIT:
@@ -211,10 +266,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/leaderboard/opt-in")
     async def opt_in(request: Request, user: User = Depends(token_user)) -> dict:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
+        body = await json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("shown"), bool):
             raise HTTPException(422, 'send {"shown": true} to be named on the leaderboards, false not to be')
         await run_in_threadpool(server.store.set_leaderboard, user, body["shown"])
@@ -222,12 +274,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/worker/claim")
     async def worker_claim(request: Request, user: User = Depends(worker)) -> Response:
-        body = None
-        if await request.body():
-            try:
-                body = await request.json()
-            except ValueError:
-                body = "?"
+        body = await json_body(request) if await request.body() else None
         given = body.get("backends") if isinstance(body, dict) else None if body is None else "?"
         if given is not None and (not isinstance(given, list) or not all(isinstance(b, str) for b in given)):
             raise HTTPException(422, 'send nothing, or JSON {"backends": ["cuda", "opencl"]}: the kernel languages '
@@ -243,10 +290,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
                              "source": base64.b64encode(source).decode("ascii"), "lease_s": settings.lease_s})
 
     async def _claim_body(request: Request) -> dict:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
+        body = await json_body(request)
         if not isinstance(body, dict) or not isinstance(body.get("attempt"), int):
             raise HTTPException(422, 'send JSON with the claim\'s "attempt"')
         return body
@@ -256,6 +300,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/worker/{submission_id}/renew")
     async def worker_renew(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        known_id(submission_id)
         body = await _claim_body(request)
         if not await run_in_threadpool(server.store.renew, submission_id, body["attempt"], user.login,
                                        settings.lease_s):
@@ -266,6 +311,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/worker/{submission_id}/result")
     async def worker_result(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        known_id(submission_id)
         from lab.server.grading_lane import outcome_of_json
         from lab.server.report_json import ReportJsonError
 
@@ -286,6 +332,7 @@ def create_app(settings: ServerSettings, catalog: Catalog) -> FastAPI:
 
     @app.post("/api/worker/{submission_id}/fail")
     async def worker_fail(submission_id: int, request: Request, user: User = Depends(worker)) -> dict:
+        known_id(submission_id)
         body = await _claim_body(request)
         reason = str(body.get("reason") or "no reason given")[:2000]
         if not await run_in_threadpool(server.store.fail, submission_id,

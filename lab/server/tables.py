@@ -67,6 +67,9 @@ class SessionRow(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     csrf: Mapped[str] = mapped_column(String(100))  # the session's form token
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # the hash of the token it signed in with: the session ends when that token is no longer the
+    # user's (reissued, revoked); None (a session older than this column): ended
+    token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class AutograderRequestRow(Base):

@@ -125,10 +125,13 @@ def install(app: FastAPI, server: Server) -> None:
         token = form.get("token")
         given = token.strip() if isinstance(token, str) else ""
         user = await run_in_threadpool(server.store.user_by_token, given) if given else None
-        if user is None or user.role in (Role.WORKER, Role.GRADER):
+        opened = None
+        if user is not None and user.role not in (Role.WORKER, Role.GRADER):
+            opened = await run_in_threadpool(server.store.open_session, user, given)
+        if opened is None:  # no such token, a worker's or an autograder's, or one reissued meanwhile
             return signin_page(request, 401, "that token is not valid: copy it again, or ask your instructor for a "
                                              "new one")
-        cookie, _ = await run_in_threadpool(server.store.open_session, user)
+        cookie, _ = opened
         response = _to("/")
         response.set_cookie(COOKIE, cookie, httponly=True, samesite="lax", secure=server.settings.secure_cookies,
                             path="/")

@@ -76,7 +76,9 @@ def test_uploads_are_checked_as_lab_grade_checks_files(course_server, name, sour
 def test_a_body_over_the_limit_is_refused_before_it_is_read_whole(course_server):
     """An upload without a Content-Length (chunked) is cut off at the limit, not spooled."""
     def endless():
-        for _ in range(64):  # 4 MiB, far over the limit
+        yield (f'--b\r\nContent-Disposition: form-data; name="stage"\r\n\r\n{STAGE}\r\n'
+               '--b\r\nContent-Disposition: form-data; name="file"; filename="big.cl"\r\n\r\n').encode()
+        for _ in range(64):  # 4 MiB of one file, far over the limit
             yield b"x" * 65536
 
     with client(course_server.server, course_server.bob) as http:
