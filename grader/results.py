@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict
 
+from grader.text_limits import clip_line, clip_log
+
 
 class FailureKind(StrEnum):
     REFUSED_SOURCE = "refused_source"  # not a kernel file the stage accepts (read or checked)
@@ -78,6 +80,9 @@ class CompileResult:
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # per entry point
     failure: FailureKind | None = None
     message: str = ""  # set where the log alone does not say it
+
+    def __post_init__(self) -> None:  # a compiler says what a file makes it say: bounded (grader.text_limits)
+        object.__setattr__(self, "log", clip_log(self.log))
 
 
 @dataclass(frozen=True)
@@ -278,6 +283,10 @@ class SourceResult:
     # Why it was refused: REFUSED_SOURCE (not a kernel file the stage accepts) or
     # UNCHANGED_HANDOUT (the skeleton, or another stage's reference, as handed out).
     failure: FailureKind = FailureKind.REFUSED_SOURCE
+
+    def __post_init__(self) -> None:  # a refusal may quote the file: one line, bounded (grader.text_limits)
+        if self.refused:
+            object.__setattr__(self, "refused", clip_line(self.refused.splitlines()[0], 800))
 
     @property
     def ok(self) -> bool:

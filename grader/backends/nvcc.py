@@ -5,6 +5,7 @@ Works with no GPU at all (CI checks every .cu file this way), so nothing here im
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.backends.base import CompileError, KernelResources
+from grader.backends.confine import confined
 
 DEFAULT_ARCH = "sm_90"
 COMPILE_SECONDS = 120
@@ -59,7 +61,8 @@ def define_flags(defines: dict[str, int | float]) -> list[str]:
 
 def compile_cubin(source: str, defines: dict[str, int | float], filename: str,
                   arch: str = DEFAULT_ARCH, extra: tuple[str, ...] = ()) -> Cubin:
-    """Compile `source` in an empty folder (so no include path reaches anything else)."""
+    """Compile `source` in an empty folder (so no include path reaches anything else), nvcc
+    confined to the toolchain's folders and that one (grader.backends.confine)."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise CompileError("nvcc was not found: install the CUDA toolkit or put nvcc on PATH")
@@ -72,9 +75,11 @@ def compile_cubin(source: str, defines: dict[str, int | float], filename: str,
         out = Path(tmp) / "kernel.cubin"
         cmd = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-lineinfo", "-Xptxas", "-v",
                "--std=c++17", *define_flags(defines), *extra, "-o", str(out), src.name]
+        env = {**os.environ, "TMPDIR": tmp}
         try:
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True,
-                                  timeout=COMPILE_SECONDS, stdin=subprocess.DEVNULL)
+            proc = confined(lambda: subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=env,
+                                                   timeout=COMPILE_SECONDS, stdin=subprocess.DEVNULL),
+                            writable=[tmp])
         except subprocess.TimeoutExpired as error:
             raise CompileError(f"nvcc took longer than {COMPILE_SECONDS} s") from error
         log = (proc.stdout + proc.stderr).replace(str(src), filename).replace(src.name, filename)

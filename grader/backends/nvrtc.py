@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.backends.base import CompileError
+from grader.backends.confine import confined
 from grader.backends.nvcc import (
     COMPILE_SECONDS,
     DEFAULT_ARCH,
@@ -152,7 +153,9 @@ def nvrtc_cubin(source: str, defines: dict[str, int | float], filename: str, arc
         with _lock:
             lib.nvrtcSetFlowCallback(program, callback, None)
             words = [option.encode("utf-8") for option in options(defines, arch, version())]
-            status = lib.nvrtcCompileProgram(program, len(words), (ctypes.c_char_p * len(words))(*words))
+            array = (ctypes.c_char_p * len(words))(*words)
+            # in a thread that reads only the toolchain's folders (grader.backends.confine)
+            status = confined(lambda: lib.nvrtcCompileProgram(program, len(words), array))
         if status == NVRTC_ERROR_CANCELLED:
             raise CompileError(f"the CUDA compiler took longer than {limit_s:.0f} s")
         if status != 0:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader import pocl_scratch
 from grader.backends import kernel_cache
 from grader.backends.base import (
     Backend,
@@ -24,6 +25,7 @@ from grader.backends.base import (
     compile_in_order,
     pci_id,
 )
+from grader.backends.confine import confined
 from grader.backends.nvcc import parse_ptxas_report
 from grader.backends.registry import BackendKind, KernelSyntax, Target
 from grader.course.sinks import for_regex_replacement
@@ -55,6 +57,17 @@ def device_kind(device: Any) -> str:
         return "cpu"
     return "other"
 
+
+
+def compiler_scratch() -> list[Path]:
+    """Where an OpenCL compiler writes as it builds: PoCL's cache folder and the shared cache
+    its links lead to (grader.pocl_scratch), made first so that a confined build need not."""
+    folder = pocl_scratch.shared_cache()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return []
+    return [folder, folder.parent] if folder.name.startswith(pocl_scratch.PREFIX) else [folder]
 
 class OpenCLBuffer(Buffer):
     def __init__(self, mem: Any, nbytes: int):
@@ -161,7 +174,10 @@ class OpenCLBackend(Backend[OpenCLBuffer, OpenCLKernel]):
         else:
             program = cl._cl._Program(self.context, source)
         try:
-            program._build(options=" ".join(options).encode(), devices=[self.device])
+            # in a thread that reads only the toolchain's folders, and writes only PoCL's cache
+            # (grader.backends.confine)
+            confined(lambda: program._build(options=" ".join(options).encode(), devices=[self.device]),
+                     writable=compiler_scratch())
             failed = False
         except cl.Error:
             failed = True

@@ -15,6 +15,7 @@ from pathlib import Path
 from grader.backends import registry
 from grader.course.checks.file_reads import find_file_read
 from grader.course.spec import KernelSpec, Param, SpecError, parse_params
+from grader.text_limits import clip_line
 
 MAX_BYTES = 256 * 1024
 
@@ -204,8 +205,8 @@ def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
             toolkit = (f"; of the {kind.language} toolkit's own headers these are allowed: "
                        f"{', '.join(sorted(kind.toolkit_headers))}" if kind.toolkit_headers else "")
             raise SubmissionError(
-                f"{where}: #{read.directive} is not allowed in a submission ({read.header!r}: it must be one "
-                f"self-contained kernel file; the grader defines what the stage needs{toolkit})")
+                f"{where}: #{read.directive} is not allowed in a submission ({clip_line(read.header, 80)!r}: it "
+                f"must be one self-contained kernel file; the grader defines what the stage needs{toolkit})")
         raise SubmissionError(f"{where}: {read.reason}")
     if kind.dynamic_shared is not None and not dynamic_shared:
         dynamic = re.search(r"\b" + r"\s+".join(map(re.escape, kind.dynamic_shared.split())) + r"\b", code)
