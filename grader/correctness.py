@@ -30,10 +30,13 @@ class CaseBuffers:
     """Device buffers for one case: inputs uploaded once, inputs and outputs guarded."""
 
     def __init__(self, backend: Backend, problem: Any, setup: Setup, inputs: dict[str, np.ndarray] | None,
-                 uniform: dict[str, tuple[tuple[int, ...], float, float]] | None = None):
+                 uniform: dict[str, tuple[tuple[int, ...], float, float]] | None = None,
+                 arena: memory.Arena | None = None):
         """`inputs`: host arrays to upload; or None with `uniform` (name -> shape, low, high):
-        guarded inputs that `refill` fills with random values on the device."""
+        guarded inputs that `refill` fills with random values on the device. `arena`: every
+        buffer in its slots (memory.Arena, in the order inputs, outputs), freed with it."""
         self.backend = backend
+        self.arena = arena
         self.problem = problem
         self.setup = setup
         self.inputs: dict[str, np.ndarray] = {}  # host copies of the inputs ({} while only on the device)
@@ -44,7 +47,7 @@ class CaseBuffers:
         if inputs is None:
             for number, (name, (shape, _, _)) in enumerate(self.uniform.items()):
                 guarded = memory.allocate(backend, name, shape, np.dtype(np.float32),
-                                          memory.input_guard_bits(number))
+                                          memory.input_guard_bits(number), arena)
                 memory.fill(backend, guarded)
                 self.guarded_inputs[name] = (number, guarded)
                 self.input_buffers[name] = guarded.inner
@@ -53,17 +56,17 @@ class CaseBuffers:
             for number, (name, array) in enumerate(inputs.items()):
                 if array.dtype.itemsize == 4:
                     guarded = memory.allocate(backend, name, array.shape, array.dtype,
-                                              memory.input_guard_bits(number))
+                                              memory.input_guard_bits(number), arena)
                     memory.fill(backend, guarded, array)
                     self.guarded_inputs[name] = (number, guarded)
                     self.input_buffers[name] = guarded.inner
                 else:
-                    buf = backend.alloc(array.nbytes)
+                    buf = backend.alloc(array.nbytes) if arena is None else arena.alloc(name, array.nbytes)
                     backend.upload(buf, array)
                     self._plain_inputs.append(buf)
                     self.input_buffers[name] = buf
         self.outputs = {
-            name: memory.allocate(backend, name, shape, dtype)
+            name: memory.allocate(backend, name, shape, dtype, arena=arena)
             for name, (shape, dtype) in problem.outputs(setup).items()
         }
 
@@ -142,6 +145,9 @@ class CaseBuffers:
     def release(self) -> None:
         """Free everything; never raise (this runs in `finally`, often after a failed launch, and
         must not replace the launch's error with a failure to free a dead context's memory)."""
+        if self.arena is not None:
+            self.arena.release()
+            return
         buffers = [*self._plain_inputs, *(g.whole for _, g in self.guarded_inputs.values()),
                    *(out.whole for out in self.outputs.values())]
         for buf in buffers:

@@ -1,5 +1,6 @@
 """The grader's own kernels, run on the device: random inputs and output comparison at benchmark
-size without a host round trip (generating and comparing 67M floats on the host takes seconds).
+size without a host round trip (generating and comparing 67M floats on the host takes seconds),
+and the checksums and moat scans of grader.write_fence.
 
 The kernel sources are `kernels/device_ops<suffix>`, one for each backend (its row's suffix) that
 has them (`.cu`, `.cl`); all compute the same values bit for bit. A backend without them
@@ -18,12 +19,14 @@ from grader.backends.base import Backend, Buffer, CompiledKernel, CompileError, 
 from grader.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
-ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy"]
+ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy", "lab_checksum", "lab_scan"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 MAX_INDICES = 8  # mismatch indices the compare kernel records
 COPY_PER_THREAD = 4  # elements each thread of the copy kernel moves (LAB_COPY_PER_THREAD)
 RESULT_WORDS = 4 + MAX_INDICES  # mismatches, unwritten, computed NaNs, slot counter, indices
+CHECKSUM_CHUNK = 1 << 16  # words (256 KiB) each pair of checksum words covers (lab_checksum)
+MAX_WORDS = 1 << 30  # words one checksum or scan launch covers at most (its indices stay 32-bit)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,37 @@ class Comparison:
 def _grid(count: int) -> tuple[int]:
     # At least one block: a launch of zero blocks is an error on both backends.
     return (max(1, min(-(-count // BLOCK), MAX_BLOCKS)),)
+
+
+def chunks(words: int, chunk: int = CHECKSUM_CHUNK) -> int:
+    """How many checksum pairs `words` words take (lab_checksum)."""
+    return -(-words // chunk)
+
+
+def _hash(x: np.ndarray) -> np.ndarray:
+    """lowbias32 on uint32 arrays: the kernels' lab_hash."""
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(0x7FEB352D)
+    x = x ^ (x >> np.uint32(15))
+    x = x * np.uint32(0x846CA68B)
+    return x ^ (x >> np.uint32(16))
+
+
+def host_checksum(words: np.ndarray, chunk: int = CHECKSUM_CHUNK) -> np.ndarray:
+    """lab_checksum's pairs for `words` (uint32), computed on the host: (chunks, 2) uint32. For
+    a backend without the grader's kernels, and to test them."""
+    words = np.ascontiguousarray(words, dtype=np.uint32).ravel()
+    index = np.arange(words.size, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        a = _hash(words ^ (index * np.uint32(0x9E3779B9)))
+        b = words * (np.uint32(2) * index + np.uint32(1))
+    starts = np.arange(0, words.size, chunk)
+    if not starts.size:
+        return np.zeros((0, 2), dtype=np.uint32)
+    # Sums mod 2**32, as the kernels' unsigned adds wrap.
+    sums = np.stack([np.add.reduceat(a.astype(np.uint64), starts), np.add.reduceat(b.astype(np.uint64), starts)],
+                    axis=1)
+    return (sums & 0xFFFF_FFFF).astype(np.uint32)
 
 
 def _check_count(count: int, *buffers: Buffer) -> None:
@@ -111,6 +145,9 @@ class DeviceOps:
         self.backend = backend
         self.source = source
         self._kernels: dict[str, CompiledKernel] | None = None
+        # The checksum's and the scan's layout: each work-item a run of words on a CPU device
+        # (several times faster there), side by side on a GPU (coalesced).
+        self._contiguous = int(backend.info.kind == "cpu")
 
     def unit(self) -> CompileUnit:
         """The kernels as a trusted compile unit (cached between gradings)."""
@@ -156,6 +193,33 @@ class DeviceOps:
         args = [got, want, b.scalar("unsigned", count), b.scalar("float", rtol), b.scalar("float", atol), result]
         b.enqueue(self._kernel("lab_compare"), _grid(count), (BLOCK,), args)
 
+    def checksum_into(self, buffer: Buffer, words: int, sums: Buffer, first: int) -> None:
+        """Queue the checksum of the first `words` 32-bit words of `buffer` (at most MAX_WORDS):
+        one pair per CHECKSUM_CHUNK words (host_checksum's), written to `sums` (uint32) from pair
+        `first` on. Not waited for."""
+        if not 0 <= words <= MAX_WORDS or words * 4 > buffer.nbytes:
+            raise ValueError(f"{words} words cannot be summed in a buffer of {buffer.nbytes} bytes")
+        if (first + chunks(words)) * 8 > sums.nbytes:
+            raise ValueError("the checksums do not fit in their buffer")
+        b = self.backend
+        args = [buffer, b.scalar("unsigned", words), b.scalar("unsigned", CHECKSUM_CHUNK), sums,
+                b.scalar("unsigned", first), b.scalar("unsigned", self._contiguous)]
+        b.enqueue(self._kernel("lab_checksum"), (max(1, min(chunks(words), MAX_BLOCKS)),), (BLOCK,), args)
+
+    def scan_into(self, buffer: Buffer, start: int, words: int, bits: int, result: Buffer, slot: int) -> None:
+        """Queue a count of the `words` words of `buffer` from word `start` on (at most MAX_WORDS;
+        `start` needs no alignment) that are not `bits`: added to result[2 * slot], and the
+        complement of the lowest such index (from `start`) raised into result[2 * slot + 1]
+        (both zeroed before: `scanned` reads them). Not waited for."""
+        if not 0 <= words <= MAX_WORDS or start < 0 or (start + words) * 4 > buffer.nbytes or start >= 1 << 32:
+            raise ValueError(f"words {start}..{start + words} cannot be scanned in a buffer of {buffer.nbytes} bytes")
+        if (slot + 1) * 8 > result.nbytes:
+            raise ValueError("the scan's slot is outside its buffer")
+        b = self.backend
+        args = [buffer, b.scalar("unsigned", start), b.scalar("unsigned", words), b.scalar("unsigned", bits & 0xFFFF_FFFF),
+                result, b.scalar("unsigned", slot), b.scalar("unsigned", self._contiguous)]
+        b.enqueue(self._kernel("lab_scan"), _grid(words), (BLOCK,), args)
+
     def compare(self, got: Buffer, want: Buffer, count: int, rtol: float, atol: float) -> Comparison:
         """Compare the first `count` floats: element i matches where
         |got - want| <= atol + rtol * |want|, in float32 (so NaN in `got` never matches)."""
@@ -187,3 +251,9 @@ class DeviceOps:
             b.flush_l2()
             best = min(best, sum(b.time_launches([launch])))
         return best
+
+
+def scanned(pair: np.ndarray) -> tuple[int, int | None]:
+    """A scan_into slot's two words as (words not the pattern, the lowest such index or None)."""
+    count = int(pair[0])
+    return count, (~int(pair[1]) & 0xFFFF_FFFF) if count else None

@@ -3,6 +3,11 @@
 A write past either end of an output lands in a guard band and is reported with the buffer
 and the offset; an element the kernel never writes stays NaN and is reported as such.
 Inputs get guard bands too (a marked NaN): a read past an input shows in the results.
+
+An `Arena` holds a set of buffers in one allocation with a moat before, between and after
+them: MOAT_BYTES filled with MOAT_BITS, which no kernel may write. A write that far from the
+buffers lands there on every device, whatever the allocator does with separate allocations
+(grader.write_fence reads the moats after a launch).
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ class GuardedBuffer:
     whole: Buffer
     inner: Buffer
     guard_bits: np.uint32 = CANARY_BITS  # what the guard bands hold
+    # The allocation `whole` lies in and its offset there: `whole` itself and 0, except in an
+    # Arena (views of the guard bands are made from the allocation: OpenCL makes no view of a view).
+    parent: Buffer | None = None
+    at: int = 0
 
     @property
     def count(self) -> int:
@@ -80,16 +89,28 @@ def computed_nans(values: np.ndarray) -> int:
     return int((np.isnan(values) & (bits != POISON_BITS)).sum())
 
 
+def guarded_bytes(count: int, itemsize: int = 4) -> int:
+    """The bytes a guarded buffer of `count` elements takes, its guard bands with it."""
+    return (count + 2 * guard_elements(count, itemsize)) * itemsize
+
+
 def allocate(backend: Backend, name: str, shape: tuple[int, ...], dtype: np.dtype,
-             guard_bits: np.uint32 = CANARY_BITS) -> GuardedBuffer:
+             guard_bits: np.uint32 = CANARY_BITS, arena: Arena | None = None) -> GuardedBuffer:
+    """A guarded buffer: its own allocation, or the next slot of `arena`."""
     dtype = np.dtype(dtype)
     if dtype.itemsize != 4:
         raise ValueError("guarded buffers hold 4-byte elements")
     count = int(np.prod(shape))
     guard = guard_elements(count, dtype.itemsize)
-    whole = backend.alloc((count + 2 * guard) * dtype.itemsize)
-    inner = backend.view(whole, guard * dtype.itemsize, count * dtype.itemsize)
-    return GuardedBuffer(name, shape, dtype, guard, whole, inner, np.uint32(guard_bits))
+    nbytes, guard_bytes = (count + 2 * guard) * dtype.itemsize, guard * dtype.itemsize
+    if arena is not None:
+        at = arena.carve(name, nbytes, guard_bytes, count * dtype.itemsize)
+        whole, parent = arena.view(at, nbytes), arena.buffer
+        inner = arena.view(at + guard_bytes, count * dtype.itemsize)
+    else:
+        at, whole = 0, backend.alloc(nbytes)
+        parent, inner = whole, backend.view(whole, guard_bytes, count * dtype.itemsize)
+    return GuardedBuffer(name, shape, dtype, guard, whole, inner, np.uint32(guard_bits), parent, at)
 
 
 def fill(backend: Backend, buf: GuardedBuffer, interior: np.ndarray | Buffer | None = None) -> None:
@@ -143,9 +164,10 @@ def guards_hit(backend: Backend, buf: GuardedBuffer) -> str | None:
     """The out-of-bounds account of `buf` from its guard bands alone (the interior stays on
     the device: at the benchmark size it is hundreds of megabytes)."""
     nbytes = buf.guard * buf.dtype.itemsize
+    parent = buf.parent if buf.parent is not None else buf.whole
     try:
-        bands = [backend.view(buf.whole, 0, nbytes),
-                 backend.view(buf.whole, (buf.guard + buf.count) * buf.dtype.itemsize, nbytes)]
+        bands = [backend.view(parent, buf.at, nbytes),
+                 backend.view(parent, buf.at + (buf.guard + buf.count) * buf.dtype.itemsize, nbytes)]
     except ValueError:  # a sub-buffer this device cannot align: read it all
         return read(backend, buf).out_of_bounds
     before, after = (np.empty(buf.guard, dtype=np.uint32) for _ in range(2))
@@ -154,3 +176,94 @@ def guards_hit(backend: Backend, buf: GuardedBuffer) -> str | None:
     if (before == buf.guard_bits).all() and (after == buf.guard_bits).all():
         return None
     return read(backend, buf).out_of_bounds
+
+
+# -- an arena: buffers with moats between them --------------------------------------------
+
+MOAT_BYTES = 128 << 20  # before, between and after an Arena's buffers
+MOAT_BITS = np.uint32(0x7FA5C3C3)  # a NaN no kernel computes by chance, unlike the guard bands'
+ARENA_ALIGN = 64 << 10  # where each slot starts (any device's sub-buffer alignment divides it)
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // ARENA_ALIGN) * ARENA_ALIGN
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One buffer in an Arena: `offset` and `nbytes` its whole (guard bands with it), `inner_*`
+    the part the kernel is given; all in bytes from the arena's start."""
+
+    name: str
+    offset: int
+    nbytes: int
+    inner_offset: int
+    inner_nbytes: int
+
+
+@dataclass(frozen=True)
+class Moat:
+    """A stretch of an Arena that holds MOAT_BITS: after the slot `after` and before the slot
+    `before` (None at either end of the arena)."""
+
+    offset: int
+    nbytes: int
+    after: Slot | None
+    before: Slot | None
+
+
+def arena_bytes(sizes: list[int], moat: int = MOAT_BYTES) -> int:
+    """What an Arena for buffers of `sizes` bytes allocates."""
+    return moat + sum(_aligned(size) + moat for size in sizes)
+
+
+class Arena:
+    """One device allocation for buffers of the given sizes (in the order they are carved), a
+    moat of `moat` bytes before the first, between each two and after the last, filled with
+    MOAT_BITS. Raises LaunchError where the device cannot allocate it."""
+
+    def __init__(self, backend: Backend, sizes: list[int], moat: int = MOAT_BYTES):
+        self.backend = backend
+        self.moat = _aligned(moat)
+        self.nbytes = arena_bytes(sizes, self.moat)
+        self.buffer: Buffer | None = backend.alloc(self.nbytes)
+        backend.fill32(self.buffer, int(MOAT_BITS))
+        self.slots: list[Slot] = []
+        self._next = self.moat
+
+    def carve(self, name: str, nbytes: int, guard_bytes: int = 0, inner_nbytes: int | None = None) -> int:
+        """The offset of the next slot, `nbytes` long, with the kernel's part `guard_bytes` in;
+        raises ValueError where the arena was not made for it."""
+        if self._next + _aligned(nbytes) + self.moat > self.nbytes:
+            raise ValueError(f"the arena has no room left for `{name}` ({nbytes} bytes)")
+        offset = self._next
+        inner = nbytes - 2 * guard_bytes if inner_nbytes is None else inner_nbytes
+        self.slots.append(Slot(name, offset, nbytes, offset + guard_bytes, inner))
+        self._next += _aligned(nbytes) + self.moat
+        return offset
+
+    def alloc(self, name: str, nbytes: int) -> Buffer:
+        """A plain (unguarded) buffer in the next slot."""
+        return self.view(self.carve(name, nbytes), nbytes)
+
+    def view(self, offset: int, nbytes: int) -> Buffer:
+        assert self.buffer is not None, "the arena was released"
+        return self.backend.view(self.buffer, offset, nbytes)
+
+    def moats(self) -> list[Moat]:
+        """Every stretch no slot covers, with its neighbours: what holds MOAT_BITS."""
+        found, start, before = [], 0, None
+        for slot in self.slots:
+            found.append(Moat(start, slot.offset - start, before, slot))
+            start, before = slot.offset + slot.nbytes, slot
+        found.append(Moat(start, self.nbytes - start, before, None))
+        return [moat for moat in found if moat.nbytes > 0]
+
+    def release(self) -> None:
+        """Free the allocation; never raises (it runs in `finally`, often after a failed launch)."""
+        buffer, self.buffer = self.buffer, None
+        if buffer is not None:
+            try:
+                self.backend.release(buffer)
+            except Exception:  # noqa: BLE001 - a dead context's memory: nothing to free
+                pass

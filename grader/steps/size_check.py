@@ -8,25 +8,66 @@ their outputs are compared (grader.reference_agreement); only a disagreement bri
 for the problem's own float64 oracle and its message. Elsewhere that oracle checks on the host,
 on inputs (and, where the problem has `expect`, expected results) made ahead in a thread
 (grader.steps.host_inputs).
+
+Every launch of the submission here is fenced (grader.write_fence): its buffers lie in an
+arena with a moat of memory.MOAT_BYTES before, between and after them, and every other buffer
+of the grader's (the other kernels' first placement, the cache-flush buffer, its own inputs) is
+checksummed before and after the launch. A write outside its buffers, however far, that does not
+fault fails the case as out of bounds, with the place named. (The other placements are freed
+first: nothing uses them after the timed rounds, and their memory makes room for the moats.)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from grader.backends.base import LaunchError
+import numpy as np
+
+from grader import memory
+from grader.backends import registry
+from grader.backends.base import Buffer, LaunchError
 from grader.correctness import CaseBuffers, case_label, make_setup
-from grader.course.problems.base import Verdict
+from grader.course.problems.base import Setup, Verdict
 from grader.device_claim import claim, release
+from grader.device_ops import supports
 from grader.launching import LaunchRefused, plan_for
 from grader.reference_agreement import agrees, compares_with_reference, oracle_verdict
 from grader.results import CaseResult, FailureKind
-from grader.steps.benchmark import benchmark_case
+from grader.steps.benchmark import Bench, benchmark_case
 from grader.steps.context import Context, Step
 from grader.steps.host_inputs import SIZE_CHECK_ROUNDS as ROUNDS
 from grader.timing import TimedRole, release_roles
+from grader.write_fence import FarWrite, Region, WriteFence
 
 PREFIX = "correct at the test sizes but not at the benchmark size: "
+OUTSIDE = "wrote outside its buffers at this size, "  # a fenced launch's finding follows
+
+
+class WroteOutside(Exception):
+    """A fenced launch of the submission wrote outside its buffers (`found` says where)."""
+
+    def __init__(self, found: FarWrite):
+        super().__init__(found.where)
+        self.found = found
+
+
+@dataclass
+class Fenced:
+    """The submission's buffers for the size check (in an arena where the device had room for
+    one) and the fence around each of its launches."""
+
+    buffers: CaseBuffers
+    fence: WriteFence
+
+    def run(self, ctx: Context, role: TimedRole) -> None:
+        """One launch of `role` (whose buffers are these), fenced; raises WroteOutside."""
+        assert ctx.backend is not None
+        self.fence.before()
+        role.run(ctx.backend)
+        found = self.fence.after()
+        if found is not None:
+            raise WroteOutside(found)
 
 
 def checks_on_device(ctx: Context) -> bool:
@@ -48,11 +89,18 @@ class BenchmarkSizeCheck(Step):
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
         if bench is None and not claim(ctx, case):  # its turn, where no benchmark took it
             return False
+        fenced: Fenced | None = None
         try:
+            if bench is not None:
+                fenced = fence_benchmark(ctx, bench)
             if bench is not None and bench.on_device and checks_on_device(ctx):
-                verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"])
+                assert fenced is not None
+                verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"], fenced)
             else:
-                verdict = self._on_host(ctx, case)
+                verdict = self._on_host(ctx, case, fenced)
+        except WroteOutside as outside:
+            result = CaseResult(label, False, outside.found.failure, OUTSIDE + outside.found.where,
+                                benchmark_size=True)
         except LaunchRefused as refused:
             result = CaseResult(label, False, FailureKind.REFUSED_LAUNCH, str(refused), benchmark_size=True)
         except LaunchError as error:
@@ -62,16 +110,20 @@ class BenchmarkSizeCheck(Step):
             result = CaseResult(label, verdict.ok, None if verdict.ok else FailureKind.BENCHMARK_WRONG,
                                 "" if verdict.ok else PREFIX + verdict.message, verdict.details, benchmark_size=True)
         finally:
+            if fenced is not None:
+                fenced.fence.release()
             if bench is not None:
-                release_roles(bench.roles)  # every placement's buffers
+                release_roles(bench.roles)  # every placement's buffers (the fenced ones among them)
                 ctx.benchmark = None
             release(ctx)  # its turn on the device is over (grader.device_claim)
         ctx.send(result)
         return result.ok
 
-    def _on_host(self, ctx: Context, case: dict[str, int | float]) -> Verdict:
+    def _on_host(self, ctx: Context, case: dict[str, int | float], fenced: Fenced | None) -> Verdict:
         """Each round on fresh inputs (made on the device where the benchmark made its own
-        there), checked by the problem's oracle on the host."""
+        there), checked by the problem's oracle on the host. `fenced`: the benchmark's
+        submission, fenced (fence_benchmark); None where no benchmark ran (its buffers are made
+        and fenced here)."""
         assert ctx.backend is not None
         bench = ctx.benchmark
         ahead = ctx.host_inputs.rounds if ctx.host_inputs is not None else None
@@ -80,9 +132,10 @@ class BenchmarkSizeCheck(Step):
         else:
             setup = make_setup(ctx.spec, case)
             first = ahead[0].inputs.result() if ahead else ctx.problem.inputs(setup, ctx.rng)
-            buffers = CaseBuffers(ctx.backend, ctx.problem, setup, first)
+            fenced = fenced_buffers(ctx, setup, first, None, [])
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
-                             plan_for(ctx.problem, ctx.spec, setup), setup.values, [buffers])
+                             plan_for(ctx.problem, ctx.spec, setup), setup.values, [fenced.buffers])
+        assert fenced is not None
         try:
             for number in range(ROUNDS):
                 expected = None
@@ -95,16 +148,17 @@ class BenchmarkSizeCheck(Step):
                 elif number or bench is not None:
                     role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
                 role.buffers.reset_outputs()
-                role.run(ctx.backend)
+                fenced.run(ctx, role)
                 verdict = _check_on_host(ctx, role, expected.result() if expected is not None else None)
                 if not verdict.ok:
                     return verdict
             return Verdict(True)
         finally:
             if bench is None:
+                fenced.fence.release()
                 role.buffers.release()
 
-    def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole) -> Verdict:
+    def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole, fenced: Fenced) -> Verdict:
         assert ctx.backend is not None
         ops = ctx.device_ops()
         for _ in range(ROUNDS):
@@ -112,14 +166,88 @@ class BenchmarkSizeCheck(Step):
             for role in (own, reference):
                 role.buffers.refill(ops, seed)
                 role.buffers.reset_outputs()
-                role.run(ctx.backend)
+            fenced.run(ctx, own)
             out_of_bounds = own.buffers.guards_hit()
             if out_of_bounds:
                 return Verdict(False, "; ".join(out_of_bounds))
+            reference.run(ctx.backend)
             if not agrees(ctx.problem, ops, own.buffers, reference.buffers):
                 return _check_on_host(ctx, own)
         return Verdict(True)
 
 
+def fence_benchmark(ctx: Context, bench: Bench) -> Fenced:
+    """Make the benchmark's buffers ready for the fenced size check: every placement but the
+    first freed (of every role), and the submission's first placement made again in an arena
+    (the same inputs where they are host arrays; made on the device, they are filled afresh
+    each round); the fence covers every other role's buffers."""
+    for role in bench.roles.values():
+        for buffers in role.placements[1:]:
+            buffers.release()
+        del role.placements[1:]
+    own = bench.roles["submission"]
+    old = own.buffers
+    others = [(name, role.buffers) for name, role in bench.roles.items() if name != "submission"]
+    old.release()  # its memory makes room for the arena (releasing it again later does nothing)
+    fenced = fenced_buffers(ctx, old.setup, old.inputs or None, old.uniform if not old.inputs else None, others)
+    own.placements[0] = fenced.buffers
+    return fenced
+
+
+def arena_sizes(problem: Any, setup: Setup, inputs: dict[str, np.ndarray] | None,
+                uniform: dict[str, tuple[tuple[int, ...], float, float]] | None) -> list[int]:
+    """The bytes of each buffer CaseBuffers makes for these inputs (host arrays, or shapes to
+    fill on the device), in the order it makes them: inputs, then outputs."""
+    sizes = []
+    if inputs is not None:
+        sizes += [memory.guarded_bytes(a.size, 4) if a.dtype.itemsize == 4 else a.nbytes for a in inputs.values()]
+    else:
+        sizes += [memory.guarded_bytes(int(np.prod(shape))) for shape, _, _ in (uniform or {}).values()]
+    sizes += [memory.guarded_bytes(int(np.prod(shape)), np.dtype(dtype).itemsize)
+              for shape, dtype in problem.outputs(setup).values()]
+    return sizes
+
+
+def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | None,
+                   uniform: dict[str, tuple[tuple[int, ...], float, float]] | None,
+                   others: list[tuple[str, CaseBuffers]]) -> Fenced:
+    """The submission's buffers in an arena (plain allocations where the device has no room for
+    the moats: the checksums still run) and the fence around its launches: its own inputs and
+    `others` (by role) checksummed, and the backend's cache-flush buffer where it has one."""
+    backend = ctx.backend
+    assert backend is not None
+    try:
+        arena: memory.Arena | None = memory.Arena(backend, arena_sizes(ctx.problem, setup, inputs, uniform))
+    except LaunchError:  # out of device memory: the moats are a help, not a need
+        arena = None
+    try:
+        buffers = CaseBuffers(backend, ctx.problem, setup, inputs, uniform, arena)
+    except BaseException:
+        if arena is not None:
+            arena.release()
+        raise
+    regions = [Region(f"its own input `{name}` (inputs are read-only)", guarded.inner, FailureKind.INPUT_MODIFIED)
+               for name, (_, guarded) in buffers.guarded_inputs.items()]
+    for role, other in others:
+        regions += _regions(role, other)
+    scratch = getattr(backend, "_scratch", None)  # grader.backends' L2 flush buffer, once made
+    if isinstance(scratch, Buffer):
+        regions.append(Region("the grader's cache-flush buffer", scratch))
+    ops = ctx.device_ops() if supports(registry.find(backend.info.backend)) else None
+    try:
+        return Fenced(buffers, WriteFence(backend, ops, regions, arena))
+    except BaseException:
+        buffers.release()
+        raise
+
+
+def _regions(role: str, buffers: CaseBuffers) -> list[Region]:
+    """Every buffer of another kernel's (guard bands with it), named for a message."""
+    found = []
+    for name, buffer in buffers.input_buffers.items():
+        guarded = buffers.guarded_inputs.get(name)
+        found.append(Region(f"the {role} kernel's input `{name}`", guarded[1].whole if guarded else buffer))
+    found += [Region(f"the {role} kernel's output `{name}`", guarded.whole) for name, guarded in buffers.outputs.items()]
+    return found
 def _check_on_host(ctx: Context, role: TimedRole, expected: Any = None) -> Verdict:
     return oracle_verdict(ctx.problem, role.buffers, expected)

@@ -9,7 +9,7 @@ import pytest
 
 from grader.backends import open_backend
 from grader.backends.base import Backend, Buffer
-from grader.device_ops import Comparison, DeviceOps
+from grader.device_ops import CHECKSUM_CHUNK, Comparison, DeviceOps, chunks, host_checksum, scanned
 from tests.conftest import target_params
 
 POISON = 0x7FC00000
@@ -226,3 +226,67 @@ def test_compare_nothing(dev: Device) -> None:
     empty = dev.alloc(0)
     assert dev.ops.compare(empty, empty, 0, 0.0, 0.0) == Comparison(0, 0, 0, 0, ())
     dev.ops.fill_uniform(empty, 0, 1, LOW, HIGH)  # a launch that writes nothing
+
+
+# -- the write fence's kernels (grader.write_fence) ------------------------------------------
+
+@pytest.fixture(params=["device", "other"])
+def layout(request: pytest.FixtureRequest, dev: Device) -> Iterator[Device]:
+    """The kernels in this device's layout, and in the other one (a CPU device's runs per
+    work-item, or a GPU's side by side): the same results either way."""
+    kept = dev.ops._contiguous
+    if request.param == "other":
+        dev.ops._contiguous = 1 - kept
+    try:
+        yield dev
+    finally:
+        dev.ops._contiguous = kept
+
+
+def _checksums(dev: Device, buffer: Buffer, words: int, first: int = 0) -> np.ndarray:
+    sums = dev.alloc(2 * (first + chunks(words)))
+    dev.backend.fill32(sums, SENTINEL)
+    dev.ops.checksum_into(buffer, words, sums, first)
+    return dev.get(sums, 2 * (first + chunks(words)), np.uint32).reshape(-1, 2)
+
+
+def test_checksum_matches_the_host_formula(layout: Device) -> None:
+    dev = layout
+    words = np.random.default_rng(5).integers(0, 1 << 32, size=2 * CHECKSUM_CHUNK + 333, dtype=np.uint32)
+    got = _checksums(dev, dev.put(words), words.size, first=2)
+    assert (got[:2] == SENTINEL).all(), "pairs before `first` are left alone"
+    np.testing.assert_array_equal(got[2:], host_checksum(words))
+
+
+def test_checksum_changes_with_any_one_word(layout: Device) -> None:
+    dev = layout
+    words = np.full(CHECKSUM_CHUNK * 3, 0x7FA5A5A5, dtype=np.uint32)
+    buffer = dev.put(words)
+    before = _checksums(dev, buffer, words.size)
+    words[CHECKSUM_CHUNK + 9] ^= 1
+    dev.backend.upload(buffer, words)
+    after = _checksums(dev, buffer, words.size)
+    assert list(np.flatnonzero((after != before).any(axis=1))) == [1]
+
+
+def test_scan_counts_and_places_the_words_that_differ(layout: Device) -> None:
+    dev = layout
+    bits = 0x7FA5C3C3
+    words = np.full(100_003, bits, dtype=np.uint32)
+    words[[3, 70_001, 99_000]] = [0, 1, 2]  # index 3 lies before `start`
+    result = dev.alloc(4)
+    dev.backend.fill32(result, 0)
+    dev.ops.scan_into(dev.put(words), 5, words.size - 5, bits, result, 1)
+    back = dev.get(result, 4, np.uint32)
+    assert scanned(back[:2]) == (0, None)
+    assert scanned(back[2:]) == (2, 70_001 - 5)
+
+
+def test_scan_of_an_untouched_stretch_finds_nothing(layout: Device) -> None:
+    dev = layout
+    buffer = dev.alloc(1 << 20)
+    dev.backend.fill32(buffer, 0x7FA5C3C3)
+    result = dev.alloc(2)
+    dev.backend.fill32(result, 0)
+    dev.ops.scan_into(buffer, 0, 1 << 20, 0x7FA5C3C3, result, 0)
+    assert scanned(dev.get(result, 2, np.uint32)) == (0, None)
