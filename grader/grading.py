@@ -74,6 +74,12 @@ class GradeRequest:
         return Target.to_choose(self.backend.name, self.device)
 
 
+
+def later_in_track(catalog: Catalog, spec: Spec) -> tuple[tuple[str, str], ...]:
+    """(id, concept) of the stages after `spec` in its track, in course order."""
+    return tuple((other.id, other.concept) for other in catalog.stages
+                 if other.track == spec.track and other.stage > spec.stage)
+
 def grade(request: GradeRequest) -> Report:
     """Grade one submission: the parent's steps around the worker's, into one Report.
 
@@ -118,7 +124,8 @@ def grade(request: GradeRequest) -> Report:
         return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
                             grader_version=GRADER_VERSION,
                             device=_shown(target) if grading.source.ok else _refused_on(target),
-                            counters=reads.shown(parent.profile, spec) if reads is not None and counters_read else None)
+                            counters=reads.shown(parent.profile, spec) if reads is not None and counters_read else None,
+                            later=later_in_track(catalog, spec))
 
     on_verdict = request.on_verdict
     told = run_parent_steps(parent, parent_steps(),

@@ -106,6 +106,19 @@ class Performance:
     floor_ms: float | None = None
     checked_launches: int = 0  # the submission's timed launches whose outputs were checked
 
+    @property
+    def submission_launches(self) -> int:
+        """The submission's timed launches, over every placement."""
+        return sum(len(placement) for placement in self.timed_ms.get("submission", []))
+
+    @property
+    def verified(self) -> bool:
+        """Every timed launch of the submission was checked against the reference on its own
+        fresh inputs (grader.timed_audit), and the device's floor is known (grader.device_floor):
+        its time is the time of work done."""
+        return (self.floor_ms is not None and self.submission_launches > 0
+                and self.checked_launches >= self.submission_launches)
+
 
 @dataclass
 class Report:

@@ -9,7 +9,7 @@ from typing import Any
 from grader.course.mismatch_picture import output_tile
 from grader.course.occupancy import device_limits, occupancy
 from grader.course.spec import Spec
-from grader.device_floor import IMPOSSIBLE_FRACTION, impossible
+from grader.device_floor import IMPOSSIBLE_FRACTION, impossible, near_floor
 from grader.report import (
     ERROR,
     FAILED,
@@ -163,7 +163,13 @@ def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
     return Check("correct", PASSED, f"correct on {len(tested)} shapes ({'; '.join(tested)})", full, full)
 
 
-def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str) -> Check:
+def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind: str,
+          later: tuple[tuple[str, str], ...] = ()) -> Check:
+    """The speed check. Past the threshold it passes, except: under the device's floor it fails
+    (the launches did not do the work); implausibly near the floor, or beyond IMPLAUSIBLE_FACTOR
+    times the reference's where not every timed launch could be checked, it is held for review.
+    A checked kernel beyond that factor passes, and says which later stage (`later`: (id,
+    concept) of this track's later stages) may teach what it did."""
     full = spec.points["fast"]
     if correct.status == SKIPPED and g.errors and g.compiled is None and g.abort is None:  # never started
         return Check("fast", SKIPPED, "not run: the submission could not be graded", 0, full)
@@ -189,9 +195,23 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
         return Check("fast", FAILED, f"timed at {perf.time_ms:.4f} ms, faster than this device moves the stage's "
                      f"bytes: its copy kernel takes {perf.floor_ms:.4f} ms for them, and no kernel takes under "
                      f"{IMPOSSIBLE_FRACTION:.0%} of that; the timed launches did not do the work", 0, full, failure=FailureKind.IMPOSSIBLE_TIME)
-    if ok and implausible(perf):
-        return Check("fast", REVIEW, f"{words}: more than {IMPLAUSIBLE_FACTOR:g} times the reference's, so a "
+    if ok and near_floor(perf.time_ms, perf.floor_ms):
+        assert perf.floor_ms is not None
+        return Check("fast", REVIEW, f"{words}: timed at {perf.time_ms / perf.floor_ms:.2f} times the fastest this "
+                     f"device moves the stage's bytes (its copy kernel's), closer than any kernel measured, so a "
                      f"person looks at the kernel before its speed counts", 0, full)
+    if ok and implausible(perf) and not perf.verified:
+        return Check("fast", REVIEW, f"{words}: more than {IMPLAUSIBLE_FACTOR:g} times the reference's, and its "
+                     f"timed launches could not all be checked here, so a person looks at the kernel before its "
+                     f"speed counts", 0, full)
+    if ok and implausible(perf):
+        assert perf.speedup is not None and perf.reference_speedup and perf.floor_ms
+        beyond = (f"{words}: {perf.speedup / perf.reference_speedup:.1f} times the reference's, beyond what "
+                  f"{spec.id} asks; every timed launch was checked on fresh inputs and ran at "
+                  f"{perf.time_ms / perf.floor_ms:.2f} times the device's floor, so it counts")
+        if later:
+            beyond += f" (the technique may be the one {later[0][0]} teaches later: {later[0][1]})"
+        return Check("fast", PASSED, beyond, full, full)
     if ok:
         return Check("fast", PASSED, words, full, full)
     return Check("fast", FAILED, f"too slow: {words}", 0, full, failure=FailureKind.TOO_SLOW)
@@ -199,17 +219,19 @@ def _fast(spec: Spec, g: Grading, correct: Check, perf: Performance | None, kind
 
 def implausible(perf: Performance) -> bool:
     """A speedup beyond IMPLAUSIBLE_FACTOR times the reference's (or the baseline's, where the
-    reference is slower than it)."""
+    reference is slower than it): held for review unless every timed launch was checked
+    (Performance.verified)."""
     return bool(perf.speedup and perf.reference_speedup
                 and perf.speedup > IMPLAUSIBLE_FACTOR * max(perf.reference_speedup, 1.0))
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
                  grader_version: str, device: dict[str, str] | None = None, counters: Any = None,
-                 notes: tuple[str, ...] = ()) -> Report:
+                 notes: tuple[str, ...] = (), later: tuple[tuple[str, str], ...] = ()) -> Report:
     """`device`: what the parent knows of the device, where the worker never said. `counters`:
     the hardware counters read after the worker (grader.counters.model.ProfileResult), or None
-    where they were not asked for. `notes`: the caller's own lines, after the grading's."""
+    where they were not asked for. `notes`: the caller's own lines, after the grading's.
+    `later`: (id, concept) of the stages after this one in its track, in course order."""
     opened = g.device
     shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
                      "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
@@ -221,7 +243,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         checks.append(correct)
     perf = performance(spec, g.timing, kind) if g.timing else None
     if "fast" in spec.points:
-        checks.append(_fast(spec, g, correct, perf, kind))
+        checks.append(_fast(spec, g, correct, perf, kind, later))
     if "concept" in spec.points:  # graded from the counters (grader.counters.concept)
         from grader.counters.concept import concept_check
 
@@ -241,7 +263,7 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         shown_notes.append(f"Speed is graded on a GPU: there your kernel is timed beside {spec.baseline}'s and "
                      f"the reference's. Timings on a CPU device say nothing about a GPU, so none are taken "
                      f"here (--cpu-timing shows them)")
-    if perf and perf.graded and implausible(perf):
+    if perf and perf.graded and any(c.name == "fast" and c.status == REVIEW for c in checks):
         flags.append(f"implausible speedup: {perf.speedup:.2f}x against the reference's "
                      f"{perf.reference_speedup:.2f}x; a person should look at this kernel")
 

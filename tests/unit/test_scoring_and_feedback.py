@@ -172,6 +172,59 @@ def with_floor(result: TimingResult, floor_ms: float) -> TimingResult:
     return TimingResult(result.case, result.stats, result.bytes, result.flops, floor_ms, 40)
 
 
+def checked(base: float, sub: float, ref: float, floor_ms: float | None, launches: int = 20,
+            checked_launches: int = 20) -> TimingResult:
+    """A timing whose submission had `launches` timed launches, `checked_launches` of them checked."""
+    result = timing(base, sub, ref)
+    stats = {role: {**s, "timed_ms": [[s["time_ms"]] * launches]} for role, s in result.stats.items()}
+    return TimingResult(result.case, stats, result.bytes, result.flops, floor_ms, checked_launches)
+
+
+def test_a_verified_kernel_far_beyond_the_reference_earns_its_points(spec):
+    """Every timed launch checked, well above the floor: 7x the reference's speedup passes, and
+    the report says how far beyond and which later stage may teach it."""
+    r = build_report(spec, _grading([GPU, COMPILED, ok_case(), checked(1.0, 0.0435, 0.3, 0.037)]), file="t.cu",
+                     backend="cuda", seed=1, grader_version="1", later=(("st_next", "padding the tile"),))
+    fast = r.check("fast")
+    assert (r.status, fast.status, fast.points, r.score) == ("passed", "passed", 30, 100), fast.message
+    assert "6.9 times the reference's" in fast.message and "every timed launch was checked" in fast.message
+    assert "st_next teaches later: padding the tile" in fast.message
+    assert not r.flags
+
+
+def test_a_grade_does_not_depend_on_which_side_of_twice_the_reference_an_honest_kernel_lands(spec):
+    """The same checked kernel at 1.9x, 2.1x and 7x the reference's speedup: full points each time."""
+    for sub in (0.3 / 1.9, 0.3 / 2.1, 0.3 / 7.0):
+        fast = report(spec, [GPU, COMPILED, ok_case(), checked(1.0, sub, 0.3, 0.03)]).check("fast")
+        assert (fast.status, fast.points) == ("passed", 30), (sub, fast.message)
+
+
+def test_unchecked_launches_or_no_floor_beyond_twice_are_held(spec):
+    for timing_result in (checked(1.0, 0.04, 0.3, 0.03, checked_launches=19),  # one launch not checked
+                          checked(1.0, 0.04, 0.3, None),  # no floor known
+                          checked(1.0, 0.04, 0.3, 0.03, launches=20, checked_launches=0)):
+        r = report(spec, [GPU, COMPILED, ok_case(), timing_result])
+        fast = r.check("fast")
+        assert (r.status, fast.status, fast.points) == ("review", "review", 0), fast.message
+        assert "could not all be checked" in fast.message and r.flags
+
+
+def test_a_time_implausibly_close_to_the_floor_is_held_even_if_checked(spec):
+    r = report(spec, [GPU, COMPILED, ok_case(), checked(1.0, 0.026, 0.3, 0.03)])  # 0.87 of the floor
+    fast = r.check("fast")
+    assert (r.status, fast.status, fast.points) == ("review", "review", 0), fast.message
+    assert "0.87 times the fastest this device moves" in fast.message
+    at_floor = report(spec, [GPU, COMPILED, ok_case(), checked(1.0, 0.028, 0.3, 0.03)])  # 0.93: possible
+    assert at_floor.check("fast").status == "passed"
+
+
+def _grading(results):
+    g = Grading(timed=True)
+    for result in results:
+        g.add(result)
+    return g
+
+
 def test_time_under_the_device_floor_fails_fast(spec):
     r = report(spec, [GPU, COMPILED, ok_case(), with_floor(timing(1.0, 0.05, 0.3), 0.18)])
     fast = r.check("fast")
