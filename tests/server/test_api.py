@@ -189,3 +189,30 @@ def test_a_student_over_the_hourly_limit_is_told_when_to_send_again(tmp_path):
             assert submit(http, EXAMPLE.read_bytes() + b"// mine\n").status_code == 202
     finally:
         server.stop()
+
+
+def test_every_private_answer_says_no_store(course_server, graded):
+    """Issue 35: the class's gradebook and the other private answers carried no Cache-Control."""
+    from tests.server.running import signin_token
+
+    mine = graded["id"]
+    answers = []
+    with client(course_server.server, course_server.alice) as http:
+        answers += [http.get("/api/whoami"), http.get("/api/submissions"), http.get(f"/api/submissions/{mine}"),
+                    http.get(f"/api/submissions/{mine}/feedback"), http.get(f"/api/leaderboard/{STAGE}"),
+                    http.post("/api/leaderboard/opt-in", json={"shown": False}),
+                    submit(http, EXAMPLE.read_bytes()),  # answered from the stored result
+                    http.get("/api/submissions/999999"), http.get("/api/queue")]
+    with client(course_server.server, course_server.teacher) as http:
+        answers += [http.get("/api/gradebook"), http.get("/api/queue"), http.get("/api/submissions"),
+                    http.post(f"/api/submissions/{mine}/mark", json={"mark": None})]
+    with client(course_server.server, None) as http:
+        answers += [http.get("/api/submissions"), http.get("/")]
+        signed = http.post("/signin", data={"token": course_server.teacher, "csrf": signin_token(http)})
+        answers += [signed, http.get("/"), http.get(f"/submissions/{mine}"), http.get(f"/submissions/{mine}/feedback"),
+                    http.get("/queue"), http.get("/leaderboard", params={"stage": STAGE})]
+    kinds = {answer.headers.get("content-type", "").split(";")[0] for answer in answers}
+    assert {"application/json", "text/csv", "text/html"} <= kinds
+    assert {answer.status_code for answer in answers} >= {200, 303, 401, 403, 404}
+    for answer in answers:
+        assert answer.headers.get("cache-control") == "no-store", (answer.request.url, answer.status_code)

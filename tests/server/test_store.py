@@ -166,16 +166,65 @@ def test_a_browser_session_ends_after_its_lifetime_or_with_its_token(store):
     from lab.server.database import SESSION_LIFETIME, now
     from lab.server.tables import SessionRow
 
-    store.issue_token("ana")
-    ana = users(store)["ana"]
-    cookie, csrf = store.open_session(ana)
+    token = store.issue_token("ana")
+    ana = {u.login: u for u in store.users()}["ana"]
+    cookie, csrf = store.open_session(ana, token)
     assert store.session_user(cookie) == (ana, csrf)
     with store.engine.begin() as connection:
         connection.execute(update(SessionRow).values(created_at=now() - SESSION_LIFETIME - SESSION_LIFETIME / 100))
     assert store.session_user(cookie) is None
-    fresh, _ = store.open_session(ana)
+    fresh, _ = store.open_session(ana, token)
     store.revoke("ana")
     assert store.session_user(fresh) is None
+    assert store.open_session(ana, token) is None
+
+
+def test_a_reissued_token_ends_the_sessions_of_the_old_one(store):
+    from sqlalchemy import select
+
+    from lab.server.tables import SessionRow
+
+    old = store.issue_token("ana")
+    ana = {u.login: u for u in store.users()}["ana"]
+    first, _ = store.open_session(ana, old)
+    second, _ = store.open_session(ana, old)
+    new = store.issue_token("ana")
+    assert store.session_user(first) is None and store.session_user(second) is None
+    assert store.open_session(ana, old) is None  # a sign-in that checked the old token just before
+    kept, csrf = store.open_session(ana, new)
+    assert store.session_user(kept) == (ana, csrf)
+    store.issue_token("ana")  # reissuing removes the old token's session rows, too
+    with store.engine.begin() as connection:
+        assert connection.execute(select(SessionRow)).first() is None
+    assert store.session_user(kept) is None
+
+
+def test_parallel_submissions_store_one_of_identical_bytes_and_no_more_than_the_limit(store):
+    """Issue 35: 60 parallel uploads with a limit of 30 stored 44, 20 identical ones stored 8."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lab.server.database import RateLimited
+
+    who = users(store)
+    start = threading.Barrier(60)
+
+    def one(n: int, user, per_hour: int):
+        start.wait()
+        try:
+            return put(store, user, n, per_hour=per_hour)
+        except RateLimited:
+            return None
+
+    with ThreadPoolExecutor(60) as pool:
+        limited = list(pool.map(lambda n: one(n, who["ana"], 30), range(60)))
+    assert sum(1 for got in limited if got is not None) == 30
+    assert len(store.submissions(who["ana"])) == 30
+    start = threading.Barrier(20)
+    with ThreadPoolExecutor(20) as pool:
+        same = list(pool.map(lambda _: one(7, who["ben"], 0), range(20)))
+    assert len(store.submissions(who["ben"])) == 1
+    assert {got[0].id for got in same} == {store.submissions(who["ben"])[0].id}
+    assert sorted(got[1] for got in same) == [False] + [True] * 19
 
 
 def test_a_database_of_the_first_schema_is_upgraded_with_its_rows(tmp_path):
