@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL cluster from the machine's own PostgreSQL (Debian's package): initdb in
 a temporary folder, a Unix socket only (no TCP port), stopped and removed at the end. Where the
-tests run as root, the cluster runs as `nobody` (PostgreSQL refuses root)."""
+tests run as root, the cluster runs as `nobody` (PostgreSQL refuses root): its commands start as
+that user themselves (subprocess's user and group), so no tool such as runuser need be on PATH."""
 
 from __future__ import annotations
 
@@ -41,8 +42,13 @@ def missing() -> str | None:
     return None
 
 
-def _as_owner(command: list[str]) -> list[str]:
-    return ["runuser", "-u", "nobody", "--", *command] if os.geteuid() == 0 else command
+def _run(command: list[object], **options) -> subprocess.CompletedProcess:
+    """Run a PostgreSQL command as the cluster's owner: `nobody` where the tests run as root (its
+    own group, no supplementary groups), else the tests' own user."""
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        options.update(user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[])
+    return subprocess.run([str(part) for part in command], capture_output=True, timeout=120, **options)
 
 
 @contextmanager
@@ -55,17 +61,15 @@ def cluster() -> Iterator[str]:
             nobody = pwd.getpwnam("nobody")
             os.chown(folder, nobody.pw_uid, nobody.pw_gid)
         port = free_port()
-        subprocess.run(_as_owner([postgres_tool("initdb"), "-D", str(folder / "data"), "-U", "lab", "--auth=trust",
-                                  "-E", "UTF8", "--no-sync"]), check=True, capture_output=True, timeout=120)
+        _run([postgres_tool("initdb"), "-D", folder / "data", "-U", "lab", "--auth=trust", "-E", "UTF8",
+              "--no-sync"], check=True, cwd=folder)
         pg_ctl = postgres_tool("pg_ctl")
-        subprocess.run(_as_owner([pg_ctl, "-D", str(folder / "data"), "-l", str(folder / "log"), "-w", "-o",
-                                  f"-k {folder} -p {port} -c listen_addresses= -c fsync=off", "start"]),
-                       check=True, capture_output=True, timeout=120)
+        _run([pg_ctl, "-D", folder / "data", "-l", folder / "log", "-w", "-o",
+              f"-k {folder} -p {port} -c listen_addresses= -c fsync=off", "start"], check=True, cwd=folder)
         try:
             yield f"postgresql+psycopg://lab@/postgres?host={folder}&port={port}"
         finally:
-            subprocess.run(_as_owner([pg_ctl, "-D", str(folder / "data"), "-m", "immediate", "stop"]),
-                           capture_output=True, timeout=120)
+            _run([pg_ctl, "-D", folder / "data", "-m", "immediate", "stop"], cwd=folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
