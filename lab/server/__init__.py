@@ -12,7 +12,8 @@ Modules, one concept each:
   settings          how one `lab serve` runs
   grading_lane      the thread that grades one device's queue; a grading's stored form
   server            the server's state, shared by the API and the pages
-  body_limit        request bodies capped before they are parsed
+  body_limit        request bodies bounded by their route, in size and in time, never read ahead
+  private_answers   Cache-Control: no-store on every answer
   service           the FastAPI app and its JSON API
   web               the browser pages (templates/)
   report_json       a Report read back from its JSON
