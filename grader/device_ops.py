@@ -1,6 +1,6 @@
 """The grader's own kernels, run on the device: random inputs and output comparison at benchmark
 size without a host round trip (generating and comparing 67M floats on the host takes seconds),
-and the checksums and moat scans of grader.write_fence.
+and the checksums of grader.write_fence.
 
 The kernel sources are `kernels/device_ops<suffix>`, one for each backend (its row's suffix) that
 has them (`.cu`, `.cl`); all compute the same values bit for bit. A backend without them
@@ -19,14 +19,14 @@ from grader.backends.base import Backend, Buffer, CompiledKernel, CompileError, 
 from grader.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
-ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy", "lab_checksum", "lab_scan"]
+ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy", "lab_checksum"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 MAX_INDICES = 8  # mismatch indices the compare kernel records
 COPY_PER_THREAD = 4  # elements each thread of the copy kernel moves (LAB_COPY_PER_THREAD)
 RESULT_WORDS = 4 + MAX_INDICES  # mismatches, unwritten, computed NaNs, slot counter, indices
 CHECKSUM_CHUNK = 1 << 16  # words (256 KiB) each pair of checksum words covers (lab_checksum)
-MAX_WORDS = 1 << 30  # words one checksum or scan launch covers at most (its indices stay 32-bit)
+MAX_WORDS = 1 << 30  # words one checksum launch covers at most (its indices stay 32-bit)
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,8 @@ class DeviceOps:
         self.backend = backend
         self.source = source
         self._kernels: dict[str, CompiledKernel] | None = None
-        # The checksum's and the scan's layout: each work-item a run of words on a CPU device
-        # (several times faster there), side by side on a GPU (coalesced).
+        # The checksum's layout: each work-item a run of words on a CPU device (several times
+        # faster there), side by side on a GPU (coalesced).
         self._contiguous = int(backend.info.kind == "cpu")
 
     def unit(self) -> CompileUnit:
@@ -193,32 +193,18 @@ class DeviceOps:
         args = [got, want, b.scalar("unsigned", count), b.scalar("float", rtol), b.scalar("float", atol), result]
         b.enqueue(self._kernel("lab_compare"), _grid(count), (BLOCK,), args)
 
-    def checksum_into(self, buffer: Buffer, words: int, sums: Buffer, first: int) -> None:
-        """Queue the checksum of the first `words` 32-bit words of `buffer` (at most MAX_WORDS):
-        one pair per CHECKSUM_CHUNK words (host_checksum's), written to `sums` (uint32) from pair
-        `first` on. Not waited for."""
-        if not 0 <= words <= MAX_WORDS or words * 4 > buffer.nbytes:
-            raise ValueError(f"{words} words cannot be summed in a buffer of {buffer.nbytes} bytes")
+    def checksum_into(self, buffer: Buffer, words: int, sums: Buffer, first: int, start: int = 0) -> None:
+        """Queue the checksum of `words` 32-bit words of `buffer` from word `start` on (at most
+        MAX_WORDS; `start` needs no alignment): one pair per CHECKSUM_CHUNK words (host_checksum's),
+        written to `sums` (uint32) from pair `first` on. Not waited for."""
+        if not 0 <= words <= MAX_WORDS or start < 0 or (start + words) * 4 > buffer.nbytes:
+            raise ValueError(f"words {start}..{start + words} cannot be summed in a buffer of {buffer.nbytes} bytes")
         if (first + chunks(words)) * 8 > sums.nbytes:
             raise ValueError("the checksums do not fit in their buffer")
         b = self.backend
-        args = [buffer, b.scalar("unsigned", words), b.scalar("unsigned", CHECKSUM_CHUNK), sums,
+        args = [buffer, np.int64(start), b.scalar("unsigned", words), b.scalar("unsigned", CHECKSUM_CHUNK), sums,
                 b.scalar("unsigned", first), b.scalar("unsigned", self._contiguous)]
         b.enqueue(self._kernel("lab_checksum"), (max(1, min(chunks(words), MAX_BLOCKS)),), (BLOCK,), args)
-
-    def scan_into(self, buffer: Buffer, start: int, words: int, bits: int, result: Buffer, slot: int) -> None:
-        """Queue a count of the `words` words of `buffer` from word `start` on (at most MAX_WORDS;
-        `start` needs no alignment) that are not `bits`: added to result[2 * slot], and the
-        complement of the lowest such index (from `start`) raised into result[2 * slot + 1]
-        (both zeroed before: `scanned` reads them). Not waited for."""
-        if not 0 <= words <= MAX_WORDS or start < 0 or (start + words) * 4 > buffer.nbytes or start >= 1 << 32:
-            raise ValueError(f"words {start}..{start + words} cannot be scanned in a buffer of {buffer.nbytes} bytes")
-        if (slot + 1) * 8 > result.nbytes:
-            raise ValueError("the scan's slot is outside its buffer")
-        b = self.backend
-        args = [buffer, b.scalar("unsigned", start), b.scalar("unsigned", words), b.scalar("unsigned", bits & 0xFFFF_FFFF),
-                result, b.scalar("unsigned", slot), b.scalar("unsigned", self._contiguous)]
-        b.enqueue(self._kernel("lab_scan"), _grid(words), (BLOCK,), args)
 
     def compare(self, got: Buffer, want: Buffer, count: int, rtol: float, atol: float) -> Comparison:
         """Compare the first `count` floats: element i matches where
@@ -252,8 +238,3 @@ class DeviceOps:
             best = min(best, sum(b.time_launches([launch])))
         return best
 
-
-def scanned(pair: np.ndarray) -> tuple[int, int | None]:
-    """A scan_into slot's two words as (words not the pattern, the lowest such index or None)."""
-    count = int(pair[0])
-    return count, (~int(pair[1]) & 0xFFFF_FFFF) if count else None

@@ -227,7 +227,11 @@ class Arena:
         self.moat = _aligned(moat)
         self.nbytes = arena_bytes(sizes, self.moat)
         self.buffer: Buffer | None = backend.alloc(self.nbytes)
-        backend.fill32(self.buffer, int(MOAT_BITS))
+        try:
+            backend.fill32(self.buffer, int(MOAT_BITS))
+        except BaseException:  # a device that allocates at first use fails here
+            self.release()
+            raise
         self.slots: list[Slot] = []
         self._next = self.moat
 

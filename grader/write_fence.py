@@ -9,10 +9,11 @@ process. A `WriteFence` around one launch tells which:
   submission's own inputs) is checksummed on the device before the launch and after it (the
   grader's lab_checksum: a pair of words per 256 KiB, so a change is placed within 256 KiB);
 - the moats of the submission's `memory.Arena` (MOAT_BYTES before, between and after its
-  buffers, whatever the allocator does) are scanned after it for any word that is not
-  MOAT_BITS, the first one's place exact.
+  buffers, whatever the allocator does) are checksummed once when the fence is made and again
+  after each launch; where one changed, its chunk is read back for the first word that is not
+  MOAT_BITS, whose place is then exact.
 
-Both passes are queued on the device and read back with one download after the launch; they
+The passes are queued on the device and read back with one download after the launch; they
 read each byte once and write nothing but their results, so nothing timed includes them. A
 backend without the grader's kernels (grader.device_ops) reads the memory back and does the
 same on the host. A launch that faults never gets here: the caller reports its error.
@@ -20,13 +21,14 @@ same on the host. A launch that faults never gets here: the caller reports its e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from grader.backends.base import Backend, Buffer
-from grader.device_ops import CHECKSUM_CHUNK, MAX_WORDS, DeviceOps, chunks, host_checksum, scanned
-from grader.memory import MOAT_BITS, Arena, Moat
+from grader.device_ops import CHECKSUM_CHUNK, MAX_WORDS, DeviceOps, chunks, host_checksum
+from grader.memory import ARENA_ALIGN, MOAT_BITS, Arena, Moat
 from grader.results import FailureKind
 
 
@@ -75,17 +77,20 @@ class _Part:
     """A piece of a region, at most MAX_WORDS words, and where its checksums start."""
 
     region: Region
-    buffer: Buffer
-    offset: int  # bytes into the region
+    buffer: Buffer  # the region's buffer (a moat: the arena's)
+    at: int  # bytes into `buffer` where the part starts (a multiple of 4, no more aligned)
+    offset: int  # bytes into the region (a moat: into the moat)
     words: int
     first: int  # its first checksum pair
+    moat: Moat | None = None  # the arena's moat it is a piece of
 
 
 class WriteFence:
     """Checksums of `regions` and the moats of `arena` (None: none) around a launch: `before()`
-    just before it, `after()` just after, which returns the first FarWrite or None. `ops`: the
-    grader's kernels on this device (grader.device_ops.DeviceOps), None to do it on the host.
-    Allocates its small result buffers at once; `release()` frees them (never raises)."""
+    just before it, `after()` just after, which returns the first FarWrite or None. The moats
+    are checksummed once, here: nothing may write them, so each `after()` compares with that.
+    `ops`: the grader's kernels on this device (grader.device_ops.DeviceOps), None to do it on
+    the host. Allocates its small result buffer at once; `release()` frees it (never raises)."""
 
     def __init__(self, backend: Backend, ops: DeviceOps | None, regions: list[Region], arena: Arena | None = None):
         self.backend = backend
@@ -93,101 +98,95 @@ class WriteFence:
         self.arena = arena
         self.moats = arena.moats() if arena is not None else []
         self.parts: list[_Part] = []
-        first = 0
+        self.pairs = 0
         for region in regions:
-            words = region.buffer.nbytes // 4
-            for start in range(0, words, MAX_WORDS):
-                count = min(MAX_WORDS, words - start)
-                view = region.buffer if count == words else backend.view(region.buffer, start * 4, count * 4)
-                self.parts.append(_Part(region, view, start * 4, count, first))
-                first += chunks(count)
-        self.pairs = first
+            self._add(region, region.buffer, None)
+        for moat in self.moats:
+            assert arena is not None and arena.buffer is not None
+            self._add(Region("the space the grader keeps free around its buffers", arena.buffer), arena.buffer, moat)
         self._sums: Buffer | None = None
-        self._scans: Buffer | None = None
-        self._before: np.ndarray | None = None  # the host's checksums, where there is no `ops`
-        if any(moat.nbytes // 4 > MAX_WORDS for moat in self.moats):
-            raise ValueError("a moat is larger than one scan covers")
+        # The host's checksums, where there is no `ops`.
+        self._before = np.zeros((self.pairs, 2), dtype=np.uint32)
+        self._after = np.zeros((self.pairs, 2), dtype=np.uint32)
         if ops is not None:
             # Before and after side by side: one download reads both.
             self._sums = backend.alloc(16 * max(1, self.pairs))
-            self._scans = backend.alloc(8 * max(1, len(self.moats)))
+        self._sum(lambda part: part.moat is not None, after=False)
+
+    def _add(self, region: Region, buffer: Buffer, moat: Moat | None) -> None:
+        """`region`'s parts of at most MAX_WORDS words (a moat: its stretch of the arena)."""
+        offset, nbytes = (moat.offset, moat.nbytes) if moat is not None else (0, buffer.nbytes)
+        for start in range(0, nbytes // 4, MAX_WORDS):
+            count = min(MAX_WORDS, nbytes // 4 - start)
+            self.parts.append(_Part(region, buffer, offset + start * 4, start * 4, count, self.pairs, moat))
+            self.pairs += chunks(count)
+
+    def _sum(self, which: Callable[[_Part], bool], after: bool) -> None:
+        """Checksum the parts `which` picks, into the before or the after half (queued on the
+        device; on the host, at once)."""
+        for part in filter(which, self.parts):
+            if self.ops is not None:
+                assert self._sums is not None
+                self.ops.checksum_into(part.buffer, part.words, self._sums, self.pairs * after + part.first,
+                                       part.at // 4)
+            else:
+                own = host_checksum(self._read(part.buffer, part.at, part.words))
+                if after:
+                    self._after[part.first: part.first + own.shape[0]] = own
+                else:
+                    self._before[part.first: part.first + own.shape[0]] = own
 
     def before(self) -> None:
-        """Queue the checksums of every region as they are now (the launch comes next)."""
-        if self.ops is None:
-            self._before = self._host_sums()
-            return
-        assert self._sums is not None
-        for part in self.parts:
-            self.ops.checksum_into(part.buffer, part.words, self._sums, part.first)
+        """Checksum every region as it is now (the launch comes next; queued, not waited for)."""
+        self._sum(lambda part: part.moat is None, after=False)
 
     def after(self) -> FarWrite | None:
-        """After the launch: the regions' checksums again and the moats scanned; the first region
-        that changed (in the order given), else the first moat written into, else None."""
-        if self.ops is None:
-            assert self._before is not None, "after() without before()"
-            sums = np.concatenate([self._before, self._host_sums()])
-            scans = self._host_scans()
-        else:
-            assert self._sums is not None and self._scans is not None
-            ops = self.ops
-            for part in self.parts:
-                ops.checksum_into(part.buffer, part.words, self._sums, self.pairs + part.first)
-            self.backend.fill32(self._scans, 0)
-            if self.arena is not None and self.arena.buffer is not None:
-                for slot, moat in enumerate(self.moats):
-                    ops.scan_into(self.arena.buffer, moat.offset // 4, moat.nbytes // 4, int(MOAT_BITS), self._scans, slot)
-            sums = np.zeros(self._sums.nbytes // 4, dtype=np.uint32)
-            scans = np.zeros(self._scans.nbytes // 4, dtype=np.uint32)
+        """After the launch: every region and moat checksummed again and compared; the first
+        region that changed (in the order given), else the first moat written into, else None."""
+        self._after = np.zeros((self.pairs, 2), dtype=np.uint32)
+        self._sum(lambda part: True, after=True)
+        if self.ops is not None:
+            assert self._sums is not None
+            sums = np.zeros((2 * max(1, self.pairs), 2), dtype=np.uint32)
             self.backend.download(self._sums, sums)
-            self.backend.download(self._scans, scans)
-        return self._finding(sums.reshape(-1, 2), scans)
-
-    def _finding(self, sums: np.ndarray, scans: np.ndarray) -> FarWrite | None:
-        before, after = sums[: self.pairs], sums[self.pairs: 2 * self.pairs]
+            before, after = sums[: self.pairs], sums[self.pairs: 2 * self.pairs]
+        else:
+            before, after = self._before, self._after
         for part in self.parts:
             own = slice(part.first, part.first + chunks(part.words))
             changed = np.flatnonzero((before[own] != after[own]).any(axis=1))
             if changed.size:
-                at = part.offset + int(changed[0]) * CHECKSUM_CHUNK * 4
-                where = f"into {part.region.what}" + (f", ~{size_text(at)} into it" if at else ", near its start")
-                return FarWrite(part.region.failure, where)
-        for slot, moat in enumerate(self.moats):
-            count, lowest = scanned(scans[2 * slot: 2 * slot + 2])
-            if count:
-                assert lowest is not None
-                return FarWrite(FailureKind.OUT_OF_BOUNDS, f"into the space the grader keeps free around its "
-                                f"buffers, {moat_text(moat, moat.offset + 4 * lowest)}")
+                return self._place(part, int(changed[0]))
         return None
 
-    def _host_sums(self) -> np.ndarray:
-        """Every part's checksums, from its words read back (no `ops`)."""
-        found = []
-        for part in self.parts:
-            words = np.empty(part.words, dtype=np.uint32)
-            self.backend.download(part.buffer, words)
-            found.append(host_checksum(words))
-        return np.concatenate(found) if found else np.zeros((0, 2), dtype=np.uint32)
+    def _place(self, part: _Part, chunk: int) -> FarWrite:
+        """The finding for a change in `part`'s `chunk`-th checksum chunk: in a moat, the first
+        word there that is not MOAT_BITS (read back: 256 KiB), placed from its neighbours."""
+        at = part.offset + chunk * CHECKSUM_CHUNK * 4
+        if part.moat is None:
+            where = f"into {part.region.what}" + (f", ~{size_text(at)} into it" if at else ", near its start")
+            return FarWrite(part.region.failure, where)
+        words = self._read(part.buffer, part.at + chunk * CHECKSUM_CHUNK * 4,
+                           min(CHECKSUM_CHUNK, part.words - chunk * CHECKSUM_CHUNK))
+        wrong = np.flatnonzero(words != MOAT_BITS)
+        offset = part.moat.offset + at + (4 * int(wrong[0]) if wrong.size else 0)
+        return FarWrite(FailureKind.OUT_OF_BOUNDS, f"into {part.region.what}, {moat_text(part.moat, offset)}")
 
-    def _host_scans(self) -> np.ndarray:
-        """Every moat's scan words, from its words read back (no `ops`)."""
-        out = np.zeros(max(1, 2 * len(self.moats)), dtype=np.uint32)
-        if self.arena is None or self.arena.buffer is None:
-            return out
-        words = np.empty(self.arena.nbytes // 4, dtype=np.uint32)
-        self.backend.download(self.arena.buffer, words)
-        for slot, moat in enumerate(self.moats):
-            wrong = np.flatnonzero(words[moat.offset // 4: (moat.offset + moat.nbytes) // 4] != MOAT_BITS)
-            if wrong.size:
-                out[2 * slot], out[2 * slot + 1] = wrong.size, ~np.uint32(wrong[0])
-        return out
+    def _read(self, buffer: Buffer, at: int, words: int) -> np.ndarray:
+        """`words` words of `buffer` from byte `at` (a multiple of 4) on, read back through a view
+        that starts at ARENA_ALIGN (every device's sub-buffer alignment divides it)."""
+        start = at // ARENA_ALIGN * ARENA_ALIGN
+        nbytes = at - start + 4 * words
+        data = np.empty(nbytes // 4, dtype=np.uint32)
+        whole = start == 0 and nbytes == buffer.nbytes
+        self.backend.download(buffer if whole else self.backend.view(buffer, start, nbytes), data)
+        return data[(at - start) // 4:]
 
     def release(self) -> None:
-        """Free the result buffers; never raises (it runs in `finally`, often after a fault)."""
-        for buffer in (self._sums, self._scans):
-            if buffer is not None:
-                try:
-                    self.backend.release(buffer)
-                except Exception:  # noqa: BLE001 - a dead context's memory: nothing to free
-                    pass
-        self._sums = self._scans = None
+        """Free the result buffer; never raises (it runs in `finally`, often after a fault)."""
+        if self._sums is not None:
+            try:
+                self.backend.release(self._sums)
+            except Exception:  # noqa: BLE001 - a dead context's memory: nothing to free
+                pass
+        self._sums = None

@@ -100,7 +100,8 @@ __kernel void lab_compare(__global const float *got, __global const float *want,
         atomic_add(&result[lid], group_counts[lid]);
 }
 
-// A checksum of `n` 32-bit words, one pair of words per `chunk` words (grader.write_fence):
+// A checksum of the `n` 32-bit words from word `start` of `buffer` on (an offset that needs no
+// alignment, unlike a sub-buffer's), one pair of words per `chunk` words (grader.write_fence):
 // chunk c's pair goes to sums[2 * (first + c)], sums[2 * (first + c) + 1]. Each word counts
 // with its index: lane 0 adds a hash of the word and its index, lane 1 the word times an odd
 // number made from its index, so any one changed word changes lane 1 and almost surely lane 0.
@@ -108,9 +109,10 @@ __kernel void lab_compare(__global const float *got, __global const float *want,
 // `contiguous` (a CPU device): each work-item sums a run of chunk / LAB_BLOCK words, which a CPU
 // reads several times faster; else (a GPU) the group's work-items read side by side. The sums
 // are the same either way (and device_ops.cu's: unsigned arithmetic wraps alike).
-__kernel void lab_checksum(__global const uint *words, uint n, uint chunk, __global uint *sums, uint first,
-                           uint contiguous)
+__kernel void lab_checksum(__global const uint *buffer, long start, uint n, uint chunk, __global uint *sums,
+                           uint first, uint contiguous)
 {
+    __global const uint *words = buffer + start;
     __local volatile uint group_sums[2];
     const uint lid = get_local_id(0);
     const uint chunks = (n + chunk - 1) / chunk;
@@ -142,51 +144,5 @@ __kernel void lab_checksum(__global const uint *words, uint n, uint chunk, __glo
         if (lid < 2)
             sums[2 * (first + c) + lid] = group_sums[lid];
         barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
-// How many of the `n` words from `start` on are not `bits`, and the lowest index (from `start`)
-// of one (grader.write_fence's moats: memory the grader filled with `bits` and no kernel may
-// write). Adds the count to result[2 * slot] and raises result[2 * slot + 1] to ~index (both
-// zeroed before: a zero count leaves it 0; otherwise the lowest index is its complement).
-// `contiguous` as in lab_checksum: each work-item a run of words (a CPU), else grid-stride.
-__kernel void lab_scan(__global const uint *words, uint start, uint n, uint bits, __global volatile uint *result,
-                       uint slot, uint contiguous)
-{
-    __local volatile uint group_count, group_first;
-    const uint lid = get_local_id(0);
-    if (lid == 0) {
-        group_count = 0;
-        group_first = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint count = 0, first = 0;
-    if (contiguous) {
-        const size_t per = (n + get_global_size(0) - 1) / get_global_size(0);
-        const size_t from = get_global_id(0) * per;
-        const size_t to = min(from + per, (size_t)n);
-        for (size_t i = from; i < to; i++) {
-            if (words[start + i] != bits) {
-                ++count;
-                first = max(first, ~(uint)i);
-            }
-        }
-    } else {
-        const size_t stride = get_global_size(0);
-        for (size_t i = get_global_id(0); i < n; i += stride) {
-            if (words[start + i] != bits) {
-                ++count;
-                first = max(first, ~(uint)i);
-            }
-        }
-    }
-    if (count) {
-        atomic_add(&group_count, count);
-        atomic_max(&group_first, first);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0 && group_count) {
-        atomic_add(&result[2 * slot], group_count);
-        atomic_max(&result[2 * slot + 1], group_first);
     }
 }

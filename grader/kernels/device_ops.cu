@@ -101,7 +101,8 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_compare(const float 
         atomicAdd(&result[threadIdx.x], block_counts[threadIdx.x]);
 }
 
-// A checksum of `n` 32-bit words, one pair of words per `chunk` words (grader.write_fence):
+// A checksum of the `n` 32-bit words from word `start` of `buffer` on (an offset that needs no
+// alignment, unlike a sub-buffer's), one pair of words per `chunk` words (grader.write_fence):
 // chunk c's pair goes to sums[2 * (first + c)], sums[2 * (first + c) + 1]. Each word counts
 // with its index: lane 0 adds a hash of the word and its index, lane 1 the word times an odd
 // number made from its index, so any one changed word changes lane 1 and almost surely lane 0.
@@ -109,9 +110,11 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_compare(const float 
 // The same sums as device_ops.cl's (unsigned arithmetic wraps alike); `contiguous` is that
 // file's (a CPU device's layout), here only for the same arguments: a block's threads read side
 // by side either way.
-extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_checksum(const unsigned *words, unsigned n, unsigned chunk,
-                                                                    unsigned *sums, unsigned first, unsigned contiguous)
+extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_checksum(const unsigned *buffer, long long start,
+                                                                    unsigned n, unsigned chunk, unsigned *sums,
+                                                                    unsigned first, unsigned contiguous)
 {
+    const unsigned *words = buffer + start;
     __shared__ unsigned block_sums[2];
     const unsigned chunks = (n + chunk - 1) / chunk;
     for (unsigned c = blockIdx.x; c < chunks; c += gridDim.x) {
@@ -132,39 +135,5 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_checksum(const unsig
         if (threadIdx.x < 2)
             sums[2 * (first + c) + threadIdx.x] = block_sums[threadIdx.x];
         __syncthreads();
-    }
-}
-
-// How many of the `n` words from `start` on are not `bits`, and the lowest index (from `start`)
-// of one (grader.write_fence's moats: memory the grader filled with `bits` and no kernel may
-// write). Adds the count to result[2 * slot] and raises result[2 * slot + 1] to ~index (both
-// zeroed before: a zero count leaves it 0; otherwise the lowest index is its complement).
-// `contiguous` as in lab_checksum (unused here).
-extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_scan(const unsigned *words, unsigned start, unsigned n,
-                                                                unsigned bits, unsigned *result, unsigned slot,
-                                                                unsigned contiguous)
-{
-    __shared__ unsigned block_count, block_first;
-    if (threadIdx.x == 0) {
-        block_count = 0;
-        block_first = 0;
-    }
-    __syncthreads();
-    unsigned count = 0, first = 0;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        if (words[start + i] != bits) {
-            ++count;
-            first = max(first, ~(unsigned)i);
-        }
-    }
-    if (count) {
-        atomicAdd(&block_count, count);
-        atomicMax(&block_first, first);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0 && block_count) {
-        atomicAdd(&result[2 * slot], block_count);
-        atomicMax(&result[2 * slot + 1], block_first);
     }
 }

@@ -9,7 +9,7 @@ import pytest
 
 from grader.backends import open_backend
 from grader.backends.base import Backend, Buffer
-from grader.device_ops import CHECKSUM_CHUNK, Comparison, DeviceOps, chunks, host_checksum, scanned
+from grader.device_ops import CHECKSUM_CHUNK, Comparison, DeviceOps, chunks, host_checksum
 from tests.conftest import target_params
 
 POISON = 0x7FC00000
@@ -269,24 +269,13 @@ def test_checksum_changes_with_any_one_word(layout: Device) -> None:
     assert list(np.flatnonzero((after != before).any(axis=1))) == [1]
 
 
-def test_scan_counts_and_places_the_words_that_differ(layout: Device) -> None:
+def test_checksum_from_an_unaligned_start(layout: Device) -> None:
     dev = layout
-    bits = 0x7FA5C3C3
-    words = np.full(100_003, bits, dtype=np.uint32)
-    words[[3, 70_001, 99_000]] = [0, 1, 2]  # index 3 lies before `start`
-    result = dev.alloc(4)
-    dev.backend.fill32(result, 0)
-    dev.ops.scan_into(dev.put(words), 5, words.size - 5, bits, result, 1)
-    back = dev.get(result, 4, np.uint32)
-    assert scanned(back[:2]) == (0, None)
-    assert scanned(back[2:]) == (2, 70_001 - 5)
-
-
-def test_scan_of_an_untouched_stretch_finds_nothing(layout: Device) -> None:
-    dev = layout
-    buffer = dev.alloc(1 << 20)
-    dev.backend.fill32(buffer, 0x7FA5C3C3)
-    result = dev.alloc(2)
-    dev.backend.fill32(result, 0)
-    dev.ops.scan_into(buffer, 0, 1 << 20, 0x7FA5C3C3, result, 0)
-    assert scanned(dev.get(result, 2, np.uint32)) == (0, None)
+    words = np.random.default_rng(6).integers(0, 1 << 32, size=CHECKSUM_CHUNK + 1000, dtype=np.uint32)
+    buffer = dev.put(words)
+    sums = dev.alloc(2 * chunks(words.size - 7))
+    dev.ops.checksum_into(buffer, words.size - 7, sums, 0, start=7)
+    got = dev.get(sums, 2 * chunks(words.size - 7), np.uint32).reshape(-1, 2)
+    np.testing.assert_array_equal(got, host_checksum(words[7:]))
+    with pytest.raises(ValueError):
+        dev.ops.checksum_into(buffer, words.size, sums, 0, start=1)  # past the buffer's end
