@@ -6,7 +6,7 @@ launch, each waited for.
     python3 benchmarks/write_fence_cost.py [--backend cuda|opencl] [--device N] [--repeats 5]
         [STAGE ...]   (default: reduce_first_add transpose_coalesced gemm_tiled)
 
-Prints one line per stage: the bytes checksummed and scanned, the arena's making (allocation
+Prints one line per stage: the bytes checksummed (regions, moats), the arena's making (allocation
 and fill), and the fence's before and after passes (median of the repeats), in ms.
 """
 
@@ -75,7 +75,7 @@ def measure(backend, ops: DeviceOps, stage: str, repeats: int) -> str:
     moats = sum(m.nbytes for m in fence.moats) / (1 << 30)
     before, after = statistics.median(befores[1:]), statistics.median(afters[1:])
     return (f"{stage} ({', '.join(f'{k}={v}' for k, v in case.items())}): {summed:.2f} GiB checksummed, "
-            f"{moats:.2f} GiB of moats scanned; arena made in {made_ms:.1f} ms; before {before:.2f} ms, "
+            f"{moats:.2f} GiB of moats checksummed; arena made in {made_ms:.1f} ms; before {before:.2f} ms, "
             f"after {after:.2f} ms (with its download); per fenced launch {before + after:.2f} ms")
 
 
@@ -89,8 +89,11 @@ def main(argv: list[str]) -> int:
     backend = open_backend(args.backend, args.device)
     ops = DeviceOps(backend)
     print(f"{backend.info.name} ({args.backend})")
-    for stage in args.stages:
-        print(measure(backend, ops, stage, args.repeats))
+    try:
+        for stage in args.stages:
+            print(measure(backend, ops, stage, args.repeats))
+    finally:
+        backend.close()
     return 0
 
 
