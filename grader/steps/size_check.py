@@ -41,7 +41,14 @@ from grader.timing import TimedRole, release_roles
 from grader.write_fence import FarWrite, Region, WriteFence
 
 PREFIX = "correct at the test sizes but not at the benchmark size: "
-OUTSIDE = "wrote outside its buffers at this size, "  # a fenced launch's finding follows
+OUTSIDE = "wrote out of bounds at this size, outside its buffers: "  # a fenced launch's finding follows
+
+
+def outside_message(found: FarWrite) -> str:
+    """The size check's one line for a fenced launch's finding (the case's label goes before it)."""
+    if found.failure == FailureKind.INPUT_MODIFIED:
+        return f"wrote {found.where}, at this size: inputs are read-only"
+    return OUTSIDE + found.where
 
 
 class WroteOutside(Exception):
@@ -99,7 +106,7 @@ class BenchmarkSizeCheck(Step):
             else:
                 verdict = self._on_host(ctx, case, fenced)
         except WroteOutside as outside:
-            result = CaseResult(label, False, outside.found.failure, OUTSIDE + outside.found.where,
+            result = CaseResult(label, False, outside.found.failure, outside_message(outside.found),
                                 benchmark_size=True)
         except LaunchRefused as refused:
             result = CaseResult(label, False, FailureKind.REFUSED_LAUNCH, str(refused), benchmark_size=True)
@@ -226,7 +233,7 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
         if arena is not None:
             arena.release()
         raise
-    regions = [Region(f"its own input `{name}` (inputs are read-only)", guarded.inner, FailureKind.INPUT_MODIFIED)
+    regions = [Region(f"its input `{name}`", guarded.inner, FailureKind.INPUT_MODIFIED)
                for name, (_, guarded) in buffers.guarded_inputs.items()]
     for role, other in others:
         regions += _regions(role, other)

@@ -12,7 +12,7 @@ from grader.course.catalog import default_catalog
 from grader.course.problems import load_problem
 from grader.device_ops import CHECKSUM_CHUNK, host_checksum
 from grader.results import FailureKind
-from grader.steps.size_check import arena_sizes
+from grader.steps.size_check import arena_sizes, outside_message
 from grader.write_fence import Region, WriteFence, moat_text, size_text
 
 SPEC = default_catalog().get("reduce_first_add")
@@ -26,7 +26,7 @@ def fenced(backend: FakeBackend, others: list[Region] | None = None):
     uniform = PROBLEM.uniform_inputs(SETUP)
     arena = memory.Arena(backend, arena_sizes(PROBLEM, SETUP, None, uniform), moat=MOAT)
     buffers = CaseBuffers(backend, PROBLEM, SETUP, None, uniform, arena)
-    own = [Region(f"its own input `{name}`", guarded.inner, FailureKind.INPUT_MODIFIED)
+    own = [Region(f"its input `{name}`", guarded.inner, FailureKind.INPUT_MODIFIED)
            for name, (_, guarded) in buffers.guarded_inputs.items()]
     return arena, buffers, WriteFence(backend, None, own + (others or []), arena)
 
@@ -78,6 +78,7 @@ def test_a_write_into_a_moat_is_placed(element, words):
     found = fence.after()
     assert found is not None and found.failure == FailureKind.OUT_OF_BOUNDS
     assert "the space the grader keeps free" in found.where and words in found.where, found.where
+    assert outside_message(found).startswith("wrote out of bounds at this size, outside its buffers: into ")
 
 
 def test_a_write_past_an_input_is_placed_from_that_input():
@@ -109,7 +110,8 @@ def test_a_write_into_its_own_input_is_an_input_modified():
     buffers.guarded_inputs["in"][1].inner.floats()[10] = -1.0
     found = fence.after()
     assert found is not None and found.failure == FailureKind.INPUT_MODIFIED
-    assert "its own input `in`" in found.where
+    assert found.where == "into its input `in`, near its start"
+    assert outside_message(found) == "wrote into its input `in`, near its start, at this size: inputs are read-only"
 
 
 def test_the_host_checksum_sees_any_one_changed_word():

@@ -1,9 +1,12 @@
-// verdict: correct failed benchmark size ... wrote outside its buffers ... past the end of `in`
+// verdict: correct failed benchmark size ... wrote out of bounds ... past the end of `in`
+// gpu verdict: correct failed benchmark size ... out of bounds
 // stage: reduce_first_add
 // The OpenCL form of far_write_past_input.cu: a correct reduction that, at the benchmark size
 // only (n >= 2^20: 2^26 on a GPU, 2^20 on a CPU device), also writes one value 6 MiB past the
 // end of its input `in` (the const cast away), past the input's 4 MiB guard band. The grader's
 // moats around the submission's buffers at the benchmark size catch it.
+// On an H200 the benchmark's timed launches fault there (the kernel failed on the device: a read
+// or write out of bounds); where another allocation lies there, the fence names it.
 __kernel void reduce(__global float *out, __global const float *in, int n)
 {
     __local float partialSum[BLOCK_SIZE];

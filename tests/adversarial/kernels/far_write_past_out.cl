@@ -1,4 +1,5 @@
-// verdict: correct failed benchmark size ... wrote outside its buffers ... past the end of `out`
+// verdict: correct failed benchmark size ... wrote out of bounds ... past the end of `out`
+// gpu verdict: correct failed benchmark size ... out of bounds
 // stage: reduce_first_add
 // The OpenCL form of far_write_past_out.cu (issue 35): a correct reduction that, at the
 // benchmark size only (n >= 2^20: 2^26 on a GPU, 2^20 on a CPU device), also writes one value
@@ -6,6 +7,8 @@
 // kernel runs inside the grading process, where such a write used to land in whatever memory
 // was there (passing, or crashing the worker); the moats the grader keeps around the
 // submission's buffers at the benchmark size catch it on every device.
+// On a GPU the write lands in memory the grader allocated, or in nothing (a fault), as the
+// allocator places the buffers; both fail at the benchmark size (on an H200: the moat after `out`).
 __kernel void reduce(__global float *out, __global const float *in, int n)
 {
     __local float partialSum[BLOCK_SIZE];
