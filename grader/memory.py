@@ -212,19 +212,19 @@ class Moat:
     before: Slot | None
 
 
-def arena_bytes(sizes: list[int], moat: int = MOAT_BYTES) -> int:
-    """What an Arena for buffers of `sizes` bytes allocates."""
+def arena_bytes(sizes: list[int], moat: int) -> int:
+    """What an Arena for buffers of `sizes` bytes with moats of `moat` bytes allocates."""
     return moat + sum(_aligned(size) + moat for size in sizes)
 
 
 class Arena:
     """One device allocation for buffers of the given sizes (in the order they are carved), a
-    moat of `moat` bytes before the first, between each two and after the last, filled with
-    MOAT_BITS. Raises LaunchError where the device cannot allocate it."""
+    moat of `moat` bytes (None: MOAT_BYTES) before the first, between each two and after the
+    last, filled with MOAT_BITS. Raises LaunchError where the device cannot allocate it."""
 
-    def __init__(self, backend: Backend, sizes: list[int], moat: int = MOAT_BYTES):
+    def __init__(self, backend: Backend, sizes: list[int], moat: int | None = None):
         self.backend = backend
-        self.moat = _aligned(moat)
+        self.moat = _aligned(MOAT_BYTES if moat is None else moat)
         self.nbytes = arena_bytes(sizes, self.moat)
         self.buffer: Buffer | None = backend.alloc(self.nbytes)
         try:

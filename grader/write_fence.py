@@ -35,11 +35,26 @@ from grader.results import FailureKind
 @dataclass(frozen=True)
 class Region:
     """Grader memory a launch must not write: `buffer`'s words, named in a message as `what`
-    (e.g. "the reference kernel's input `in`"); a change there is a `failure` of that kind."""
+    (e.g. "the reference kernel's input `in`"); a change there is a `failure` of that kind.
+    `lead`: the bytes of guard band before the part a kernel is given, `inner`: that part's
+    bytes (None: the rest), so that a change is placed from where the buffer starts."""
 
     what: str
     buffer: Buffer
     failure: FailureKind = FailureKind.OUT_OF_BOUNDS
+    lead: int = 0
+    inner: int | None = None
+
+    def place(self, start: int, end: int) -> str:
+        """Where bytes `start` to `end` of the buffer lie, in words: "into <what>, ~X into it", or
+        into one of its guard bands."""
+        inner = self.inner if self.inner is not None else self.buffer.nbytes - self.lead
+        if end <= self.lead:
+            return f"into the guard band before {self.what}"
+        if start >= self.lead + inner:
+            return f"into the guard band after {self.what}"
+        offset = max(0, start - self.lead)
+        return f"into {self.what}, " + (f"~{size_text(offset)} into it" if offset else "near its start")
 
 
 @dataclass(frozen=True)
@@ -114,12 +129,18 @@ class WriteFence:
         self._sum(lambda part: part.moat is not None, after=False)
 
     def _add(self, region: Region, buffer: Buffer, moat: Moat | None) -> None:
-        """`region`'s parts of at most MAX_WORDS words (a moat: its stretch of the arena)."""
-        offset, nbytes = (moat.offset, moat.nbytes) if moat is not None else (0, buffer.nbytes)
-        for start in range(0, nbytes // 4, MAX_WORDS):
-            count = min(MAX_WORDS, nbytes // 4 - start)
-            self.parts.append(_Part(region, buffer, offset + start * 4, start * 4, count, self.pairs, moat))
-            self.pairs += chunks(count)
+        """`region`'s parts of at most MAX_WORDS words (a moat: its stretch of the arena), none
+        across the edge of its guard bands (so a change is placed in one or the other)."""
+        if moat is not None:
+            base, edges = moat.offset, [0, moat.nbytes]
+        else:
+            inner = region.inner if region.inner is not None else buffer.nbytes - region.lead
+            base, edges = 0, sorted({0, region.lead, region.lead + inner, buffer.nbytes})
+        for low, high in zip(edges, edges[1:]):
+            for start in range(low // 4, high // 4, MAX_WORDS):
+                count = min(MAX_WORDS, high // 4 - start)
+                self.parts.append(_Part(region, buffer, base + start * 4, start * 4, count, self.pairs, moat))
+                self.pairs += chunks(count)
 
     def _sum(self, which: Callable[[_Part], bool], after: bool) -> None:
         """Checksum the parts `which` picks, into the before or the after half (queued on the
@@ -163,9 +184,9 @@ class WriteFence:
         """The finding for a change in `part`'s `chunk`-th checksum chunk: in a moat, the first
         word there that is not MOAT_BITS (read back: 256 KiB), placed from its neighbours."""
         at = part.offset + chunk * CHECKSUM_CHUNK * 4
-        if part.moat is None:
-            where = f"into {part.region.what}" + (f", ~{size_text(at)} into it" if at else ", near its start")
-            return FarWrite(part.region.failure, where)
+        if part.moat is None:  # placed within the chunk's 256 KiB: what was there before is gone
+            end = min(at + CHECKSUM_CHUNK * 4, part.offset + part.words * 4)
+            return FarWrite(part.region.failure, part.region.place(at, end))
         words = self._read(part.buffer, part.at + chunk * CHECKSUM_CHUNK * 4,
                            min(CHECKSUM_CHUNK, part.words - chunk * CHECKSUM_CHUNK))
         wrong = np.flatnonzero(words != MOAT_BITS)

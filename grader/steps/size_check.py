@@ -253,8 +253,16 @@ def _regions(role: str, buffers: CaseBuffers) -> list[Region]:
     found = []
     for name, buffer in buffers.input_buffers.items():
         guarded = buffers.guarded_inputs.get(name)
-        found.append(Region(f"the {role} kernel's input `{name}`", guarded[1].whole if guarded else buffer))
-    found += [Region(f"the {role} kernel's output `{name}`", guarded.whole) for name, guarded in buffers.outputs.items()]
+        what = f"the {role} kernel's input `{name}`"
+        found.append(_guarded_region(what, guarded[1]) if guarded else Region(what, buffer))
+    found += [_guarded_region(f"the {role} kernel's output `{name}`", guarded)
+              for name, guarded in buffers.outputs.items()]
     return found
+
+
+def _guarded_region(what: str, guarded: memory.GuardedBuffer) -> Region:
+    """A guarded buffer as a fenced region: the whole, placed from where the kernel's part starts."""
+    lead = guarded.guard * guarded.dtype.itemsize
+    return Region(what, guarded.whole, lead=lead, inner=guarded.count * guarded.dtype.itemsize)
 def _check_on_host(ctx: Context, role: TimedRole, expected: Any = None) -> Verdict:
     return oracle_verdict(ctx.problem, role.buffers, expected)

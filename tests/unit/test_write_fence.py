@@ -138,3 +138,41 @@ def test_distances_read_as_a_student_reads_them():
     moat = memory.Moat(100, 900, slot_a, slot_b)
     assert moat_text(moat, 200) == "~100 bytes past the end of `a`"
     assert moat_text(moat, 900) == "~100 bytes before the start of `b`"
+
+
+def test_the_size_check_fences_the_submission_alone_in_an_arena(monkeypatch):
+    """fence_benchmark: every placement but the first freed, the submission's first made again
+    in an arena, the other kernels' buffers fenced; everything freed at the end."""
+    monkeypatch.setattr(memory, "MOAT_BYTES", MOAT)
+    from types import SimpleNamespace
+
+    from grader.steps.benchmark import Bench
+    from grader.steps.size_check import fence_benchmark
+    from grader.timing import prepare_roles, release_roles
+
+    backend = FakeBackend({"reduce": lambda *args: None})
+    kernels = backend.compile("", ["reduce"], {}, "r.cl")
+    case = {"n": 1 << 16}
+    setup = make_setup(SPEC, {"n": 1 << 20})
+    inputs = PROBLEM.inputs(setup, np.random.default_rng(2))
+    roles = prepare_roles(backend, PROBLEM, {"baseline": (SPEC, kernels), "submission": (SPEC, kernels),
+                                             "reference": (SPEC, kernels)}, case, inputs, placements=3)
+    ctx = SimpleNamespace(backend=backend, problem=PROBLEM)
+    fenced = fence_benchmark(ctx, Bench(case, roles, on_device=False))  # type: ignore[arg-type]
+    assert all(len(role.placements) == 1 for role in roles.values())
+    assert roles["submission"].buffers is fenced.buffers and fenced.buffers.arena is not None
+    assert fenced.buffers.arena.moat == MOAT
+    assert fenced.buffers.inputs is inputs  # the benchmark's host inputs, uploaded again
+    fenced.buffers.reset_outputs()
+    fenced.fence.before()
+    reference = roles["reference"].buffers
+    reference.input_buffers["in"].floats()[(512 << 10) // 4] = 1.5  # a far write, say
+    found = fenced.fence.after()
+    assert found is not None and found.where == "into the reference kernel's input `in`, ~512 KiB into it"
+    fenced.fence.before()
+    write_at(reference.outputs["out"].inner, -3)  # into the guard band before it
+    found = fenced.fence.after()
+    assert found is not None and found.where == "into the guard band before the reference kernel's output `out`"
+    fenced.fence.release()
+    release_roles(roles)
+    assert backend.allocated == 0
