@@ -12,9 +12,11 @@ on inputs (and, where the problem has `expect`, expected results) made ahead in 
 Every launch of the submission here is fenced (grader.write_fence): its buffers lie in an
 arena with a moat of memory.MOAT_BYTES before, between and after them, and every other buffer
 of the grader's (the other kernels' first placement, the cache-flush buffer, its own inputs) is
-checksummed before and after the launch. A write outside its buffers, however far, that does not
-fault fails the case as out of bounds, with the place named. (The other placements are freed
-first: nothing uses them after the timed rounds, and their memory makes room for the moats.)
+checksummed before and after the launch. A write outside its buffers that lands in a moat or in
+another buffer of the grader's fails the case as out of bounds, with the place named; one that
+lands in no memory faults (the kernel's failure). (The other placements are freed first: nothing
+uses them after the timed rounds, and their memory makes room for the moats.) The grader's own
+failure to make these buffers is a grader error, never the kernel's.
 """
 
 from __future__ import annotations
@@ -96,15 +98,21 @@ class BenchmarkSizeCheck(Step):
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
         if bench is None and not claim(ctx, case):  # its turn, where no benchmark took it
             return False
-        fenced: Fenced | None = None
         try:
+            fenced = fence_benchmark(ctx, bench) if bench is not None else fence_fresh(ctx, case)
+        except LaunchError as error:  # the grader's buffers, before any launch of the kernel's
             if bench is not None:
-                fenced = fence_benchmark(ctx, bench)
+                release_roles(bench.roles)
+                ctx.benchmark = None
+            release(ctx)
+            ctx.send(CaseResult(label, False, FailureKind.GRADER_ERROR, f"the grader could not make its buffers "
+                                f"at this size: {error}", benchmark_size=True))
+            return False
+        try:
             if bench is not None and bench.on_device and checks_on_device(ctx):
-                assert fenced is not None
                 verdict = self._on_device(ctx, bench.roles["submission"], bench.roles["reference"], fenced)
             else:
-                verdict = self._on_host(ctx, case, fenced)
+                verdict = self._on_host(ctx, fenced)
         except WroteOutside as outside:
             result = CaseResult(label, False, outside.found.failure, outside_message(outside.found),
                                 benchmark_size=True)
@@ -117,53 +125,45 @@ class BenchmarkSizeCheck(Step):
             result = CaseResult(label, verdict.ok, None if verdict.ok else FailureKind.BENCHMARK_WRONG,
                                 "" if verdict.ok else PREFIX + verdict.message, verdict.details, benchmark_size=True)
         finally:
-            if fenced is not None:
-                fenced.fence.release()
+            fenced.fence.release()
             if bench is not None:
                 release_roles(bench.roles)  # every placement's buffers (the fenced ones among them)
                 ctx.benchmark = None
+            else:
+                fenced.buffers.release()
             release(ctx)  # its turn on the device is over (grader.device_claim)
         ctx.send(result)
         return result.ok
 
-    def _on_host(self, ctx: Context, case: dict[str, int | float], fenced: Fenced | None) -> Verdict:
+    def _on_host(self, ctx: Context, fenced: Fenced) -> Verdict:
         """Each round on fresh inputs (made on the device where the benchmark made its own
-        there), checked by the problem's oracle on the host. `fenced`: the benchmark's
-        submission, fenced (fence_benchmark); None where no benchmark ran (its buffers are made
-        and fenced here)."""
+        there), checked by the problem's oracle on the host, in `fenced`'s buffers (the
+        benchmark's submission's, or fence_fresh's where no benchmark ran)."""
         assert ctx.backend is not None
         bench = ctx.benchmark
         ahead = ctx.host_inputs.rounds if ctx.host_inputs is not None else None
         if bench is not None:
             role = bench.roles["submission"]
         else:
-            setup = make_setup(ctx.spec, case)
-            first = ahead[0].inputs.result() if ahead else ctx.problem.inputs(setup, ctx.rng)
-            fenced = fenced_buffers(ctx, setup, first, None, [])
+            setup = fenced.buffers.setup
             role = TimedRole(ctx.kernels, {k.name: k for k in ctx.spec.kernels},
                              plan_for(ctx.problem, ctx.spec, setup), setup.values, [fenced.buffers])
-        assert fenced is not None
-        try:
-            for number in range(ROUNDS):
-                expected = None
-                if bench is not None and bench.on_device:
-                    role.buffers.refill(ctx.device_ops(), int(ctx.rng.integers(1 << 62)))
-                elif ahead:
-                    if number or bench is not None:
-                        role.buffers.load_inputs(ahead[number].inputs.result())
-                    expected = ahead[number].expected
-                elif number or bench is not None:
-                    role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
-                role.buffers.reset_outputs()
-                fenced.run(ctx, role)
-                verdict = _check_on_host(ctx, role, expected.result() if expected is not None else None)
-                if not verdict.ok:
-                    return verdict
-            return Verdict(True)
-        finally:
-            if bench is None:
-                fenced.fence.release()
-                role.buffers.release()
+        for number in range(ROUNDS):
+            expected = None
+            if bench is not None and bench.on_device:
+                role.buffers.refill(ctx.device_ops(), int(ctx.rng.integers(1 << 62)))
+            elif ahead:
+                if number or bench is not None:
+                    role.buffers.load_inputs(ahead[number].inputs.result())
+                expected = ahead[number].expected
+            elif number or bench is not None:
+                role.buffers.load_inputs(ctx.problem.inputs(role.buffers.setup, ctx.rng))
+            role.buffers.reset_outputs()
+            fenced.run(ctx, role)
+            verdict = _check_on_host(ctx, role, expected.result() if expected is not None else None)
+            if not verdict.ok:
+                return verdict
+        return Verdict(True)
 
     def _on_device(self, ctx: Context, own: TimedRole, reference: TimedRole, fenced: Fenced) -> Verdict:
         assert ctx.backend is not None
@@ -199,6 +199,15 @@ def fence_benchmark(ctx: Context, bench: Bench) -> Fenced:
     fenced = fenced_buffers(ctx, old.setup, old.inputs or None, old.uniform if not old.inputs else None, others)
     own.placements[0] = fenced.buffers
     return fenced
+
+
+def fence_fresh(ctx: Context, case: dict[str, int | float]) -> Fenced:
+    """Where no benchmark ran: the submission's buffers for `case`, fenced, holding the first
+    round's inputs (made ahead in a thread where they were: grader.steps.host_inputs)."""
+    setup = make_setup(ctx.spec, case)
+    ahead = ctx.host_inputs.rounds if ctx.host_inputs is not None else None
+    first = ahead[0].inputs.result() if ahead else ctx.problem.inputs(setup, ctx.rng)
+    return fenced_buffers(ctx, setup, first, None, [])
 
 
 def arena_sizes(problem: Any, setup: Setup, inputs: dict[str, np.ndarray] | None,
