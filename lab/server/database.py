@@ -30,6 +30,7 @@ from sqlalchemy import create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from grader.report import Status
 from lab.server import scheduling
 from lab.server.serving_process import ServingProcess
 from lab.server.states import Mark, Role, State
@@ -92,10 +93,10 @@ class Submission:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What one grading leaves: the report's summary and renderings."""
+class GradingRecord:
+    """What one grading leaves in the database: the report's summary and renderings."""
 
-    status: str
+    status: Status  # the report's
     score: int | None
     max_score: int
     speedup: float | None
@@ -469,7 +470,7 @@ class Store:
                     return _submission(row, login), bytes(row.source)
             return None
 
-    def finish(self, submission_id: int, outcome: Outcome, attempt: int | None = None,
+    def finish(self, submission_id: int, outcome: GradingRecord, attempt: int | None = None,
                worker: str | None = None) -> bool:
         """Store a grading's result; False (nothing stored) where the submission is not being
         graded by this claim: `attempt` (its gradings started when claimed) and `worker`."""
@@ -481,7 +482,7 @@ class Store:
                 return False
             row.state, row.finished_at, row.error = str(State.DONE), now(), None
             row.lease_until = None
-            row.status, row.score, row.max_score, row.speedup = (outcome.status, outcome.score, outcome.max_score,
+            row.status, row.score, row.max_score, row.speedup = (str(outcome.status), outcome.score, outcome.max_score,
                                                                  outcome.speedup)
             row.report_json, row.feedback_html = outcome.report_json, outcome.feedback_html
             row.correct = outcome.correct

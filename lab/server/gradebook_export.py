@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from grader.course.catalog import Catalog
+from grader.report import Status
 from lab.batch.gradebook import render_gradebook
 from lab.batch.layout import Submission as BatchSubmission
 from lab.batch.layout import student_sort_key
@@ -100,7 +101,7 @@ def _outcome(store: Store, submission: Submission) -> Outcome:
     report = json.loads(store.report_json(submission.id) or "{}")
     where = BatchSubmission(submission.login, submission.stage, Path(submission.filename), submission.backend)
     outcome = outcome_from_result(where, report, graded_now=False)
-    return replace(outcome, status="review") if submission.mark == Mark.HELD and outcome.graded else outcome
+    return replace(outcome, status=Status.REVIEW) if submission.mark == Mark.HELD and outcome.graded else outcome
 
 
 def export_gradebook(store: Store, catalog: Catalog, plan: ExportPlan) -> Export:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course.catalog import Catalog
-from lab.server.database import Outcome, Store, Submission
+from lab.server.database import GradingRecord, Store, Submission
 from lab.server.serving_process import ServingProcess
 
 log = logging.getLogger("lab.server")
@@ -45,17 +45,17 @@ class Progress:
             return self.phases.get(submission)
 
 
-def outcome_of(report) -> Outcome:
+def outcome_of(report) -> GradingRecord:
     """The stored form of a grading's Report."""
     from grader.feedback import render_html, render_json
 
     speedup = report.performance.speedup if report.performance is not None else None
     correct = report.check("correct")
-    return Outcome(str(report.status), report.score, report.max_score, speedup, render_json(report),
+    return GradingRecord(report.status, report.score, report.max_score, speedup, render_json(report),
                    render_html(report), correct is not None and correct.status == "passed")
 
 
-def outcome_of_json(data: dict) -> Outcome:
+def outcome_of_json(data: dict) -> GradingRecord:
     """The stored form of a report a remote worker sent (Report.to_json). Raises ReportJsonError."""
     from lab.server.report_json import ReportJsonError, report_from_json
 
@@ -96,7 +96,7 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
 
 
 def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,
-                     on_phase=None) -> Outcome:
+                     on_phase=None) -> GradingRecord:
     """Grade a stored submission (grade_source): its stored form."""
     return outcome_of(grade_source(catalog, submission.stage, submission.backend, submission.filename, source,
                                    device, on_phase))

@@ -18,14 +18,14 @@ STAGE = "transpose_coalesced"
 
 
 def graded(store, user, n: int, score: int, status: str = "passed"):
-    from lab.server.database import Outcome
+    from lab.server.database import GradingRecord
 
     submission, _ = store.submit(user, STAGE, "k.cl", "opencl", f"// {n}\n".encode())
     claimed, _ = store.claim_next()
     assert claimed.id == submission.id
     report = render_json(Report(STAGE, "t", "c", "opencl", {"name": "H100", "kind": "gpu"}, "k.cl", status, score,
                                 100, [], None))  # as grading_lane stores it
-    store.finish(submission.id, Outcome(status, score, 100, None, report, ""))
+    store.finish(submission.id, GradingRecord(status, score, 100, None, report, ""))
     return store.get(submission.id)
 
 

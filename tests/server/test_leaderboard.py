@@ -15,12 +15,12 @@ STAGE = "transpose_coalesced"
 
 
 def timed(store, user, n: int, speedup: float | None, correct: bool = True):
-    from lab.server.database import Outcome
+    from lab.server.database import GradingRecord
 
     submission, _ = store.submit(user, STAGE, "k.cl", "opencl", f"// {n}\n".encode())
     claimed, _ = store.claim_next()
     assert claimed.id == submission.id
-    store.finish(submission.id, Outcome("passed" if correct else "failed", 100 if correct else 10, 100, speedup,
+    store.finish(submission.id, GradingRecord("passed" if correct else "failed", 100 if correct else 10, 100, speedup,
                                         "{}", "", correct))
     return submission.id
 

@@ -33,9 +33,9 @@ def put(store, user, n: int, **options):
 
 
 def outcome():
-    from lab.server.database import Outcome
+    from lab.server.database import GradingRecord
 
-    return Outcome("pending", 70, 100, None, "{}", "<p></p>")
+    return GradingRecord("pending", 70, 100, None, "{}", "<p></p>")
 
 
 def test_claims_take_students_in_turn(store):

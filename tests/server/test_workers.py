@@ -152,7 +152,7 @@ def test_a_server_restart_leaves_a_workers_submission_to_it(tmp_path):
 
 @pytest.mark.parametrize("late", ["result", "fail"])
 def test_a_claim_whose_lease_ended_stores_nothing(tmp_path, late):
-    from lab.server.database import Outcome, Store, sqlite_url
+    from lab.server.database import GradingRecord, Store, sqlite_url
 
     store = Store(sqlite_url(tmp_path / "lab.db"))
     try:
@@ -164,7 +164,7 @@ def test_a_claim_whose_lease_ended_stores_nothing(tmp_path, late):
         assert store.expire_leases() == [old.id]
         assert not store.renew(old.id, old.attempts, "w1", 60)
         new, _ = store.claim_next("w2", lease_s=60)
-        outcome = Outcome("passed", 100, 100, 2.0, "{}", "", True)
+        outcome = GradingRecord("passed", 100, 100, 2.0, "{}", "", True)
         stale = (store.finish(old.id, outcome, old.attempts, "w1") if late == "result"
                  else store.fail(old.id, "gone", old.attempts, "w1"))
         assert not stale
