@@ -24,6 +24,8 @@ API (every answer JSON; an error is {"detail": one line}):
                                         /result or /fail; a lapsed lease queues it again
   GET  /api/gradebook[?deadline=&pick=]  instructors only: gradebook.csv (lab export-grades)
 A submission that is not the token's user's is answered 404, as one that does not exist.
+Every answer says Cache-Control: no-store (private_answers); every request body is bounded by its
+route, in size and in time, and read only once the route has checked the token (body_limit).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from starlette.concurrency import run_in_threadpool
 from grader import GRADER_VERSION
 from grader.course.catalog import Catalog, UnknownStageError
 from lab.server.body_limit import BodyLimit, BodyRule
-from lab.server.database import Submission, User, storable_id
+from lab.server.database import LARGEST_ID, Submission, User, storable_id
 from lab.server.intake import UploadRefused
 from lab.server.private_answers import NoStore
 from lab.server.server import NotYours, Server
@@ -137,7 +139,7 @@ async def json_body(request: Request) -> Any:
 def known_id(submission_id: int) -> int:
     """The id, where a submission may have it; 404 where none can (beyond the database's integers)."""
     if not storable_id(submission_id):
-        raise HTTPException(404, f"no submission {str(submission_id)[:40]}: ids are 1 to {(1 << 63) - 1}")
+        raise HTTPException(404, f"no submission {str(submission_id)[:40]}: ids are 1 to {LARGEST_ID}")
     return submission_id
 
 
