@@ -180,21 +180,35 @@ def _course_roots(extra: tuple[str, ...]) -> list[str]:
     return roots
 
 
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "OpenCL", "alternatives",
-       "localtime", "nsswitch.conf", "nvidia")
+# What every worker sees and keeps whichever backends there are; each backend's own (its drivers'
+# files, device nodes, environment variables and caches) is on its row (grader.backends.registry).
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ld.so.preload", "alternatives", "localtime",
+       "nsswitch.conf")
 SYS = ("block", "bus", "class", "dev", "devices")  # hardware topology (hwloc, the drivers)
-DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
-           "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
-RUN = ("/run/nvidia-persistenced",)
 ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH")
-ENV_PREFIXES = ("LC_", "LAB_", "POCL_", "CUDA_", "OCL_", "PYOPENCL_", "PYCUDA_", "NVIDIA_", "__NV",
-                "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "COVERAGE_")
-ENV_DROP = ("POCL_CACHE_DIR", "CUDA_CACHE_PATH", "PYTHONUSERBASE", "PYTHONSTARTUP")  # caches: its own
+ENV_PREFIXES = ("LC_", "LAB_", "PYTHON", "OMP_", "OPENBLAS_", "MKL_", "COVERAGE_")
+ENV_DROP = ("PYTHONUSERBASE", "PYTHONSTARTUP")
 
 
-def _gpu_devices() -> list[str]:
-    found = [str(p) for p in sorted(Path("/dev").glob("nvidia[0-9]*"))]
-    return found + [p for p in DEVICES if os.path.exists(p)]
+def _device_nodes() -> list[str]:
+    """The device files every backend's driver opens (its row's device_nodes) that exist here."""
+    import glob
+
+    from grader.backends import registry
+
+    return [path for kind in registry.backends() for pattern in kind.device_nodes
+            for path in sorted(glob.glob(pattern))]
+
+
+def _env_rules() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The prefixes of the variables a sandboxed worker keeps, and the variables it never gets
+    (caches: its own): the lab's and Python's, and every backend's (its row's sandbox_env and
+    cache_env)."""
+    from grader.backends import registry
+
+    rows = registry.backends()
+    return (ENV_PREFIXES + tuple(prefix for kind in rows for prefix in kind.sandbox_env),
+            ENV_DROP + tuple(name for kind in rows for name in kind.cache_env))
 
 
 INSTALLED = ("site-packages", "dist-packages")  # where an installed (not editable) lab's packages live
@@ -214,8 +228,9 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def _env(env: dict[str, str], cache: str | None) -> dict[str, str]:
+    prefixes, dropped = _env_rules()
     kept = {k: v for k, v in env.items()
-            if (k in ENV_KEEP or k.startswith(ENV_PREFIXES)) and k not in ENV_DROP}
+            if (k in ENV_KEEP or k.startswith(prefixes)) and k not in dropped}
     kept.update(HOME="/tmp", TMPDIR="/tmp", LAB_KERNEL_CACHE=cache or "off")
     kept[SANDBOXED_ENV] = "1"
     return kept
@@ -317,9 +332,7 @@ def _argv(plan: _Plan, command: list[str], env: dict[str, str], courses: tuple[s
         add("--ro-bind-try", f"/etc/{name}")
     for name in SYS:
         add("--ro-bind-try", f"/sys/{name}")
-    for path in RUN:
-        add("--ro-bind-try", path)
-    for path in _gpu_devices():
+    for path in _device_nodes():
         add("--dev-bind-try", path)
     for path in writable:
         add("--bind", path)

@@ -6,11 +6,13 @@
 
 `kernel` is a file (a `pathlib.Path`, or a `str` without a line break naming one) or the
 kernel's source (a `str` holding a line break). Source is written to a temporary file named
-`<stage>.cu` or `<stage>.cl`, which is what the report and the compiler's messages call it;
-its backend is `backend` where given ("cuda" or "opencl"), and with "auto" (the default) CUDA
-where the source declares a `__global__` function (CUDA's kernel qualifier), OpenCL otherwise.
-A file's suffix picks its backend, and `backend` may only agree with it. The device is picked
-as `lab grade` picks it (`device`: an index or part of a name).
+`<stage>` and its backend's suffix (`<stage>.cu`), which is what the report and the compiler's
+messages call it; its backend is `backend` where given (a backend's name: "cuda"), and with
+"auto" (the default) the first backend in auto's order (grader.backends.registry.by_auto_rank:
+CUDA, then OpenCL) whose entry-point declaration the source holds (CUDA's `__global__`), else
+the backend whose kernels run without a GPU (OpenCL: registry.without_a_device). A file's
+suffix picks its backend, and `backend` may only agree with it. The device is picked as `lab
+grade` picks it (`device`: an index or part of a name).
 
 The result is the grader's Report (a NotebookReport): Jupyter shows it as the HTML feedback
 `lab grade --report` writes, a plain `repr` as the terminal's report without colours. What
@@ -28,8 +30,12 @@ import os
 import tempfile
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.report import Report
+
+if TYPE_CHECKING:
+    from grader.backends.registry import BackendKind
 
 FRAME_HEIGHT = 560  # pixels of the HTML report's frame until it is sized to its content
 
@@ -69,15 +75,16 @@ class NotebookReport(Report):
         printer.text(repr(self))
 
 
-def source_backend(source: str) -> str:
+def source_backend(source: str) -> BackendKind:
     """The backend whose entry-point declaration the source holds (its comments left out): the
-    first such row; where none matches, the backend that grades without a GPU."""
+    first such row in auto's order; where none matches, the backend whose kernels run without a
+    GPU (registry.without_a_device)."""
     from grader.backends import registry
     from grader.course.checks.source_checks import strip_comments
 
     code = strip_comments(source)
-    return next((kind.name for kind in registry.backends() if kind.syntax.declaration.search(code)),
-                registry.WITHOUT_A_DEVICE)
+    return next((kind for kind in registry.by_auto_rank() if kind.syntax.declaration.search(code)),
+                registry.without_a_device())
 
 
 def _is_source(kernel: str | os.PathLike[str]) -> bool:
@@ -96,7 +103,8 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     from grader.backends import registry
     from grader.course.catalog import UnknownStageError, default_catalog
 
-    if backend != "auto" and backend not in registry.names():
+    asked = None if backend == "auto" else registry.find(backend)  # the name becomes its row here
+    if backend != "auto" and asked is None:
         raise GradeError(f"backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
     if time_limit <= 0:
         raise GradeError("time_limit must be positive")
@@ -108,15 +116,15 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     except UnknownStageError as error:
         raise GradeError(str(error)) from None
 
-    def grade_as(path: Path, chosen: str, shown_as: str) -> NotebookReport:
+    def grade_as(path: Path, chosen: BackendKind, shown_as: str) -> NotebookReport:
         return _grade_path(catalog, spec, path, chosen, shown_as=shown_as, device=device, seed=seed,
                            timing=timing, cpu_timing=cpu_timing, time_limit=time_limit, counters=counters)
 
     if _is_source(kernel):
         assert isinstance(kernel, str)
-        chosen = backend if backend != "auto" else source_backend(kernel)
+        chosen = asked if asked is not None else source_backend(kernel)
         with tempfile.TemporaryDirectory(prefix="lab-notebook-") as folder:
-            path = Path(folder) / f"{spec.id}{registry.by_name(chosen).suffix}"
+            path = Path(folder) / f"{spec.id}{chosen.suffix}"
             path.write_text(kernel, encoding="utf-8")
             return grade_as(path, chosen, path.name)
     path = Path(kernel)
@@ -125,24 +133,24 @@ def grade(stage: str, kernel: str | os.PathLike[str], *, backend: str = "auto", 
     own = registry.by_suffix(path.suffix)
     if own is None:
         raise GradeError(f"{path}: a submission is a {registry.suffix_list()} file")
-    if backend != "auto" and own.name != backend:
-        raise GradeError(f"{path.name} is {own.language} source: it cannot run on the {backend} backend")
-    return grade_as(path, own.name, str(path))
+    if asked is not None and own != asked:
+        raise GradeError(f"{path.name} is {own.language} source: it cannot run on the {asked.name} backend")
+    return grade_as(path, own, str(path))
 
 
-def _grade_path(catalog, spec, path: Path, backend: str, *, shown_as: str, device: str | None, seed: int | None,
-                timing: bool, cpu_timing: bool, time_limit: float, counters: bool | None) -> NotebookReport:
-    from grader.backends import registry
+def _grade_path(catalog, spec, path: Path, kind: BackendKind, *, shown_as: str, device: str | None,
+                seed: int | None, timing: bool, cpu_timing: bool, time_limit: float,
+                counters: bool | None) -> NotebookReport:
     from grader.course.checks.source_checks import SubmissionError
     from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started, not_started_message
 
     options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit),
                            counters=counters)
     try:
-        report = grade(GradeRequest(catalog, spec, path, registry.by_name(backend), device, shown_as, options))
+        report = grade(GradeRequest(catalog, spec, path, kind, device, shown_as, options))
     except SubmissionError as error:
         raise GradeError(str(error)) from None
     refused = not_started(report)
     if refused is not None:
-        raise GradeError(not_started_message(refused, backend, spec.id, device_named=bool(device)))
+        raise GradeError(not_started_message(refused, kind.name, spec.id, device_named=bool(device)))
     return NotebookReport.of(report)

@@ -1,7 +1,8 @@
 """Make the students' copy of the course (`lab release`): the lab, the open stages' skeletons
 and READMEs, the released solutions as source, and in place of every other reference the two
-things a student's machine needs of it: its PTX (the trusted kernels a GPU times a submission
-against) and its normalised digest (to refuse it, or a trivially edited copy, as a submission).
+things a student's machine needs of it: its compiled binaries (the trusted kernels a GPU times a
+submission against: PTX, for each backend whose row says how it ships them, `Shipping`) and its
+normalised digest (to refuse it, or a trivially edited copy, as a submission).
 
 Written as a folder and as a zip of that folder. No reference source and no known-wrong kernel of
 a stage whose solution is not released is written; `leaks` checks a written copy for them.
@@ -10,18 +11,16 @@ a stage whose solution is not released is written; `leaks` checks a written copy
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 from grader.backends import registry
-from grader.backends.nvcc import COMPILE_SECONDS, define_flags, nvcc_path
+from grader.backends.registry import BackendKind, ReleaseCompiler, ShipError
 from grader.course.catalog import Catalog
 from grader.course.checks.normalised_source import (
     DIGEST_SCHEME,
@@ -36,8 +35,6 @@ from grader.course.spec import Spec
 
 # What of the checkout a student gets besides the stages: the package and its docs.
 SHIPPED_TOP = ("README.md", "pyproject.toml", "lab", "grader", "examples", "docs")
-SUFFIXES = (".cu", ".cl")  # the backends whose trusted kernels a copy ships as PTX (NVIDIA's GPUs)
-_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+)", re.M)
 
 
 class ReleaseError(Exception):
@@ -91,82 +88,19 @@ def trusted_needed(catalog: Catalog, config: ReleaseConfig) -> list[tuple[Spec, 
     return list(found.values())
 
 
-def cuda_ptx(source: str, defines: dict[str, int | float], arch: str, filename: str) -> bytes:
-    """`source` compiled by nvcc to PTX for `arch` (compute_XY), with the flags the lab compiles
-    trusted kernels with (no line information: the PTX names no source line)."""
-    nvcc = nvcc_path()
-    if nvcc is None:
-        raise ReleaseError("nvcc was not found: lab release compiles the trusted CUDA kernels to PTX with it")
-    with tempfile.TemporaryDirectory(prefix="lab-release-") as tmp:
-        src = Path(tmp) / "kernel.cu"
-        src.write_text(source, encoding="utf-8")
-        out = Path(tmp) / "kernel.ptx"
-        cmd = [nvcc, "-ptx", f"-arch={arch}", "-O3", "--std=c++17", *define_flags(defines), "-o", str(out), src.name]
-        try:
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=COMPILE_SECONDS,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise ReleaseError(f"nvcc took longer than {COMPILE_SECONDS} s on {filename}") from None
-        if proc.returncode != 0 or not out.exists():
-            first = (proc.stderr or proc.stdout).strip().splitlines()[:1]
-            raise ReleaseError(f"{filename} does not compile to PTX for {arch}: {first[0] if first else 'nvcc failed'}")
-        return out.read_bytes()
-
-
-class OpenCLPtx:
-    """NVIDIA's OpenCL on this machine, which compiles OpenCL C to PTX; `why_not` says why there
-    is none (then no OpenCL PTX is made)."""
-
-    def __init__(self) -> None:
-        self.context = self.device = None
-        self.why_not = ""
-        try:
-            import pyopencl as cl
-        except ImportError:
-            self.why_not = "pyopencl is not installed where the release was made"
-            return
-        try:
-            for platform in cl.get_platforms():
-                if "NVIDIA" in platform.name:
-                    gpus = platform.get_devices()
-                    if gpus:
-                        self.device = gpus[0]
-                        self.context = cl.Context([self.device])
-                        return
-        except cl.Error as error:
-            self.why_not = f"OpenCL did not start where the release was made: {error}"
-            return
-        self.why_not = ("the release was made where NVIDIA's OpenCL is absent (it alone compiles OpenCL C "
-                        "to PTX): make the release on a machine with an NVIDIA GPU to ship it")
-
-    def compile(self, source: str, defines: dict[str, int | float], filename: str) -> tuple[bytes, str]:
-        """The PTX of `source` and the sm_XY it targets. Raises ReleaseError where there is no
-        NVIDIA OpenCL (`why_not`)."""
-        import pyopencl as cl
-
-        if self.context is None or self.device is None:
-            raise ReleaseError(f"{filename}: {self.why_not or 'NVIDIA OpenCL is not open'}")
-        program = cl._cl._Program(self.context, source)
-        options = " ".join(f"-D{name}={value}" for name, value in defines.items())
-        try:
-            program._build(options=options.encode(), devices=[self.device])
-        except cl.Error as error:
-            raise ReleaseError(f"{filename} does not build with NVIDIA's OpenCL: {error}") from None
-        # get_info's type follows the parameter asked for: BINARIES is one bytes per device
-        binaries = cast(list[bytes], program.get_info(cl.program_info.BINARIES))
-        ptx = bytes(binaries[0])  # as NVIDIA's OpenCL loads it back
-        target = _TARGET.search(ptx)
-        if target is None:
-            raise ReleaseError(f"NVIDIA's OpenCL gave {filename} a binary that is not PTX")
-        return ptx, target.group(1).decode()
+def release_compilers(config: ReleaseConfig) -> dict[BackendKind, ReleaseCompiler]:
+    """The compiler of this machine for each backend whose row ships its trusted kernels compiled
+    (its `shipping`), given the architectures the course's release file names."""
+    return {kind: kind.shipping.compiler(config.ptx) for kind in registry.backends() if kind.shipping is not None}
 
 
 def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str = "course",
-                 replace: bool = False, opencl: OpenCLPtx | None = None, wheel: bool = False,
-                 progress: Callable[[str], None] = lambda line: None) -> Release:
+                 replace: bool = False, compilers: Mapping[BackendKind, ReleaseCompiler] | None = None,
+                 wheel: bool = False, progress: Callable[[str], None] = lambda line: None) -> Release:
     """Write `out/<name>/` and `out/<name>.zip` from the checkout `catalog.root`, and with
     `wheel` the copy as a wheel in `out/` (pip builds it). `replace`: an existing folder and zip
-    of that name are removed first (else they are refused)."""
+    of that name are removed first (else they are refused). `compilers`: what compiles each
+    shipping backend's trusted kernels (default: release_compilers). Raises ReleaseError."""
     checkout = catalog.root
     folder, archive = out / name, out / f"{name}.zip"
     for path in (folder, archive):
@@ -199,34 +133,27 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
                 handout_digests.setdefault(stage, {})[suffix] = token_digest(text)
 
     binaries: list[TrustedBinary] = []
-    missing: dict[str, str] = {}
-    opencl = opencl if opencl is not None else OpenCLPtx()
-    if opencl.why_not:
-        missing[".cl"] = opencl.why_not
-    if not config.ptx:
-        missing[".cu"] = "the course's release file lists no ptx target for the CUDA kernels"
+    missing: dict[str, str] = {}  # suffix -> why none of its backend's binaries ship
+    compilers = compilers if compilers is not None else release_compilers(config)
+    for kind, compiler in compilers.items():
+        if compiler.why_not:
+            missing[kind.suffix] = compiler.why_not
     for role_spec, stage_id, kernel in trusted_needed(catalog, config):
-        for suffix in SUFFIXES:
-            path = catalog.reference_file(stage_id, suffix, kernel)
-            if not path.is_file():
+        for kind, compiler in compilers.items():
+            path = catalog.reference_file(stage_id, kind.suffix, kernel)
+            if not path.is_file() or compiler.why_not or kind.shipping is None:
                 continue
             rel = str(path.relative_to(checkout))
-            kernel_source = path.read_text(encoding="utf-8")
-            made: list[tuple[str, bytes]] = []
-            if suffix == ".cu":
-                for arch in config.ptx:
-                    progress(f"nvcc -ptx {rel} ({arch})")
-                    made.append((arch, cuda_ptx(kernel_source, role_spec.defines, arch, rel)))
-            elif not opencl.why_not:
-                progress(f"NVIDIA OpenCL {rel}")
-                ptx, arch = opencl.compile(kernel_source, role_spec.defines, rel)
-                made.append((arch, ptx))
-            for arch, ptx in made:
-                language = "cuda" if suffix == ".cu" else "opencl"
-                where = Path("release") / "ptx" / stage_id / f"{kernel}.{language}.{arch}.ptx"
+            try:
+                made = compiler.compile(path.read_text(encoding="utf-8"), role_spec.defines, rel, progress)
+            except ShipError as error:
+                raise ReleaseError(str(error)) from None
+            binary = kind.shipping.binary.lower()
+            for arch, image in made:
+                where = Path("release") / binary / stage_id / f"{kernel}.{kind.name}.{arch}.{binary}"
                 (folder / where).parent.mkdir(parents=True, exist_ok=True)
-                (folder / where).write_bytes(ptx)
-                binaries.append(TrustedBinary(stage_id, kernel, suffix, arch, str(where)))
+                (folder / where).write_bytes(image)
+                binaries.append(TrustedBinary(stage_id, kernel, kind.suffix, arch, str(where)))
 
     manifest = ReleaseManifest(open=config.open, solutions=config.solutions, digests=digests,
                                binaries=tuple(binaries), missing=missing, digest_scheme=DIGEST_SCHEME,
@@ -237,9 +164,9 @@ def make_release(catalog: Catalog, config: ReleaseConfig, out: Path, name: str =
     if packaged.parent.is_dir() and not packaged.exists():
         os.symlink(os.path.join("..", "..", "release"), packaged)
     count = write_zip(folder, archive, name)
-    titles = {kind.suffix: kind.title for kind in registry.backends()}
-    notes = tuple(f"no {titles[suffix]} PTX: {why}; {titles[suffix]} speed is pending on a student's GPU"
-                  for suffix, why in missing.items()) + handed_out_solutions(catalog, config)
+    notes = tuple(f"no {kind.title} {kind.shipping.binary}: {missing[kind.suffix]}; {kind.title} speed is "
+                  f"pending on a student's GPU" for kind in compilers if kind.suffix in missing and kind.shipping)
+    notes += handed_out_solutions(catalog, config)
     built = build_wheel(folder, out, progress) if wheel else None
     return Release(folder, archive, manifest, count, notes, built)
 
@@ -278,7 +205,7 @@ def handed_out_solutions(catalog: Catalog, config: ReleaseConfig) -> tuple[str, 
         if not baseline or baseline == stage or baseline in config.solutions:
             continue
         names, defines = given_names(catalog.get(baseline)), dict(given_defines(catalog.get(baseline)))
-        for suffix in SUFFIXES:
+        for suffix in registry.suffixes():
             skeleton, reference = catalog.get(stage).skeleton(suffix), catalog.reference_file(baseline, suffix)
             if skeleton.is_file() and reference.is_file() and normalised_digest(
                     skeleton.read_text(encoding="utf-8"), names, defines) == normalised_digest(

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.backends import kernel_cache
+from grader.backends import kernel_cache, nvidia_driver
 from grader.backends.base import (
     Backend,
     Buffer,
@@ -27,9 +27,9 @@ from grader.backends.base import (
     trusted_first,
 )
 from grader.backends.cuda_launch_gate import LaunchGate
-from grader.backends.nvcc import Cubin, nvcc_path, nvcc_version, parse_ptxas_report
+from grader.backends.nvcc import Cubin, NvccPtx, nvcc_path, nvcc_version, parse_ptxas_report
 from grader.backends.nvrtc import compile_cubin, compiler_name
-from grader.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.registry import BackendKind, KernelSyntax, Shipping, Target
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
     import numpy as np
@@ -413,10 +413,10 @@ def preload() -> None:
 
 
 def sandbox_paths() -> list[str]:
-    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; and Nsight
-    Compute's folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling
-    entry (grader.counters.runner)."""
-    found = []
+    """The CUDA toolkit (nvcc, compute-sanitizer), where the worker calls it; Nsight Compute's
+    folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling entry
+    (grader.counters.runner); and the NVIDIA driver's files outside /usr."""
+    found = list(nvidia_driver.FILES)
     for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
         tool = shutil.which(name)
         for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
@@ -461,7 +461,9 @@ KIND = BackendKind(
                         barrier="__syncthreads()", shared_memory="shared memory", threads="threads",
                         block="block", label="CUDA"),
     probe=probe, open=CudaBackend, preload=preload, sandbox_paths=sandbox_paths,
-    counters_route="cuda", sanitizer=True,
+    device_nodes=nvidia_driver.DEVICE_NODES, sandbox_env=(*nvidia_driver.ENV_PREFIXES, "PYCUDA_"),
+    cache_env=(nvidia_driver.JIT_CACHE_ENV,),
+    counters_route="cuda", sanitizer=True, shipping=Shipping("PTX", NvccPtx), auto_rank=0,
     toolkit_headers=frozenset({
         "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
         "cooperative_groups/memcpy_async.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h",

@@ -50,13 +50,14 @@ def other_language_here(backend: str, stage: str) -> str | None:
 
 
 def choose(discovery: Discovery, backend: str = "auto", device: str | None = None) -> Target:
-    """Pick a target. auto: a GPU, in the order of the backend table (CUDA before OpenCL),
-    else any other device.
+    """Pick a target. auto: a GPU, the backends in their rows' auto_rank order (CUDA before
+    OpenCL), else any other device in that order.
 
     `device` is an index within the backend, or a piece of the device's name.
     """
     if backend == "auto":
-        ordered = sorted(discovery.targets, key=lambda t: (t.kind != "gpu", registry.names().index(t.backend)))
+        ranked = [kind.name for kind in registry.by_auto_rank()]
+        ordered = sorted(discovery.targets, key=lambda t: (t.kind != "gpu", ranked.index(t.backend)))
     else:
         ordered = discovery.of(backend)
     if device is not None:

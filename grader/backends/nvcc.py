@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -125,3 +126,47 @@ def parse_ptxas_report(log: str) -> dict[str, KernelResources]:
         )
         for name, v in found.items()
     }
+
+
+def ptx(source: str, defines: dict[str, int | float], arch: str, filename: str) -> bytes:
+    """`source` compiled by nvcc to PTX for `arch` (compute_XY), with the flags the lab compiles
+    trusted kernels with (no line information: the PTX names no source line). Raises
+    ShipError (no nvcc, too slow, does not compile)."""
+    from grader.backends.registry import ShipError
+
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise ShipError("nvcc was not found: lab release compiles the trusted CUDA kernels to PTX with it")
+    with tempfile.TemporaryDirectory(prefix="lab-release-") as tmp:
+        src = Path(tmp) / "kernel.cu"
+        src.write_text(source, encoding="utf-8")
+        out = Path(tmp) / "kernel.ptx"
+        cmd = [nvcc, "-ptx", f"-arch={arch}", "-O3", "--std=c++17", *define_flags(defines), "-o", str(out), src.name]
+        try:
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=COMPILE_SECONDS,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise ShipError(f"nvcc took longer than {COMPILE_SECONDS} s on {filename}") from None
+        if proc.returncode != 0 or not out.exists():
+            first = (proc.stderr or proc.stdout).strip().splitlines()[:1]
+            raise ShipError(f"{filename} does not compile to PTX for {arch}: {first[0] if first else 'nvcc failed'}")
+        return out.read_bytes()
+
+
+class NvccPtx:
+    """nvcc compiling trusted CUDA kernels to PTX for a students' copy of the course
+    (grader.backends.registry.ReleaseCompiler; lab.release), once for each compute_XY the
+    course's release file names; none named: none made (`why_not`)."""
+
+    def __init__(self, archs: tuple[str, ...]):
+        self.archs = archs
+        self.why_not = "" if archs else "the course's release file lists no ptx target for the CUDA kernels"
+
+    def compile(self, source: str, defines: dict[str, int | float], filename: str,
+                progress: Callable[[str], None]) -> list[tuple[str, bytes]]:
+        """(compute_XY, PTX) for each architecture. Raises ShipError."""
+        made = []
+        for arch in self.archs:
+            progress(f"nvcc -ptx {filename} ({arch})")
+            made.append((arch, ptx(source, defines, arch, filename)))
+        return made

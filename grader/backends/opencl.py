@@ -7,10 +7,10 @@ import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from grader import pocl_scratch
-from grader.backends import kernel_cache
+from grader.backends import kernel_cache, nvidia_driver
 from grader.backends.base import (
     Backend,
     Buffer,
@@ -27,7 +27,7 @@ from grader.backends.base import (
 )
 from grader.backends.confine import confined
 from grader.backends.nvcc import parse_ptxas_report
-from grader.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.registry import BackendKind, KernelSyntax, ShipError, Shipping, Target
 from grader.course.sinks import for_regex_replacement
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
@@ -366,11 +366,12 @@ def preload() -> None:
 
 
 def sandbox_paths() -> list[str]:
-    """The OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
-    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path."""
+    """/etc/OpenCL, the OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
+    /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path; and the NVIDIA
+    driver's files outside /usr (NVIDIA's OpenCL)."""
     lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
              "/etc/OpenCL/vendors"]
-    found = []
+    found = ["/etc/OpenCL", *nvidia_driver.FILES]
     for entry in lists:
         if not entry or not os.path.isabs(entry) or not os.path.exists(entry):
             continue
@@ -394,6 +395,62 @@ NVIDIA_JIT_WARMUP = ("import pyopencl as cl\n"
                      "        for d in p.get_devices():\n"
                      "            cl.CommandQueue(cl.Context([d])).finish()\n")
 
+_PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+)", re.M)
+
+
+class NvidiaOpenCLPtx:
+    """NVIDIA's OpenCL on this machine, which compiles OpenCL C to PTX for its first GPU: trusted
+    kernels for a students' copy of the course (grader.backends.registry.ReleaseCompiler;
+    lab.release), one sm_XY each. `why_not` says why there is none here (then no OpenCL PTX is
+    made); the release file's architectures are CUDA's (nvcc's) and not read."""
+
+    def __init__(self, archs: tuple[str, ...] = ()):
+        self.context: Any = None
+        self.device: Any = None
+        self.why_not = ""
+        try:
+            import pyopencl as cl
+        except ImportError:
+            self.why_not = "pyopencl is not installed where the release was made"
+            return
+        try:
+            for platform in cl.get_platforms():
+                if "NVIDIA" in platform.name:
+                    gpus = platform.get_devices()
+                    if gpus:
+                        self.device = gpus[0]
+                        self.context = cl.Context([self.device])
+                        return
+        except cl.Error as error:
+            self.why_not = f"OpenCL did not start where the release was made: {error}"
+            return
+        self.why_not = ("the release was made where NVIDIA's OpenCL is absent (it alone compiles OpenCL C "
+                        "to PTX): make the release on a machine with an NVIDIA GPU to ship it")
+
+    def compile(self, source: str, defines: dict[str, int | float], filename: str,
+                progress: Callable[[str], None]) -> list[tuple[str, bytes]]:
+        """[(sm_XY, the PTX of `source`)]. Raises ShipError where there is no NVIDIA OpenCL
+        (`why_not`), or the source does not build."""
+        import pyopencl as cl
+
+        if self.context is None or self.device is None:
+            raise ShipError(f"{filename}: {self.why_not or 'NVIDIA OpenCL is not open'}")
+        progress(f"NVIDIA OpenCL {filename}")
+        program = cl._cl._Program(self.context, source)
+        options = " ".join(f"-D{name}={value}" for name, value in defines.items())
+        try:
+            program._build(options=options.encode(), devices=[self.device])
+        except cl.Error as error:
+            raise ShipError(f"{filename} does not build with NVIDIA's OpenCL: {error}") from None
+        # get_info's type follows the parameter asked for: BINARIES is one bytes per device
+        binaries = cast(list[bytes], program.get_info(cl.program_info.BINARIES))
+        ptx = bytes(binaries[0])  # as NVIDIA's OpenCL loads it back
+        target = _PTX_TARGET.search(ptx)
+        if target is None:
+            raise ShipError(f"NVIDIA's OpenCL gave {filename} a binary that is not PTX")
+        return [(target.group(1).decode(), ptx)]
+
+
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # parentheses, nested up to three deep
 _ATTRIBUTE = rf"__attribute__\s*{_NESTED}"  # e.g. __attribute__((reqd_work_group_size(16, 16, 1)))
 KERNEL_DECLARATION = re.compile(
@@ -414,6 +471,10 @@ KIND = BackendKind(
                             ("__syncthreads()", "barrier(CLK_LOCAL_MEM_FENCE)"), ("__shared__", "__local"),
                             ("shared memory", "local memory"), ("shared tile", "local tile"))),
     probe=probe, open=OpenCLBackend, preload=preload, sandbox_paths=sandbox_paths,
+    # NVIDIA's OpenCL (its driver's), Intel's and AMD's GPUs (/dev/dri, /dev/kfd); PoCL needs none.
+    device_nodes=(*nvidia_driver.DEVICE_NODES, "/dev/dri", "/dev/kfd"),
+    sandbox_env=("OCL_", "POCL_", "PYOPENCL_", *nvidia_driver.ENV_PREFIXES),
+    cache_env=("POCL_CACHE_DIR", nvidia_driver.JIT_CACHE_ENV),
     counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
-    jit_warmup=NVIDIA_JIT_WARMUP,
+    jit_warmup=NVIDIA_JIT_WARMUP, shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
 )

@@ -3,9 +3,14 @@
 A row says everything the rest of the lab asks a backend by name: what it is called and its
 file suffix, how its kernel language declares an entry point and names threads, blocks and
 their memory (for checks and for messages in the student's own terms), how to find its devices,
-open one and preload its library in a worker, what the sandbox must bind for it, and how
-(whether) hardware counters reach its kernels. What an open device does (memory, launches, its
-stable identity, its free memory) is the backend's own class (grader.backends.base.Backend).
+where `auto` ranks them, open one and preload its library in a worker, what the sandbox must
+bind and keep for it (paths, device nodes, environment variables, its driver's JIT cache), how
+a students' copy of the course ships its trusted kernels compiled, and how (whether) hardware
+counters reach its kernels. What an open device does (memory, launches, its stable identity,
+its free memory) is the backend's own class (grader.backends.base.Backend).
+
+A backend's name becomes its row at the edges (a command line's --backend, an API's or a
+file's field, a file's suffix: by_name, find, by_suffix); inward, the row itself is passed.
 
 Adding a backend is one file declaring `KIND` and one line: in BACKEND_MODULES, or its module's
 name in the LAB_BACKENDS environment variable (comma-separated; read by every process, the
@@ -21,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from grader.backends.base import Backend
@@ -30,9 +35,6 @@ BACKEND_MODULES = (
     "grader.backends.cuda",
     "grader.backends.opencl",
 )
-# The backend to start with on a machine with no device yet: PoCL runs OpenCL on any CPU once
-# installed (`lab init`'s skeleton where none is found).
-WITHOUT_A_DEVICE = "opencl"
 EXTRA_ENV = "LAB_BACKENDS"  # more backends' modules, comma-separated, after BACKEND_MODULES
 
 
@@ -78,6 +80,37 @@ class KernelSyntax:
     terms: tuple[tuple[str, str], ...] = ()
 
 
+class ShipError(Exception):
+    """A trusted kernel cannot be compiled for a students' copy of the course; one line says why."""
+
+
+class ReleaseCompiler(Protocol):
+    """Compiles trusted kernels for a students' copy of the course (lab.release), on the machine
+    that makes it."""
+
+    # Why this machine makes none ("": it does): the copy then ships none of this backend's
+    # binaries, and its manifest and the instructor's notes say why.
+    why_not: str
+
+    def compile(self, source: str, defines: dict[str, int | float], filename: str,
+                progress: Callable[[str], None]) -> list[tuple[str, bytes]]:
+        """`source` built with `defines`: (architecture, binary) for each architecture it is
+        made for, each step told to `progress` as one line. Raises ShipError."""
+        ...
+
+
+@dataclass(frozen=True)
+class Shipping:
+    """How a students' copy of the course ships this backend's trusted kernels whose source it
+    holds back (lab.release): compiled, one binary per architecture, which the backend loads in
+    place of the source (grader.course.release_manifest picks one for a device)."""
+
+    binary: str  # what the binaries are, in file names (lower case) and the instructor's notes: "PTX"
+    # Given the architectures the course's release file names (its `ptx` list), the compiler of
+    # this machine.
+    compiler: Callable[[tuple[str, ...]], ReleaseCompiler]
+
+
 def _nothing() -> None:
     return None
 
@@ -88,6 +121,8 @@ def _no_paths() -> list[str]:
 
 @dataclass(frozen=True)
 class BackendKind:
+    """One backend's row: everything the lab asks of a backend, declared by its own file."""
+
     name: str  # "cuda": --backend's word, a Target's and a DeviceInfo's `backend`
     suffix: str  # ".cu": its kernels' file suffix (and the course's skeleton<suffix>, solution<suffix>)
     language: str  # "CUDA C++"
@@ -97,8 +132,18 @@ class BackendKind:
     # Imports the GPU library and starts its driver in a grading worker, before its request
     # comes (no device context); raises nothing it can help: opening the device reports it.
     preload: Callable[[], None] = _nothing
-    # What a sandboxed worker must see of this backend's drivers and tools (grader.sandbox).
+    # What a sandboxed worker must see of this backend's drivers and tools (grader.sandbox): files
+    # and folders, bound read-only where they exist.
     sandbox_paths: Callable[[], list[str]] = _no_paths
+    # The device files its driver opens, as patterns under /dev ("/dev/nvidia[0-9]*"): a sandboxed
+    # worker gets those that exist.
+    device_nodes: tuple[str, ...] = ()
+    # The prefixes of the environment variables its driver, compiler and Python library read
+    # ("CUDA_", "POCL_"): a sandboxed worker keeps them (every row's, whichever backend it runs).
+    sandbox_env: tuple[str, ...] = ()
+    # The variables naming where its driver or compiler keeps a cache (CUDA_CACHE_PATH,
+    # POCL_CACHE_DIR): a sandboxed worker gets none of them; its caches are its own.
+    cache_env: tuple[str, ...] = ()
     # The environment variable naming the folder its compiler writes temporaries and its cache
     # to (PoCL's POCL_CACHE_DIR): an unsandboxed worker gets a folder of its own there, emptied
     # when it ends (grader.pocl_scratch). None: the backend needs none.
@@ -120,6 +165,16 @@ class BackendKind:
     dynamic_shared: str | None = None
     # Whether compute-sanitizer (memcheck, racecheck, synccheck) runs its kernels (--sanitize).
     sanitizer: bool = False
+    # How a students' copy of the course ships its trusted kernels compiled (lab.release); None:
+    # it ships none (a student's machine times against no held-back kernel of this backend).
+    shipping: Shipping | None = None
+    # Where `auto` ranks it (grader.backends.discovery.choose; lab.api's source of no file): its
+    # GPUs before those of a backend ranked higher, a GPU of any backend before any other
+    # device; rows of one rank in the table's order.
+    auto_rank: int = 100
+    # Whether its kernels run on any machine's CPU once its driver is installed (OpenCL: PoCL):
+    # where nothing else decides, the backend to start with (without_a_device).
+    without_a_gpu: bool = False
 
     @property
     def title(self) -> str:
@@ -152,6 +207,19 @@ def _rows(found: tuple[str, ...]) -> tuple[BackendKind, ...]:
     return tuple(rows)
 
 
+def by_auto_rank() -> tuple[BackendKind, ...]:
+    """Every backend's row in `auto`'s order: by auto_rank, then the table's order."""
+    return tuple(sorted(backends(), key=lambda kind: kind.auto_rank))
+
+
+def without_a_device() -> BackendKind:
+    """The backend to start with where no device decides (`lab init`'s skeleton on a machine
+    with none yet, lab.grade()'s source that declares no backend's entry point): the first row
+    in `auto`'s order whose kernels run on any CPU (without_a_gpu), else the first in that order."""
+    ranked = by_auto_rank()
+    return next((kind for kind in ranked if kind.without_a_gpu), ranked[0])
+
+
 def names() -> tuple[str, ...]:
     return tuple(kind.name for kind in backends())
 
@@ -162,6 +230,7 @@ def find(name: str) -> BackendKind | None:
 
 
 def by_name(name: str) -> BackendKind:
+    """The backend called `name`. Raises ValueError naming the known ones."""
     kind = find(name)
     if kind is None:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(names())})")

@@ -9,10 +9,12 @@ import typer
 from rich.table import Table
 
 from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog, UnknownStageError, default_catalog
 from grader.course.sinks import for_terminal
 from grader.course.spec import Spec, SpecError
 from lab.cli.app import app, console, fail
+from lab.cli.backend_option import backend_choice
 
 
 def load_catalog() -> Catalog:
@@ -80,14 +82,13 @@ def init(
     force: bool = typer.Option(False, "--force", help="overwrite an existing file"),
 ) -> None:
     """Copy a stage's skeleton to a working file you then edit and grade."""
-    if backend != "auto" and backend not in registry.names():
-        fail(f"--backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
+    asked = backend_choice(backend)
     spec = load_stage(load_catalog(), stage)
-    backend, warning = _skeleton_backend(backend)
-    suffix = registry.by_name(backend).suffix
+    kind, warning = _skeleton_backend(asked)
+    suffix = kind.suffix
     target = output or Path(f"{spec.id}{suffix}")
     if target.suffix != suffix:
-        fail(f"{target}: a {backend} file ends in {suffix}")
+        fail(f"{target}: a {kind.name} file ends in {suffix}")
     if target.exists() and not force:
         fail(f"{target} already exists: not overwriting your work (use --force, or -o another file)")
     skeleton = spec.skeleton(suffix)
@@ -101,19 +102,19 @@ def init(
         console.print(f"[yellow]note:[/yellow] {for_terminal(warning)}")
 
 
-def _skeleton_backend(asked: str) -> tuple[str, str | None]:
+def _skeleton_backend(asked: BackendKind | None) -> tuple[BackendKind, str | None]:
     """The backend whose skeleton `lab init` writes, and a note where this machine cannot grade
-    it. auto: the backend of the device `lab grade` would choose here; with none,
-    registry.WITHOUT_A_DEVICE's."""
+    it. None (auto): the backend of the device `lab grade` would choose here; with none,
+    registry.without_a_device()."""
     from grader.backends.discovery import NoDeviceError, choose, discover
 
     found = discover()
-    if asked == "auto":
+    if asked is None:
         try:
-            return choose(found, "auto").backend, None
+            return registry.by_name(choose(found, "auto").backend), None  # a Target names its backend
         except NoDeviceError:
-            asked = registry.WITHOUT_A_DEVICE
-    if found.of(asked):
+            asked = registry.without_a_device()
+    if found.of(asked.name):
         return asked, None
-    why = found.problems.get(asked, "no device")
-    return asked, f"this machine cannot grade a {registry.by_name(asked).suffix} file ({why}); see `lab devices`"
+    why = found.problems.get(asked.name, "no device")
+    return asked, f"this machine cannot grade a {asked.suffix} file ({why}); see `lab devices`"

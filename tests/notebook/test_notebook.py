@@ -31,9 +31,9 @@ def test_import_lab_stays_light_and_grade_is_there_on_first_use():
 
 
 def test_source_text_is_cuda_only_with_a_global_function():
-    assert source_backend("extern \"C\" __global__ void k(float *o) {}\n") == "cuda"
-    assert source_backend("__kernel void k(__global float *o) {}\n") == "opencl"
-    assert source_backend("// a comment naming __global__ is not a declaration\n__kernel void k() {}") == "opencl"
+    assert source_backend("extern \"C\" __global__ void k(float *o) {}\n").name == "cuda"
+    assert source_backend("__kernel void k(__global float *o) {}\n").name == "opencl"
+    assert source_backend("// a comment naming __global__ is not a declaration\n__kernel void k() {}").name == "opencl"
 
 
 @pytest.mark.parametrize(("stage", "kernel", "options", "words"), [

@@ -9,18 +9,27 @@ Its kernel language is tiny: an entry point is one line
 where OPERATION is one of OPERATIONS, which the fake device runs on the host with numpy on the
 arguments the grader binds (its buffers and scalars). Other lines are comments or declarations
 the compiler ignores. Nothing it runs says anything about a real kernel.
+
+Its row also says what the sandbox keeps and binds for it (ENV_PREFIX's variables, not
+CACHE_ENV; DEVICE_NODES), how a students' copy ships its trusted kernels (FakeBinaries: BINARY
+files, one per ARCHS), and where `auto` ranks it: before every other backend, and its kernels run
+without a GPU (so `auto` takes it where no GPU is found).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from grader.backends.base import CompileError
 from grader.backends.fake import FakeBackend, FakeBuffer, FakeFunction, FakeKernel
-from grader.backends.registry import BackendKind, KernelSyntax, Target
+from grader.backends.registry import BackendKind, KernelSyntax, ShipError, Shipping, Target
 
 NAME, SUFFIX = "fakelang", ".fk"
+ENV_PREFIX, CACHE_ENV = "FAKELANG_", "FAKELANG_CACHE"  # its driver's variables, and its cache's
+DEVICE_NODES = ("/dev/nul[l]",)  # its "driver's" device file: one every machine has, as a pattern
+BINARY, ARCHS = "FKB", ("fk1", "fk2")  # what a students' copy ships of its trusted kernels
 DECLARATION = re.compile(r"\bfkernel\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)")
 DEFINITION = re.compile(DECLARATION.pattern + r"\s*=\s*(?P<operation>\w+)")
 
@@ -68,11 +77,30 @@ def probe() -> tuple[list[Target], str | None]:
     return [Target(NAME, 0, "fakelang device", "cpu", "fakelang")], None
 
 
+class FakeBinaries:
+    """fakelang's compiler for a students' copy (grader.backends.registry.ReleaseCompiler): each
+    trusted kernel "compiled" for ARCHS, whatever the course's release file names."""
+
+    why_not = ""
+
+    def __init__(self, archs: tuple[str, ...]):
+        self.archs = ARCHS
+
+    def compile(self, source: str, defines: dict[str, int | float], filename: str,
+                progress: Callable[[str], None]) -> list[tuple[str, bytes]]:
+        if not DEFINITION.search(source):
+            raise ShipError(f"{filename}: no fkernel to compile")
+        progress(f"fakelang {filename}")
+        return [(arch, f"{arch}\n{source}".encode()) for arch in self.archs]
+
+
 KIND = BackendKind(
     name=NAME, suffix=SUFFIX, language="FakeLang",
     syntax=KernelSyntax(entry="fkernel", declaration=DECLARATION, barrier="fsync()", shared_memory="fake memory",
                         threads="fibres", block="bundle", label="FakeLang"),
     probe=probe, open=FakeLangBackend,
+    device_nodes=DEVICE_NODES, sandbox_env=(ENV_PREFIX,), cache_env=(CACHE_ENV,),
+    shipping=Shipping(BINARY, FakeBinaries), auto_rank=-1, without_a_gpu=True,
 )
 
 

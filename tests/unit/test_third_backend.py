@@ -1,8 +1,10 @@
 """A third backend, added as one file (tests/unit/fakelang.py: the fake device behind the name
 "fakelang" and the suffix ".fk") and one registration line (LAB_BACKENDS), graded end to end:
 a stage through the grading entry, a `lab batch` of two students, and every output (terminal,
-Markdown, HTML, JSON, the gradebooks). Its course is a folder of its own holding one stage,
-transpose_naive, with its kernels in fakelang (skeleton.fk, solution.fk, copy.fk).
+Markdown, HTML, JSON, the gradebooks); and what its row alone decides elsewhere: what the
+sandbox keeps and binds for it, how a students' copy of the course ships its trusted kernels, and
+where `auto` ranks it. Its course is a folder of its own holding one stage, transpose_naive, with
+its kernels in fakelang (skeleton.fk, solution.fk, copy.fk).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +23,7 @@ from typer.testing import CliRunner
 
 from grader.backends import registry
 from grader.backends.discovery import discover
+from grader.backends.registry import Target
 from grader.course.catalog import Catalog, default_catalog
 from grader.grading import GradeOptions, GradeRequest, grade
 from grader.outputs import REPORT_FORMATS
@@ -133,6 +138,62 @@ def test_a_sandboxed_grading_imports_the_backend_registered_from_outside_the_pro
         pytest.skip(f"no sandbox here: {refused.message}")
     assert report.sandbox.sandboxed
     assert report.status == Status.PASSED, [(c.name, c.message) for c in report.checks]
+
+
+def test_the_sandbox_keeps_and_binds_what_its_row_names(course, monkeypatch):
+    """sandbox.py names no backend: the third one's variables are kept (its cache's dropped) and
+    its device nodes bound, from its row."""
+    from grader import sandbox
+
+    monkeypatch.setenv(f"{fakelang.ENV_PREFIX}DEVICE", "1")
+    monkeypatch.setenv(fakelang.CACHE_ENV, "/somewhere")
+    plan = sandbox._Plan("/usr/bin/bwrap", None, "student")  # no bwrap runs: the command line is read
+    launch = sandbox._argv(plan, ["true"], dict(os.environ), (), ())
+    launch.close()
+    assert launch.env[f"{fakelang.ENV_PREFIX}DEVICE"] == "1" and fakelang.CACHE_ENV not in launch.env
+    binds = list(zip(launch.argv, launch.argv[1:], launch.argv[2:]))
+    assert ("--dev-bind-try", "/dev/null", "/dev/null") in binds
+
+
+def test_a_students_copy_ships_its_trusted_kernels_as_its_row_says(course, tmp_path):
+    """lab/release.py names no backend: a held-back solution of the third backend ships as the
+    binaries its row's compiler makes, named by its row, listed in the manifest."""
+    from grader.course.release_config import ReleaseConfig
+    from grader.course.release_manifest import load_manifest
+    from lab.release import make_release
+
+    subprocess.run(["git", "init", "-q", str(course.root)], check=True)  # the release copies what git lists
+    said: list[str] = []
+    made = make_release(course, ReleaseConfig(open=(STAGE,), solutions=()), tmp_path / "out", name="students",
+                        progress=said.append)
+    manifest = load_manifest(made.folder)
+    assert manifest is not None
+    ours = sorted((b.name, b.arch, b.path) for b in manifest.binaries if b.suffix == fakelang.SUFFIX)
+    binary = fakelang.BINARY.lower()
+    assert ours == [(name, arch, f"release/{binary}/{STAGE}/{name}.{fakelang.NAME}.{arch}.{binary}")
+                    for name in ("copy", "solution") for arch in fakelang.ARCHS], ours
+    shipped = (made.folder / ours[-1][2]).read_text(encoding="utf-8")
+    assert shipped.startswith(f"{fakelang.ARCHS[-1]}\n") and "= transpose" in shipped
+    assert not (made.folder / "reference" / STAGE / f"solution{fakelang.SUFFIX}").exists()  # held back
+    assert f"fakelang reference/{STAGE}/solution{fakelang.SUFFIX}" in said
+    assert fakelang.SUFFIX not in manifest.missing
+
+
+def test_auto_ranks_it_as_its_row_says(course):
+    """discovery.py and lab/api.py name no backend: `auto` and a notebook's source follow the rows'
+    auto_rank (fakelang's before every other: its CPU device before PoCL's), and with no declaration
+    found, the backend that runs without a GPU."""
+    from grader.backends.discovery import Discovery, choose
+    from lab.api import source_backend
+
+    assert registry.by_auto_rank()[0].name == fakelang.NAME == registry.without_a_device().name
+    cpus = Discovery([Target("opencl", 0, "pthread-cpu", "cpu"), *discover((fakelang.NAME,)).targets])
+    assert choose(cpus, "auto").label == "fakelang:0"
+    with_a_gpu = Discovery([*cpus.targets, Target("opencl", 1, "A GPU", "gpu")])
+    assert choose(with_a_gpu, "auto").label == "opencl:1"  # a GPU of any backend first
+    assert source_backend(fakelang.skeleton("copy")).name == fakelang.NAME
+    assert source_backend("__kernel void k(__global float *o) {}\n").name == "opencl"
+    assert source_backend("// no kernel here\n").name == fakelang.NAME
 
 
 def test_a_registration_that_names_no_backend_is_refused_in_one_line(monkeypatch):
