@@ -159,7 +159,16 @@ def _environment(markdown: bool) -> Environment:
     env.filters["ms"] = lambda v: "-" if v is None else f"{v:.3f} ms"
     env.filters["x"] = lambda v: "-" if v is None else f"{v:.2f}x"
     env.filters["pct"] = lambda v: "-" if v is None else f"{100 * v:.1f}%"
+    env.globals["beside_occupancy"] = _beside_occupancy
     return env
+
+
+def _beside_occupancy(name: str) -> bool:
+    """Whether the plugin `name` shows its section beside the occupancy (grader.plugins)."""
+    from grader.plugins import by_name
+
+    plugin = by_name(name)
+    return plugin is not None and plugin.beside_occupancy
 
 
 REFUSED = (FailureKind.REFUSED_SOURCE, FailureKind.UNCHANGED_HANDOUT, FailureKind.REFERENCE_COPY)

@@ -3,7 +3,9 @@ frozen, checked when made."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.pipeline import Limits
 
@@ -16,15 +18,27 @@ class GradeOptions:
     timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
     cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
     limits: Limits = field(default_factory=Limits)
-    sanitize: bool = False  # CUDA: the correctness cases again under compute-sanitizer
-    # The hardware counters (Nsight Compute), once correct: True reads them (or says why not),
-    # False never, None where this machine can read them (grader.counters.grading.reading).
-    counters: bool | None = None
+    # Each plugin's option (grader.plugins: "sanitizer", "counters", ...) by plugin name; a plugin
+    # not named takes its option's default.
+    plugins: Mapping[str, Any] = field(default_factory=dict)
     # The source is the course's own reference file of the stage, graded in place (the
     # instructor's checkout); any other copy of it is refused. A request for a file finds this itself.
     accept_reference: bool = False
 
+    def plugin(self, name: str) -> Any:
+        """The option of the plugin `name`: as given, else its default."""
+        from grader.plugins import by_name
+
+        if name in self.plugins:
+            return self.plugins[name]
+        plugin = by_name(name)
+        return plugin.option.default if plugin is not None else None
+
     def __post_init__(self) -> None:
+        from grader.plugins import option_values
+
+        option_values(self.plugins)  # raises ValueError for a plugin that does not exist
+        object.__setattr__(self, "plugins", dict(self.plugins))
         limits = self.limits
         if min(limits.compile_s, limits.run_s, limits.benchmark_s) <= 0 or limits.jit_s < 0:
             raise ValueError("the time limits must be positive")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,17 +26,18 @@ from grader.course.catalog import Catalog
 from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
+from grader.plugins import registered
 from grader.report import Report
 from grader.results import NOT_STARTED, FailureKind, Grading, SourceResult
-from grader.scoring import build_report
-from grader.steps.parent import Parent, parent_steps, run_parent_steps
+from grader.scoring import build_report, report_phases
+from grader.steps.parent import CheckSource, Parent, RunWorker
 
 if TYPE_CHECKING:
     from grader.report import Check
     from grader.worker_process import WorkerProcess
 
-__all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "not_started", "not_started_message",
-           "refused_report"]
+__all__ = ["GradeOptions", "GradeRequest", "Limits", "grade", "grade_file", "grading_progress", "not_started",
+           "not_started_message", "refused_report"]
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,6 @@ class GradeRequest:
     worker: Callable[[], WorkerProcess] | None = None
     on_phase: Callable[[str], None] | None = None  # told the name of each phase as it starts
     on_queue: Callable[[Any], None] | None = None  # told each grader.queue_status event while it waits
-    # Told the Report as soon as the verdict is known, before the extras that cannot change it
-    # (the hardware counters of a stage that does not grade them); the whole Report is returned.
-    on_verdict: Callable[[Report], None] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.device, Target) and self.device.backend != self.backend.name:
@@ -80,11 +78,24 @@ def later_in_track(catalog: Catalog, spec: Spec) -> tuple[tuple[str, str], ...]:
     return tuple((other.id, other.concept) for other in catalog.stages
                  if other.track == spec.track and other.stage > spec.stage)
 
+
 def grade(request: GradeRequest) -> Report:
-    """Grade one submission: the parent's steps around the worker's, into one Report.
+    """Grade one submission: the parent's steps around the worker's and the plugins' hooks,
+    into one Report (the last of `grading_progress`).
 
     Raises SubmissionError(usage=True) for a path that is missing, a folder or not .cu/.cl,
     UnknownStageError for a stage id the catalog lacks; everything else is in the Report."""
+    *_, last = grading_progress(request)
+    return last
+
+
+def grading_progress(request: GradeRequest) -> Iterator[Report]:
+    """The grading as it goes: first the Report of the verdict, the moment it is known (the
+    core's checks and score, and what the plugins found before it: a sanitizer's finding), then
+    the same Report again each time a plugin adds its section after the verdict (the hardware
+    counters). A front door shows the verdict at once and each section as it comes.
+
+    Raises as `grade`."""
     catalog, options, target = request.catalog, request.options, request.target
     spec = request.stage if isinstance(request.stage, Spec) else catalog.get(request.stage)
     seed = secrets.randbits(31) if options.seed is None else options.seed
@@ -98,42 +109,51 @@ def grade(request: GradeRequest) -> Report:
         except SubmissionError as error:
             if error.usage:
                 raise
-            refused = refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
-            if request.on_verdict is not None:
-                request.on_verdict(refused)
-            return refused
+            yield refused_report(spec, str(error).replace(str(path), shown), shown, target, seed)
+            return
         own = catalog.reference_file(spec.id, path.suffix)
         if own.is_file() and path.resolve() == own.resolve():  # the instructor grading the reference itself
             options = replace(options, accept_reference=True)
     else:
         source, shown = request.source, request.filename
     started_at = time.monotonic()
-    from grader.counters.grading import reading
-
-    reads = reading(options.counters, spec, target)  # None: this grading reads no counters
     parent = Parent(catalog, spec, source, shown, target, options, seed, Grading(timed=options.timing),
-                    worker=request.worker, on_phase=request.on_phase, on_queue=request.on_queue,
-                    profile=_not_profiled(reads is not None), reads=reads)
-
-    def report(counters_read: bool = True) -> Report:
-        """The Report of what the steps found; `counters_read` False: before the counters' step
-        (the verdict's report, with no counters in it)."""
+                    worker=request.worker, on_phase=request.on_phase, on_queue=request.on_queue)
+    later = later_in_track(catalog, spec)
+    try:
+        if CheckSource().run(parent):  # the source is accepted: the plugins start, then the worker
+            parent.plugins = [(plugin, state) for plugin in registered()
+                              if (state := plugin.state(parent)) is not None]
+            for plugin, state in parent.plugins:
+                plugin.before_worker(parent, state)
+            if RunWorker().run(parent):
+                for plugin, state in parent.plugins:
+                    parent.grading.findings += plugin.after_worker(parent, state)
         grading = parent.grading
-        # The grading's own time: its wait in line for the device is the `queued` phase, apart.
         grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
-        return build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
-                            grader_version=GRADER_VERSION,
-                            device=_shown(target) if grading.source.ok else _refused_on(target),
-                            counters=reads.shown(parent.profile, spec) if reads is not None and counters_read else None,
-                            later=later_in_track(catalog, spec))
-
-    on_verdict = request.on_verdict
-    told = run_parent_steps(parent, parent_steps(),
-                            on_verdict=(lambda: on_verdict(report(counters_read=False))) if on_verdict is not None else None)
-    final = report()
-    if on_verdict is not None and not told:
-        on_verdict(final)
-    return final
+        report = build_report(spec, grading, file=shown, backend=target.backend, seed=seed,
+                              grader_version=GRADER_VERSION,
+                              device=_shown(target) if grading.source.ok else _refused_on(target), later=later)
+        sections = {plugin.name: section for plugin, state in parent.plugins
+                    if (section := plugin.verdict_section(parent, state)) is not None}
+        if sections:
+            report = replace(report, sections=sections)
+        yield report
+        for plugin, state in parent.plugins:
+            if plugin.name in report.sections:
+                continue
+            section = plugin.section(parent, state)
+            if section is None:
+                continue
+            grading = parent.grading
+            grading.duration_s = time.monotonic() - started_at - grading.phases.get("queued", 0.0)
+            report = replace(report, sections={**report.sections, plugin.name: section},
+                             duration_s=grading.duration_s, phases=report_phases(grading),
+                             phase_log=[(name, round(seconds, 3)) for name, seconds in grading.phase_log])
+            yield report
+    finally:
+        for plugin, state in parent.plugins:
+            plugin.close(state)
 
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
@@ -169,15 +189,6 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
     return build_report(spec, Grading(source=SourceResult(refused=message)), file=filename,
                         backend=target.backend, seed=seed, grader_version=GRADER_VERSION,
                         device=_refused_on(target))
-
-
-def _not_profiled(asked: bool) -> Any:
-    """The counters of a grading that never reaches them: None where not asked for."""
-    if not asked:
-        return None
-    from grader.counters.model import Unavailable, unavailable
-
-    return unavailable(Unavailable.NOT_CORRECT)
 
 
 def _shown(target: Target) -> dict[str, str]:

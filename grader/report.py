@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from grader.counters.view import CountersShown
 from grader.json_reading import json_object, read
 from grader.results import FailureKind
 from grader.sandbox import SandboxInfo
@@ -139,7 +138,6 @@ class Report:
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # for a human to look at
     hints: dict[str, str] = field(default_factory=dict)  # the stage's own, by failure kind
-    sanitizer: dict[str, Any] | None = None  # compute-sanitizer findings per tool (--sanitize)
     compile_log: str = ""
     output_tail: str = ""  # what the kernel or driver printed
     seed: int = 0
@@ -156,9 +154,9 @@ class Report:
     # Whether the worker that ran the student's code was sandboxed (grader.sandbox), as whom,
     # or why not; None where no worker ran (a refused file).
     sandbox: SandboxInfo | None = None
-    # The hardware counters beside the reference's and the baseline's
-    # (grader.counters.view.CountersShown), or None where they were not asked for.
-    counters: Any = None
+    # Each plugin's section (grader.plugins), by plugin name, in the plugins' order: the compute-
+    # sanitizer's findings, the hardware counters, ... Absent where a plugin added none.
+    sections: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -191,8 +189,24 @@ class Report:
         """False where the file was refused before anything ran on the device."""
         return self.device.get("ran") is not False
 
+    def section(self, name: str) -> Any:
+        """The section the plugin `name` added, or None."""
+        return self.sections.get(name)
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The report as JSON holds it; each plugin's section under the plugin's name, at the
+        top level (where reports have always held the counters and the sanitizer's findings),
+        null where the plugin added none."""
+        from grader.plugins import by_name, registered
+
+        sections = self.sections
+        data = asdict(replace(self, sections={}))
+        del data["sections"]
+        for each in registered():  # null where a plugin added nothing: every report has every key
+            data[each.name] = None
+        for name, section in sections.items():
+            plugin = by_name(name)
+            data[name] = plugin.section_json(section) if plugin is not None else section
         data["status"] = str(self.status)
         data["checks"] = [
             {"name": c.name, "status": str(c.status), "message": c.message, "points": c.points,
@@ -211,4 +225,12 @@ class Report:
         report from an older grader, written before that field existed) and takes the default;
         a missing field without one, or a value of the wrong type, raises ValueError naming the
         field: such a report is not read at all (the batch grades that submission again)."""
-        return read(cls, json_object(data, "report"), "", overrides={"counters": CountersShown | None})
+        from grader.plugins import registered
+
+        found = json_object(data, "report")
+        report = read(cls, {k: v for k, v in found.items() if k != "sections"}, "")
+        sections = {}
+        for plugin in registered():
+            if found.get(plugin.name) is not None:
+                sections[plugin.name] = plugin.read_section(found[plugin.name])
+        return replace(report, sections=sections) if sections else report

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from grader.text_limits import clip_line, clip_log
+
+T = TypeVar("T")
 
 
 class FailureKind(StrEnum):
@@ -174,13 +176,6 @@ class StudentCode:
 
 
 @dataclass(frozen=True)
-class ProbeResult:
-    """Tests only: what a probe run in the worker in place of a grading found (LAB_TEST_PROBE)."""
-
-    results: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class WantDevice:
     """The worker is about to run its correctness cases (a shared turn), or to allocate the
     benchmark-size buffers and time (an exclusive one): it waits (reading its stdin) until the
@@ -236,11 +231,18 @@ class DeviceGranted:
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in
                    (PhaseStarted, DeviceOpened, CompileResult, CompiledProgram, CaseResult, TimingResult,
-                    GraderError, SpeedPending, Done, CacheEntry, StudentCode, ProbeResult, WantDevice, MemoryShort,
+                    GraderError, SpeedPending, Done, CacheEntry, StudentCode, WantDevice, MemoryShort,
                     DeviceReleased, CountersRead)}
 WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CompiledProgram | CaseResult | TimingResult
-                 | GraderError | SpeedPending | Done | CacheEntry | StudentCode | ProbeResult | WantDevice | MemoryShort
+                 | GraderError | SpeedPending | Done | CacheEntry | StudentCode | WantDevice | MemoryShort
                  | DeviceReleased | CountersRead)
+
+
+def _plugin_messages() -> dict[str, type]:
+    """The message types the plugins' worker steps send (grader.plugins), by name."""
+    from grader.plugins import registered
+
+    return {cls.__name__: cls for plugin in registered() for cls in plugin.worker_messages()}
 
 
 def _plain(value: Any) -> Any:
@@ -257,7 +259,7 @@ def decode(line: bytes | str) -> WorkerMessage | None:
     """A message from one line, or None for a line that is not one (never raises)."""
     try:
         raw = json.loads(line)
-        cls = WORKER_MESSAGES[raw["type"]]
+        cls = WORKER_MESSAGES.get(raw["type"]) or _plugin_messages()[raw["type"]]
         data = raw["data"]
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
@@ -332,14 +334,15 @@ class Grading:
     source: SourceResult = field(default_factory=SourceResult)
     device: DeviceOpened | None = None
     compiled: CompileResult | None = None
-    program: CompiledProgram | None = None  # the submission's, for the profiling entry (never reported)
-    counters_read: CountersRead | None = None  # read in the worker (CUPTI), for grader.steps.parent.ReadCounters
+    # What the plugins' worker steps sent (grader.plugins: CountersRead, CompiledProgram), in order.
+    extras: list[WorkerMessage] = field(default_factory=list)
+    # What the plugins found after the worker that fails a core check (grader.plugins.Finding).
+    findings: list[Any] = field(default_factory=list)
     cases: list[CaseResult] = field(default_factory=list)
     timing: TimingResult | None = None
     errors: list[GraderError] = field(default_factory=list)
     speed_pending: str | None = None  # why speed cannot be graded on this device (SpeedPending)
     abort: Abort | None = None
-    sanitizer: SanitizerResult | None = None
     phases: dict[str, float] = field(default_factory=dict)  # wall seconds by kind of phase
     phase_log: list[tuple[str, float]] = field(default_factory=list)  # each phase's own, in order
     output_tail: str = ""
@@ -347,15 +350,12 @@ class Grading:
     timed: bool = True  # speed was asked for (not --no-timing)
     finished: bool = False  # the worker said Done
     sandbox: Any = None  # grader.sandbox.SandboxInfo of the worker, where one ran
-    probe: dict[str, Any] | None = None  # tests only: a ProbeResult's findings
 
     def add(self, message: WorkerMessage) -> None:
         if isinstance(message, DeviceOpened):
             self.device = message
         elif isinstance(message, CompileResult):
             self.compiled = message
-        elif isinstance(message, CompiledProgram):
-            self.program = message
         elif isinstance(message, CaseResult):
             self.cases.append(message)
         elif isinstance(message, TimingResult):
@@ -366,7 +366,9 @@ class Grading:
             self.speed_pending = message.reason
         elif isinstance(message, Done):
             self.finished = True
-        elif isinstance(message, ProbeResult):
-            self.probe = message.results
-        elif isinstance(message, CountersRead):
-            self.counters_read = message
+        else:  # a plugin's (grader.plugins.base.Plugin.worker_messages)
+            self.extras.append(message)
+
+    def extra(self, cls: type[T]) -> T | None:
+        """The last message of type `cls` a plugin's worker step sent, or None."""
+        return next((m for m in reversed(self.extras) if isinstance(m, cls)), None)

@@ -4,7 +4,8 @@ the Report is built once, never patched afterwards."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
 
 from grader.course.mismatch_picture import output_tile
 from grader.course.occupancy import device_limits, occupancy
@@ -153,10 +154,9 @@ def _correct(spec: Spec, g: Grading, compiles: Check) -> Check:
                      failure=kind, details={"case": first.label, **first.details})
     if g.abort is not None:
         return abort_check("correct", g, full)
-    if g.sanitizer is not None and g.sanitizer.first is not None:
-        tool, finding = g.sanitizer.first
-        return Check("correct", FAILED, f"compute-sanitizer {tool}: {finding}", 0, full,
-                     failure=FailureKind.SANITIZER)
+    found = next((f for f in g.findings if f.check == "correct"), None)  # a plugin's (grader.plugins)
+    if found is not None:
+        return Check("correct", FAILED, found.message, 0, full, failure=found.failure)
     if g.errors and not g.cases:
         return Check("correct", ERROR, g.errors[0].message, 0, full, failure=FailureKind.GRADER_ERROR)
     tested = [c.label for c in g.cases]
@@ -226,12 +226,12 @@ def implausible(perf: Performance) -> bool:
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
-                 grader_version: str, device: dict[str, str] | None = None, counters: Any = None,
+                 grader_version: str, device: dict[str, str] | None = None,
                  notes: tuple[str, ...] = (), later: tuple[tuple[str, str], ...] = ()) -> Report:
-    """`device`: what the parent knows of the device, where the worker never said. `counters`:
-    the hardware counters read after the worker (grader.counters.model.ProfileResult), or None
-    where they were not asked for. `notes`: the caller's own lines, after the grading's.
-    `later`: (id, concept) of the stages after this one in its track, in course order."""
+    """The verdict's Report: the core's checks and score (the plugins' sections are added to it
+    by grader.grading). `device`: what the parent knows of the device, where the worker never
+    said. `notes`: the caller's own lines, after the grading's. `later`: (id, concept) of the
+    stages after this one in its track, in course order."""
     opened = g.device
     shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
                      "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
@@ -244,16 +244,10 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     perf = performance(spec, g.timing, kind) if g.timing else None
     if "fast" in spec.points:
         checks.append(_fast(spec, g, correct, perf, kind, later))
-    if "concept" in spec.points:  # graded from the counters (grader.counters.concept)
-        from grader.counters.concept import concept_check
-
-        checks.append(concept_check(spec, counters, correct))
 
     shown_notes: list[str] = []
     flags: list[str] = []
-    phases = {name: round(value, 3) for name, value in g.phases.items()}
-    if g.timing and phases:
-        phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in g.timing.stats.values()) / 1e3, 3)
+    phases = report_phases(g)
     if perf and perf.note:
         shown_notes.append(perf.note)
     if correct.status == PASSED and g.source.unsynced_reads:
@@ -282,14 +276,9 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         if main.get("spill_bytes"):
             shown_notes.append(f"the compiler spilled {main['spill_bytes']} bytes of registers to local memory "
                          f"(slow): fewer live values per thread would avoid it")
-    if g.sanitizer is not None:
-        if g.sanitizer.error:
-            shown_notes.append(f"--sanitize: {g.sanitizer.error}")
-        elif g.sanitizer.first is None:
-            shown_notes.append("compute-sanitizer memcheck, racecheck and synccheck found nothing")
 
     status = report_status(checks, grader_failed=bool(g.errors))
-    score = None if status == ERROR else sum(c.points for c in checks)
+    score = report_score(checks, status)
     max_score = sum(c.max_points for c in checks)
     for error in g.errors:
         if error.message not in (c.message for c in checks):
@@ -312,7 +301,6 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         notes=[*shown_notes, *notes],
         flags=flags,
         hints=dict(spec.hints),
-        sanitizer=_sanitizer_dict(g),
         compile_log=g.compiled.log if g.compiled else "",
         output_tail=g.output_tail,
         seed=seed,
@@ -322,8 +310,15 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
         phase_log=[(name, round(seconds, 3)) for name, seconds in g.phase_log],
         sandbox=g.sandbox,
         output_tile=output_tile(spec.defines),
-        counters=_counters_shown(spec, counters),
     )
+
+
+def report_phases(g: Grading) -> dict[str, float]:
+    """Wall seconds by kind of phase, and the device time of the timed launches themselves."""
+    phases = {name: round(value, 3) for name, value in g.phases.items()}
+    if g.timing and phases:
+        phases["timed_kernels"] = round(sum(s.get("total_ms", 0.0) for s in g.timing.stats.values()) / 1e3, 3)
+    return phases
 
 
 def not_graded(spec: Spec, message: str, kind: FailureKind, *, file: str, backend: str, grader_version: str,
@@ -334,14 +329,6 @@ def not_graded(spec: Spec, message: str, kind: FailureKind, *, file: str, backen
     return build_report(spec, Grading(errors=[GraderError(message, failure=kind)]), file=file, backend=backend,
                         seed=0, grader_version=grader_version, device={"name": "(no device)", "kind": "none"},
                         notes=(note,) if note else ())
-
-
-def _counters_shown(spec: Spec, counters: Any) -> Any:
-    if counters is None:
-        return None
-    from grader.counters.view import build
-
-    return build(spec, counters)
 
 
 def case_outcome(case: CaseResult) -> CaseOutcome:
@@ -369,9 +356,16 @@ def report_status(checks: list[Check], grader_failed: bool = False) -> Status:
     return PASSED
 
 
-def _sanitizer_dict(g: Grading) -> dict | None:
-    if g.sanitizer is None:
-        return None
-    if g.sanitizer.error:
-        return {"error": g.sanitizer.error}
-    return {t.tool: {"findings": list(t.findings), "summary": t.summary, "abort": t.abort} for t in g.sanitizer.tools}
+def report_score(checks: list[Check], status: Status) -> int | None:
+    """A report's score: the points of its checks, or none where it could not be graded (ERROR)."""
+    return None if status == ERROR else sum(c.points for c in checks)
+
+
+def regraded(report: Report, checks: list[Check], notes: Sequence[str] = ()) -> Report:
+    """`report` with `checks` in place of its own (one graded elsewhere since: the Gradescope
+    autograder's speed, by the course GPU server), its status and score those of the new checks,
+    as build_report gives them; a report that could not be graded stays so. `notes`: lines
+    after its own."""
+    status = report_status(checks, grader_failed=report.status == ERROR)
+    return replace(report, checks=checks, status=status, score=report_score(checks, status),
+                   notes=[*report.notes, *notes])

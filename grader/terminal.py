@@ -104,20 +104,12 @@ def render(report: Report, console: Console) -> None:
         o = report.occupancy
         console.print(f"occupancy {100 * o['occupancy']:.0f}% ({o['active_warps']}/{o['max_warps']} warps, "
                       f"{o['blocks_per_sm']} blocks per SM), limited by {o['limited_by']}")
-    if report.counters is not None:
-        from grader.counters.terminal import render_counters
-
-        render_counters(report.counters, console)
+    render_sections(report, console, before_resources=True)
     if report.resources:
         for name, r in report.resources.items():
             words = resources_text(r, report.device_kind)
             console.print(Text(for_text(f"{name}: {words}"), style="dim"))
-    for tool, result in (report.sanitizer or {}).items():
-        if isinstance(result, dict):
-            for finding in result.get("findings", []):
-                console.print(Text(for_text(f"compute-sanitizer {tool}: {finding}"), style="red"))
-            if result.get("summary"):
-                console.print(Text(for_text(f"compute-sanitizer {tool}: {result['summary']}"), style="dim"))
+    render_sections(report, console, before_resources=False)
     for flag in report.flags:
         console.print(f"[bold magenta]flag:[/bold magenta] {for_terminal(flag)}")
     for note in report.notes:
@@ -126,3 +118,14 @@ def render(report: Report, console: Console) -> None:
     if compile_check and compile_check.status == "failed" and report.compile_log:
         lines = report.compile_log.splitlines()
         console.print(Text(for_text("\n".join(lines[:20]) + ("\n..." if len(lines) > 20 else "")), style="red"))
+
+
+def render_sections(report: Report, console: Console, before_resources: bool) -> None:
+    """Each plugin's section, as the plugin shows it (grader.plugins): those beside the occupancy
+    (the counters, which explain it) before the kernels' resources, the others after them."""
+    from grader.plugins import by_name
+
+    for name, section in report.sections.items():
+        plugin = by_name(name)
+        if plugin is not None and plugin.beside_occupancy == before_resources:
+            plugin.render_terminal(section, console)

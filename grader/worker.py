@@ -25,13 +25,12 @@ from grader.results import (
     Done,
     FailureKind,
     GraderError,
-    ProbeResult,
     WorkerMessage,
     encode,
 )
-from grader.sandbox import NV_TEMPLATE_ENV, SANDBOXED_ENV
 from grader.steps import Context, Request, run_steps, worker_steps
 from grader.timing import release_roles
+from grader.worker_process import WorkerStart
 
 
 class Channel:
@@ -64,12 +63,12 @@ def grade(request: Request, channel: Channel) -> None:
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
                   channel.send, receive=channel.receive)
     try:
-        run_steps(ctx, worker_steps())
+        run_steps(ctx, worker_steps(tuple(request.plugins)))
     finally:
         if ctx.benchmark is not None:
             release_roles(ctx.benchmark.roles)
-        if ctx.counters_context is not None:  # a grading that ended before its counters were read
-            ctx.counters_context.close()
+        for close in ctx.closers:
+            close()
 
 
 def die_with_parent() -> None:
@@ -97,8 +96,9 @@ def preload(backend: str) -> None:
         kind.preload()
         import grader.course.problems.base  # noqa: F401
         import grader.device_ops  # noqa: F401
+        from grader.plugins import registered
 
-        worker_steps()
+        worker_steps(tuple(p.name for p in registered()))
     except Exception:  # noqa: BLE001 - opening the device later reports what is wrong
         pass
 
@@ -114,21 +114,10 @@ def send_cache_entries(channel: Channel) -> None:
     kernel_cache.sink = send
 
 
-def run_probe(spec: str, channel: Channel) -> None:
-    """Tests only: LAB_TEST_PROBE (set in the worker's environment by a test; nothing a
-    submission holds can set it) names a module whose probe(args, send) runs here in place of
-    a grading, and its findings go back as a ProbeResult."""
-    import importlib
-
-    data = json.loads(spec)
-    module = importlib.import_module(data["module"])
-    channel.send(ProbeResult(module.probe(data.get("args", {}), channel.send)))
-
-
-def copy_driver_cache() -> None:
-    """Sandboxed with NVIDIA's OpenCL: start from a copy of the template JIT cache (its own
-    kernels, compiled at every context otherwise: grader.sandbox), in this worker's own HOME."""
-    template = os.environ.get(NV_TEMPLATE_ENV)
+def copy_driver_cache(template: str) -> None:
+    """Sandboxed with NVIDIA's OpenCL: start from a copy of the template JIT cache at `template`
+    (its own kernels, compiled at every context otherwise: grader.sandbox), in this worker's own
+    HOME; nothing where `template` is ""."""
     if template:
         import shutil
 
@@ -162,11 +151,12 @@ def limit_file_size(nbytes: int = WORKER_FILE_BYTES) -> None:
 def main() -> int:
     die_with_parent()
     limit_file_size()
+    start = WorkerStart.from_argv(sys.argv[1:])
     channel = private_channel()
-    if os.environ.get(SANDBOXED_ENV) == "1":
+    if start.sandboxed:
         send_cache_entries(channel)
-        copy_driver_cache()
-    preload(os.environ.get("LAB_WORKER_PRELOAD", ""))
+        copy_driver_cache(start.nv_cache_template)
+    preload(start.backend)
     limit = None
     try:
         text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
@@ -174,10 +164,7 @@ def main() -> int:
             return 0
         request = Request(**json.loads(text))
         limit = request.memory_limit
-        if os.environ.get("LAB_TEST_PROBE"):
-            run_probe(os.environ["LAB_TEST_PROBE"], channel)
-        else:
-            grade(request, channel)
+        grade(request, channel)
     except MemoryError:
         channel.send(CaseResult("memory", False, FailureKind.MEMORY,
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))

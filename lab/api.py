@@ -145,7 +145,7 @@ def _grade_path(catalog, spec, path: Path, kind: BackendKind, *, shown_as: str, 
     from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started, not_started_message
 
     options = GradeOptions(seed=seed, timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=time_limit),
-                           counters=counters)
+                           plugins={"counters": counters})
     try:
         report = grade(GradeRequest(catalog, spec, path, kind, device, shown_as, options))
     except SubmissionError as error:

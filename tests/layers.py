@@ -11,7 +11,10 @@ A layer may import its own modules and those of the layers below it, never one a
   its rendering, the sandbox, the device queue, the hardware counters);
 - course content and backends, grader/course/ and grader/backends/: what a stage is and how a
   kernel runs (the spec, the catalog, the problems' oracles, the source checks, the safe sinks
-  for student text; the backends).
+  for student text and the bounds on what is kept of it (grader.text_limits); the backends and
+  PoCL's cache folder (grader.pocl_scratch));
+- settings, grader/settings.py: the environment variables the lab reads, which every layer
+  reads through it.
 
 A module's room is the folder its file is in (lab, lab/cli, grader/steps, grader/course, ...): what a reader
 opens. benchmarks/grading_path.py follows a submission through the rooms and the layers;
@@ -46,7 +49,9 @@ LAYERS: tuple[Layer, ...] = (
     Layer("engine", "the worker and its steps, results, scoring, the report and its rendering, the sandbox, "
           "the device queue, the hardware counters", ("grader",)),
     Layer("course and backends", "what a stage is and how a kernel runs: spec, catalog, problems' oracles, "
-          "backends, source checks, the sinks for student text", ("grader.course", "grader.backends")),
+          "backends, source checks, the sinks for student text and their bounds, PoCL's cache folder",
+          ("grader.course", "grader.backends", "grader.text_limits", "grader.pocl_scratch")),
+    Layer("settings", "the environment variables the lab reads, one table", ("grader.settings",)),
 )
 
 

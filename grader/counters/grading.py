@@ -20,21 +20,22 @@ given: DEFAULT):
 - OFF (`--no-counters`, and `lab batch` unless it is given `--counters`; the default on a machine
   with LAB_COUNTERS=off): nothing.
 
-No outcome of the counters changes a verdict, a score or an exit status (no stage grades them).
+No outcome of the counters changes a verdict, a score or an exit status: they are a plugin's
+section, after the verdict (grader.plugins.counters).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import StrEnum
 
+from grader import settings
 from grader.backends.registry import Target
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.course.catalog import Catalog
 from grader.course.spec import Spec
-from grader.results import Grading
+from grader.results import CompiledProgram, CountersRead, Grading
 
 
 class Mode(StrEnum):
@@ -43,14 +44,13 @@ class Mode(StrEnum):
     ON = "on"  # --counters: the stage's whole table, or why not
 
 
-DEFAULT_ENV = "LAB_COUNTERS"  # "off": the default reads none on this machine (--counters still does)
 
 
 def mode_of(asked: bool | None) -> Mode:
     """`--counters` (True), `--no-counters` (False), neither (None: DEFAULT, or OFF where
     LAB_COUNTERS=off)."""
     if asked is None:
-        return Mode.OFF if os.environ.get(DEFAULT_ENV, "").strip().lower() in ("off", "0", "no") else Mode.DEFAULT
+        return Mode.DEFAULT if settings.value(settings.COUNTERS) else Mode.OFF
     return Mode.ON if asked else Mode.OFF
 
 
@@ -135,7 +135,7 @@ def correct_so_far(g: Grading) -> bool:
     """The worker compiled the kernel and every case it ran was right, nothing crashed."""
     return (g.source.ok and not g.source.divergent_barriers and g.compiled is not None and g.compiled.ok
             and bool(g.cases) and all(c.ok for c in g.cases) and g.abort is None and not g.errors
-            and (g.sanitizer is None or g.sanitizer.first is None))
+            and not g.findings)
 
 
 @dataclass
@@ -179,8 +179,7 @@ def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, ta
     roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
     kind = None if target.kind == "unknown" else target.kind
     platform = target.platform or None
-    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics,
-                                             device=target.index)
+    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
     if submission is None:
         return None
     trusted = runner.start_trusted_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
@@ -199,8 +198,9 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
     if early is not None:
         return early
     # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
-    # The submission goes as the worker compiled it (g.program): not compiled a second time.
-    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix, g.program)
+    # The submission goes as the worker compiled it (its CompiledProgram): not compiled a second time.
+    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix,
+                             g.extra(CompiledProgram))
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
                           seed=seed, metrics=metrics, facts=facts,
@@ -222,7 +222,7 @@ WORKER_ROLES = ("baseline", "reference", "submission")
 
 def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...], through_cuda: bool = False,
                 ) -> ProfileResult | None:
-    """The counters the worker read (g.counters_read) as a ProfileResult; None where it read none
+    """The counters the worker read (its CountersRead) as a ProfileResult; None where it read none
     or sent something else than asked (then they are read the ncu way). The worker ran the
     submission: its numbers are this grading's only, never kept in the cache. `through_cuda`: an
     OpenCL grading's, its PTX read through CUDA (said with them)."""
@@ -230,7 +230,7 @@ def from_worker(spec: Spec, g: Grading, metrics: tuple[str, ...], through_cuda: 
 
     from grader.counters.model import CounterReading, KernelCounters
 
-    read = g.counters_read
+    read = g.extra(CountersRead)
     if read is None or not read.ok or spec.counters is None:
         return None
     kernels = []

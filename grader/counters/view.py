@@ -116,8 +116,8 @@ def build(spec: Spec, result: ProfileResult | None) -> CountersShown | None:
     if result is None or result.reason == Unavailable.NOT_ASKED:
         return None
     counters = spec.counters
-    graded = bool(counters and counters.check and "concept" in spec.points)
-    note = "" if graded else NOT_GRADED
+    graded = False  # shown, never graded
+    note = NOT_GRADED
     if not result.ok or counters is None:
         reason = result.reason or Unavailable.NO_SPEC
         return CountersShown(False, reason, reason_line(reason, result.detail), dict(result.case),

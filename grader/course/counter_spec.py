@@ -5,7 +5,8 @@ that shows that idea (sectors per request for coalescing, bank conflicts per sha
 threads doing work per warp instruction for divergence, ...). A stage names the indicators
 that show its lesson, a sentence per indicator tying a number on the wrong side of the
 reference's to the lesson, where one indicator separates the lesson cleanly the one sentence
-every GPU grading says about it (`[counters.lesson]`), and optionally a graded `concept` check.
+every GPU grading says about it (`[counters.lesson]`), and optionally the rule that marks a
+submission's value as worse than the reference's in the table (`[counters.check]`; never graded).
 The counters are read on the stage's GPU benchmark case: the size that is timed.
 
 ```toml
@@ -26,7 +27,7 @@ numerator = ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]   # or { metric 
 per = "n"                                 # divided by this expression of the case
 better = "lower"
 
-[counters.check]                          # graded: needs points.concept in [grading]
+[counters.check]                          # marks a value worse in the table (never graded)
 indicator = "global_store_sectors_per_request"
 within = 1.25                             # pass at most 1.25x the reference's (lower is better)
 slack = 0.5                               # ... plus this much, for values near zero
@@ -159,7 +160,7 @@ BUILTIN: dict[str, Indicator] = {i.name: i for i in (
 
 @dataclass(frozen=True)
 class ConceptCheck:
-    """A graded `concept` check: the submission's value of `indicator` against the
+    """The table's rule for a worse value: the submission's value of `indicator` against the
     reference's, measured in the same run."""
 
     indicator: str

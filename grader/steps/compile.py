@@ -3,7 +3,6 @@ ceiling: from the kernel cache after the first time), all before any kernel runs
 
 from __future__ import annotations
 
-import base64
 from dataclasses import asdict
 
 from grader.backends.base import CompileError, CompileUnit, ProgramImage
@@ -11,7 +10,6 @@ from grader.course.catalog import Catalog
 from grader.course.release_manifest import TrustedUnavailable
 from grader.course.spec import Spec
 from grader.results import (
-    CompiledProgram,
     CompileResult,
     FailureKind,
     GraderError,
@@ -20,8 +18,6 @@ from grader.results import (
 )
 from grader.steps.context import Context, Step
 from grader.toolchain_probe import compiler_fault
-
-PROGRAM_BYTES = 32 << 20  # a larger program is compiled again by the profiling entry, not sent
 
 
 def trusted_kernels(catalog: Catalog, spec: Spec) -> dict[str, tuple[Spec, str, str]]:
@@ -95,10 +91,6 @@ class Compile(Step):
         ctx.kernels = own
         ctx.send(CompileResult(True, next(iter(own.values())).build_log,
                                {name: asdict(k.resources) for name, k in own.items()}))
-        if ctx.request.keep_program:
-            image = ctx.backend.program_image(own)
-            if image is not None and len(image.data) <= PROGRAM_BYTES:
-                ctx.send(CompiledProgram(image.format, base64.b64encode(image.data).decode("ascii"), image.log))
         if len(units) > len(trusted) + 1:
             ops = results.pop()
             if isinstance(ops, CompileError):

@@ -35,10 +35,9 @@ class Request:
     memory_limit: int | None = None  # bytes of address space, on a CPU device
     compile_only: bool = False  # the source already fails correctness: compile, run nothing
     device_choice: str | None = None  # --device: an index or part of a name (with device -1)
-    keep_program: bool = False  # send the submission's CompiledProgram (for lab grade --counters)
-    # The metrics to read in the worker's own process after the benchmark (grader.steps.counters:
-    # CUPTI); empty: none (the parent reads them with ncu, or not at all).
-    counters: tuple[str, ...] = ()
+    # What each plugin asks of the worker (grader.plugins), by plugin name, as JSON holds it: the
+    # worker runs the steps of the plugins named here, and only theirs.
+    plugins: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,9 +57,12 @@ class Context:
     trusted: dict[str, tuple[Spec, dict[str, CompiledKernel]]] = field(default_factory=dict)
     benchmark: Any = None  # grader.steps.benchmark.Bench: the benchmark's buffers, for the size check
     host_inputs: Any = None  # grader.steps.host_inputs.HostInputs: benchmark-size inputs made ahead
-    # grader.counters.own_context.CountersContext: made in a thread from the device's opening
-    # until the benchmark (which waits for it), used after it (grader.steps.counters).
-    counters_context: Any = None
+    # What the plugins' worker steps keep for their later steps, by plugin name (grader.plugins).
+    plugin_data: dict[str, Any] = field(default_factory=dict)
+    # Work a plugin's step started that must be over before anything is timed (the benchmark
+    # calls each first), and what is to be closed when the grading ends, however it ends.
+    before_timing: list[Callable[[], None]] = field(default_factory=list)
+    closers: list[Callable[[], Any]] = field(default_factory=list)
     _ops: Any = None  # grader.device_ops.DeviceOps, made on first use
     # A line from the parent, waited for (its answer to WantDevice: grader.device_claim);
     # None where nobody answers (the device is then never waited for).

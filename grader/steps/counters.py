@@ -31,6 +31,33 @@ from grader.results import CountersRead
 from grader.steps.context import Context, Step
 
 ROLES = ("baseline", "reference", "submission")  # in the order of runner.roles_for
+PROGRAM_BYTES = 32 << 20  # a larger program is compiled again by the profiling entry, not sent
+
+
+def metrics(ctx: Context) -> tuple[str, ...]:
+    """The metrics the parent asked this worker to read itself (the counters plugin's payload);
+    empty: none (the parent reads them with ncu, or not at all)."""
+    payload = ctx.request.plugins.get("counters") or {}
+    return tuple(str(m) for m in payload.get("metrics", ()))
+
+
+class SendProgram(Step):
+    """The submission's program as compiled, to the parent: the profiling entry loads it rather
+    than compile it a second time (grader.counters.runner)."""
+
+    def wanted(self, ctx: Context) -> bool:
+        return ctx.backend is not None and bool(ctx.kernels)
+
+    def run(self, ctx: Context) -> bool:
+        import base64
+
+        from grader.results import CompiledProgram
+
+        assert ctx.backend is not None
+        image = ctx.backend.program_image(ctx.kernels)
+        if image is not None and len(image.data) <= PROGRAM_BYTES:
+            ctx.send(CompiledProgram(image.format, base64.b64encode(image.data).decode("ascii"), image.log))
+        return True
 
 
 class OpenCountersContext(Step):
@@ -38,7 +65,7 @@ class OpenCountersContext(Step):
     CUDA context, in a thread (grader.counters.own_context)."""
 
     def wanted(self, ctx: Context) -> bool:
-        return (bool(ctx.request.counters) and ctx.backend is not None and ctx.kind.counters_through_cuda
+        return (bool(metrics(ctx)) and ctx.backend is not None and ctx.kind.counters_through_cuda
                 and ctx.backend.info.kind == "gpu" and ctx.spec.counters is not None and ctx.request.timing
                 and not ctx.request.compile_only)
 
@@ -48,8 +75,10 @@ class OpenCountersContext(Step):
 
         assert ctx.backend is not None
         if is_nvidia_platform(ctx.backend.info.platform):  # (elsewhere ReadCountersHere says why not)
-            ctx.counters_context = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)),
-                                                   ctx.request.counters).start()
+            own = CountersContext(ctx.backend.stable_id(max(ctx.request.device, 0)), metrics(ctx)).start()
+            ctx.plugin_data["counters"] = own
+            ctx.before_timing.append(own.wait)  # made before anything is timed
+            ctx.closers.append(own.close)  # a grading that ends before its counters are read
         return True
 
 
@@ -58,7 +87,7 @@ class LoadProfiler(Step):
     the timed rounds, as the oracle's threads are: grader.steps.host_inputs)."""
 
     def wanted(self, ctx: Context) -> bool:
-        return bool(ctx.request.counters) and ctx.backend is not None and ctx.backend.info.kind == "gpu"
+        return bool(metrics(ctx)) and ctx.backend is not None and ctx.backend.info.kind == "gpu"
 
     def run(self, ctx: Context) -> bool:
         from grader.counters import cupti
@@ -71,17 +100,17 @@ class ReadCountersHere(Step):
     def wanted(self, ctx: Context) -> bool:
         # The parent asks for metrics only where this backend's route is the worker's
         # (grader.counters.grading.in_worker).
-        return (bool(ctx.request.counters) and ctx.benchmark is not None and ctx.backend is not None
+        return (bool(metrics(ctx)) and ctx.benchmark is not None and ctx.backend is not None
                 and ctx.spec.counters is not None)
 
     def run(self, ctx: Context) -> bool:
-        metrics = tuple(ctx.request.counters)
+        asked = metrics(ctx)
         if ctx.kind.counters_through_cuda:
             ctx.phase("counters (CUPTI, the PTX through CUDA, in this process)", "run")
-            ctx.send(measure_through_cuda(ctx, metrics))
+            ctx.send(measure_through_cuda(ctx, asked))
         else:
             ctx.phase("counters (CUPTI, in this process)", "run")
-            ctx.send(measure_here(ctx, metrics))
+            ctx.send(measure_here(ctx, asked))
         return True
 
 
@@ -140,7 +169,7 @@ def measure_through_cuda(ctx: Context, metrics: tuple[str, ...]) -> CountersRead
     from grader.timing import prepare_roles, release_roles
 
     began = time.perf_counter()
-    own, backend, bench = ctx.counters_context, ctx.backend, ctx.benchmark
+    own, backend, bench = ctx.plugin_data.get("counters"), ctx.backend, ctx.benchmark
     assert backend is not None and bench is not None and ctx.spec.counters is not None
     if own is None:
         return _failed(began, Unavailable.OPENCL, f"{backend.info.platform} is not NVIDIA's OpenCL")

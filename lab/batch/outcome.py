@@ -15,10 +15,13 @@ from lab.batch.stored import StoredResult
 
 @dataclass(frozen=True)
 class Outcome:
+    """One submission's result in a class run: who, which stage, the report's status and score
+    (no score where no grade exists), why it failed, its speedups and how it was graded."""
+
     student: str
     stage: str
     file: str  # inside SUBMISSIONS, e.g. "alice/transpose_naive.cl"
-    status: str  # grader.report.Status: passed | failed | error | pending | review
+    status: Status  # the report's: passed | failed | error | pending | review
     score: int | None  # None: no grade exists (no device for it here, or the batch failed on it)
     max_score: int
     failure: Failure | None
@@ -41,13 +44,13 @@ class Outcome:
     def pending(self) -> bool:
         """Correct as far as it was graded; a check (speed, on a CPU device) is still to be graded
         on a GPU. `score` holds the points so far, `max_score` the stage's full maximum."""
-        return self.graded and self.status == "pending"
+        return self.graded and self.status == Status.PENDING
 
     @property
     def held_for_review(self) -> bool:
         """Correct, with a speed beyond belief held for a person to look at (grader.scoring):
         `score` holds the points without the speed's."""
-        return self.graded and self.status == "review"
+        return self.graded and self.status == Status.REVIEW
 
 
 def _float(value: float | None) -> float | None:
@@ -63,7 +66,7 @@ def outcome_of(submission: Submission, stored: StoredResult, graded_now: bool) -
         student=submission.student,
         stage=submission.stage,
         file=submission.relative,
-        status=str(report.status),
+        status=report.status,
         score=int(report.score) if graded and report.score is not None else None,
         max_score=report.max_score,
         failure=classify(report.checks, report.file),
@@ -76,7 +79,7 @@ def outcome_of(submission: Submission, stored: StoredResult, graded_now: bool) -
         duration_s=float(report.duration_s),
         graded_now=graded_now,
         phases=dict(report.phases),
-        counters=counter_readings(report.counters),
+        counters=counter_readings(report.section("counters")),
     )
 
 
@@ -86,5 +89,5 @@ def outcome_from_result(submission: Submission, data: dict[str, Any], graded_now
     try:
         return outcome_of(submission, StoredResult.from_json(data), graded_now)
     except ValueError:
-        return Outcome(submission.student, submission.stage, submission.relative, str(Status.ERROR), None, 0,
+        return Outcome(submission.student, submission.stage, submission.relative, Status.ERROR, None, 0,
                        None, None, None, None, False, "", "", 0.0, graded_now, {})

@@ -6,42 +6,49 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
 from grader import grading, queue_status
 from grader.backends import registry
-from grader.backends.discovery import Target
+from grader.backends.registry import BackendKind
 from grader.course.checks.source_checks import SubmissionError
 from grader.grading import GradeOptions, GradeRequest, Limits, not_started, not_started_message
 from grader.outputs import FEEDBACK_SUFFIXES
+from grader.plugins.counters import CountersPlugin
+from grader.plugins.sanitizer import SanitizerPlugin
 from grader.report import Report
 from grader.terminal import render
 from grader.worker_process import take_worker
 from lab.cli.app import (
+    STUDENTS,
     app,
     console,
     errors,
     fail,
 )
+from lab.cli.backend_option import backend_choice
 from lab.cli.course import load_catalog, load_stage
-from lab.cli.status_line import StatusLine, grading_status
+from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, finish
 from lab.launch import prestart_quietly, say_held_notes
 
+SANITIZER = SanitizerPlugin.option
+COUNTERS = CountersPlugin.option
 
-def pick_target(path: Path, backend: str, device: str | None) -> Target:
-    """A .cu or .cl file picks its own backend; --backend may only agree with it. The device
+
+def pick_backend(path: Path, own: BackendKind | None, backend: str) -> BackendKind:
+    """The backend that grades `path`: a .cu or .cl file picks its own (`own`, its suffix's row);
+    --backend (`backend`, its word) may only agree with it. Fails (exit 2) otherwise. The device
     itself is chosen by the grading worker (it starts the GPU library anyway)."""
-    if backend != "auto" and backend not in registry.names():
-        fail(f"--backend must be auto or one of {', '.join(registry.names())}, not {backend!r}")
-    own = registry.by_suffix(path.suffix)
+    asked = backend_choice(backend)
     if own is None:
         fail(f"{path}: a submission is a {registry.suffix_list()} file")
-    if backend != "auto" and own.name != backend:
-        fail(f"{path.name} is {own.language} source: it cannot run on the {backend} backend")
-    return Target.to_choose(own.name, device)
+    if asked is not None and own != asked:
+        fail(f"{path.name} is {own.language} source: it cannot run on the {asked.name} backend")
+    return own
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def grade(
     stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced"),
     file: Path = typer.Argument(..., help="your kernel: a .cu (CUDA) or .cl (OpenCL) file"),
@@ -55,13 +62,8 @@ def grade(
     cpu_timing: bool = typer.Option(False, "--cpu-timing", help="on a CPU device, time the kernels too "
                                     "(shown, never graded: they say nothing about a GPU)"),
     run_limit: float = typer.Option(30.0, "--time-limit", help="seconds one correctness case may run"),
-    sanitize: bool = typer.Option(False, "--sanitize", help="CUDA: also run under compute-sanitizer "
-                                  "memcheck, racecheck and synccheck"),
-    counters: bool | None = typer.Option(None, "--counters/--no-counters", help="on a GPU, once correct: the "
-                                         "stage's hardware counters (Nsight Compute). By default, where this machine "
-                                         "can read them, one line on the stage's lesson; --counters: the stage's whole "
-                                         "table, or why none can be read; --no-counters: none (what they cost: "
-                                         "docs/performance.md)"),
+    sanitize: bool = typer.Option(SANITIZER.default, SANITIZER.flag, help=SANITIZER.help),
+    counters: bool | None = typer.Option(COUNTERS.default, COUNTERS.flag, help=COUNTERS.help),
 ) -> None:
     """Grade FILE as a submission for STAGE: compile, check, time, score."""
     if report is not None and report.suffix.lower() not in FEEDBACK_SUFFIXES:
@@ -75,52 +77,59 @@ def grade(
     if json_to_stdout:
         json_file = None
     check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
-    own = registry.by_suffix(file.suffix)
+    own = registry.by_suffix(file.suffix)  # the file's suffix becomes its backend's row here
     if own is not None and not sanitize:
-        prestart_quietly(own.name)  # its imports and driver start overlap ours
+        prestart_quietly(own)  # its imports and driver start overlap ours
     catalog = load_catalog()
     spec = load_stage(catalog, stage)
     if not file.exists():
         fail(f"{file}: no such file")
-    target = pick_target(file, backend, device)
+    kind = pick_backend(file, own, backend)
     if sanitize:
         from grader.sanitizer import sanitizer_path
 
-        if not registry.by_name(target.backend).sanitizer:
+        if not kind.sanitizer:
             runs = [f"{k.title} ({k.suffix})" for k in registry.backends() if k.sanitizer]
             fail(f"--sanitize runs compute-sanitizer, which runs only {' and '.join(runs)} kernels")
         if sanitizer_path() is None:
             fail("--sanitize: compute-sanitizer was not found (it comes with the CUDA toolkit)")
     options = GradeOptions(seed=seed, timing=not no_timing, cpu_timing=cpu_timing, limits=Limits(run_s=run_limit),
-                           sanitize=sanitize, counters=counters)
+                           plugins={"sanitizer": sanitize, "counters": counters})
     out = errors if json_to_stdout else console
-    shown: list[Report] = []  # the report as printed the moment its verdict was known
-
-    def show_verdict(early: Report, line: StatusLine | None) -> None:
-        if not_started(early) is not None:  # said below, as a usage error
-            return
-        with line.paused() if line is not None else nullcontext():
-            say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), first
-            render(early, out)
-        shown.append(early)
-
+    result: Report | None = None
+    shown: set[str] | None = None  # the sections printed so far; None: nothing yet
     try:
         with grading_status(errors) as line:
-            result = grading.grade(GradeRequest(catalog, spec, file, registry.by_name(target.backend), device,
-                                                options=options, worker=lambda: take_worker(target.backend),
-                                                on_phase=line.enter if line is not None else None,
-                                                on_queue=queue_status.printer(errors, line),
-                                                on_verdict=lambda early: show_verdict(early, line)))
+            request = GradeRequest(catalog, spec, file, kind, device, options=options,
+                                   worker=lambda: take_worker(kind.name),
+                                   on_phase=line.enter if line is not None else None,
+                                   on_queue=queue_status.printer(errors, line))
+            # The verdict is printed the moment it is known; each plugin's section as it comes.
+            for result in grading.grading_progress(request):
+                if not_started(result) is not None:  # said below, as a usage error
+                    continue
+                with line.paused() if line is not None else nullcontext():
+                    shown = show_progress(result, out, shown)
     except SubmissionError as error:
         fail(str(error))
+    assert result is not None
     refused = not_started(result)
     if refused is not None:  # no device, or LAB_SANDBOX=require and no sandbox here: a usage error
-        fail(not_started_message(refused, target.backend, spec.id, device_named=bool(target.name)))
-    if not shown:
-        say_held_notes()
-        render(result, out)
-    elif result.counters is not None and shown[0].counters is None:  # read after the verdict was printed
-        from grader.counters.terminal import render_counters
-
-        render_counters(result.counters, out)
+        fail(not_started_message(refused, kind.name, spec.id, device_named=bool(device)))
     finish(result, report, json_file, json_to_stdout)
+
+
+def show_progress(report: Report, out: Console, shown: set[str] | None) -> set[str]:
+    """The verdict's report in full where nothing is shown yet; a later one (a plugin's section
+    added) as its new sections alone. Returns the sections shown now."""
+    from grader.plugins import by_name
+
+    if shown is None:
+        say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), first
+        render(report, out)
+    else:
+        for name, section in report.sections.items():
+            plugin = by_name(name)
+            if name not in shown and plugin is not None:
+                plugin.render_terminal(section, out)
+    return set(report.sections)

@@ -155,7 +155,7 @@ def sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_adversarial_kernel_gets_its_verdict(case: Case, target: Target) -> None:
     case = case.on(target)
     spec = catalog().get(case.stage)
-    options = {"sanitize": True} if case.sanitize and target.backend == "cuda" else {}
+    options = {"plugins": {"sanitizer": True}} if case.sanitize and target.backend == "cuda" else {}
     report = grade_file(catalog(), spec, case.path, target, timing=True, limits=LIMITS, **options)
     assert report is not None, "the grader did not survive"
     log_verdict(case, target, report)

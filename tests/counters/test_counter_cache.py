@@ -228,8 +228,8 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
 
     monkeypatch.setattr(runner.ProfilingRun, "__init__", remember)
     report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"), "x.cl",
-                                GradeOptions(counters=True)))
-    assert report.counters.reason == Unavailable.CPU_DEVICE
+                                GradeOptions(plugins={"counters": True})))
+    assert report.section("counters").reason == Unavailable.CPU_DEVICE
     # the submission's run, and (nothing kept here yet) the trusted roles': both ended unused
     assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
     assert not set(seen) & set(worker_process._live)
@@ -237,7 +237,7 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     seen.clear()
     report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"),
                                 "x.cl"))  # the default
-    assert report.counters is None  # a CPU device: nothing said, not even why
+    assert report.section("counters") is None  # a CPU device: nothing said, not even why
     assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
     assert runs(stand_in) == []
 

@@ -91,8 +91,6 @@ def test_a_stage_with_counters(tmp_path):
      '[counters.lessons]\nachieved_occupancy = "x"', "not in show"),
     ('[counters]\nshow = ["warp_instructions"]\nextra = 1', "unknown keys"),
     ('[counters]\nshow = ["warp_instructions"]\n'
-     '[counters.check]\nindicator = "warp_instructions"', "needs points.concept"),
-    ('[counters]\nshow = ["warp_instructions"]\n'
      '[counters.check]\nindicator = "achieved_occupancy"', "not in show"),
     ('[counters]\nshow = ["warp_instructions"]\n'
      '[counters.check]\nindicator = "warp_instructions"\nwithin = 0.5', "factor of 1 or more"),
@@ -112,18 +110,19 @@ def test_bad_counters_are_refused_with_the_reason(tmp_path, extra, reason):
         load_spec(write(tmp_path, "s1", GOOD.format(id="s1").replace("[benchmark]\n", BENCH) + extra))
 
 
-def test_concept_points_need_a_check(tmp_path):
+def test_no_points_go_to_the_counters(tmp_path):
+    """The counters are shown, never graded: a stage giving them points is refused with the reason."""
     text = GOOD.format(id="s1").replace("[benchmark]\n", BENCH).replace("correct = 90 }", "correct = 80, concept = 10 }")
-    with pytest.raises(SpecError, match="points.concept needs a \\[counters.check\\]"):
+    with pytest.raises(SpecError, match="no check grades the hardware counters"):
         load_spec(write(tmp_path, "s1", text))
 
 
-def test_a_graded_concept_check(tmp_path):
-    text = GOOD.format(id="s1").replace("[benchmark]\n", BENCH).replace("correct = 90 }", "correct = 80, concept = 10 }") + (
+def test_a_check_rule_marks_a_worse_value_without_grading_it(tmp_path):
+    text = GOOD.format(id="s1").replace("[benchmark]\n", BENCH) + (
         '[counters]\nshow = ["global_store_sectors_per_request"]\n'
         '[counters.check]\nindicator = "global_store_sectors_per_request"\nwithin = 1.5\nslack = 0\n')
     spec = load_spec(write(tmp_path, "s1", text))
-    assert spec.max_score == 100 and spec.counters.check.within == 1.5
+    assert spec.max_score == 100 and spec.counters.check.within == 1.5 and "concept" not in spec.points
     indicator = BUILTIN["global_store_sectors_per_request"]
     assert spec.counters.check.passes(6.0, 4.0, indicator) and not spec.counters.check.passes(6.5, 4.0, indicator)
 

@@ -37,7 +37,8 @@ def no_cupti(monkeypatch):
 def correct_grading(read: CountersRead | None) -> Grading:
     g = Grading(device=DeviceOpened("NVIDIA H100", "gpu", "NVIDIA", "CUDA 13.0"), compiled=CompileResult(True))
     g.cases.append(CaseResult("n=1024", True))
-    g.counters_read = read
+    if read is not None:
+        g.extras.append(read)
     return g
 
 
@@ -112,7 +113,7 @@ def test_the_workers_result_crosses_the_pipe_typed():
     assert isinstance(back, CountersRead) and back.ok
     g = Grading()
     g.add(back)
-    assert g.counters_read is back
+    assert g.extra(CountersRead) is back
     failed = decode(encode(CountersRead(reason=Unavailable.PERMISSION.value, detail="CUPTI: insufficient")))
     assert isinstance(failed, CountersRead) and not failed.ok
 
@@ -160,34 +161,37 @@ def test_the_counters_context_says_why_it_is_not_ready(no_cupti):
 def _parent(read: CountersRead | None, metrics: tuple[str, ...]):
     from grader.backends.registry import Target
     from grader.grade_options import GradeOptions
+    from grader.plugins.counters import CountersState
     from grader.steps.context import Request
     from grader.steps.parent import Parent
 
     spec = catalog().get("transpose_coalesced")
-    parent = Parent(catalog(), spec, "", "t.cu", Target("cuda", 0, "NVIDIA H100", "gpu"), GradeOptions(), 1,
-                    correct_grading(read), reads=Reading(Mode.DEFAULT, STORE))
+    parent = Parent(catalog(), spec, "", "t.cu", Target("cuda", 0, "NVIDIA H100", "gpu"),
+                    GradeOptions(plugins={"counters": True}), 1, correct_grading(read))
+    payload = {"metrics": list(metrics), "keep_program": True}
     parent.request = Request(course_root=str(catalog().root), stage=spec.id, source="", filename="t.cu",
-                             backend="cuda", device=0, seed=1, counters=metrics)
-    return parent
+                             backend="cuda", device=0, seed=1, plugins={"counters": payload})
+    return parent, CountersState(payload=payload, reads=Reading(Mode.ON, STORE))
 
 
 def test_the_parent_uses_the_workers_counters_and_starts_no_ncu(monkeypatch):
     from grader.counters import grading
-    from grader.steps.parent import ReadCounters
+    from grader.plugins.counters import PLUGIN
 
     def no_ncu(*args, **kwargs):
         raise AssertionError("ncu was started")
 
     monkeypatch.setattr(grading, "profile_grading", no_ncu)
-    parent = _parent(CountersRead([launch("submission", 4.0, 1.0)], seconds=0.2), STORE)
-    assert ReadCounters().run(parent)
-    assert parent.profile.ok and parent.profile.of("submission")[0].value(STORE[0]) == 4.0
+    parent, state = _parent(CountersRead([launch("submission", 4.0, 1.0)], seconds=0.2), STORE)
+    shown = PLUGIN.section(parent, state)
+    assert shown is not None and shown.available and shown.rows
+    assert any(row.yours == 4.0 for row in shown.rows)  # the submission's sectors per request, read in the worker
     assert parent.grading.phases["counters"] == 0.2
 
 
 def test_the_parent_falls_back_to_ncu_where_the_worker_read_none(monkeypatch):
     from grader.counters import grading
-    from grader.steps.parent import ReadCounters
+    from grader.plugins.counters import PLUGIN
 
     asked = []
 
@@ -197,9 +201,9 @@ def test_the_parent_falls_back_to_ncu_where_the_worker_read_none(monkeypatch):
 
     monkeypatch.setattr(grading, "profile_grading", ncu_route)
     monkeypatch.setattr(grading, "not_profiled", lambda spec, g, backend, started=None: None)
-    parent = _parent(CountersRead(reason=Unavailable.DEVICE_UNSUPPORTED.value, detail="CUPTI ..."), STORE)
-    assert ReadCounters().run(parent)
-    assert asked == [STORE] and parent.profile.reason == Unavailable.PERMISSION
+    parent, state = _parent(CountersRead(reason=Unavailable.DEVICE_UNSUPPORTED.value, detail="CUPTI ..."), STORE)
+    shown = PLUGIN.section(parent, state)
+    assert asked == [STORE] and shown is not None and shown.reason == Unavailable.PERMISSION
 
 
 def _worker_context(backend: str, kind: str, platform: str, counters: tuple[str, ...] = STORE):
@@ -211,7 +215,7 @@ def _worker_context(backend: str, kind: str, platform: str, counters: tuple[str,
 
     spec = catalog().get("transpose_coalesced")
     request = Request(course_root=str(catalog().root), stage=spec.id, source="", filename="t",
-                      backend=backend, device=0, seed=1, counters=counters)
+                      backend=backend, device=0, seed=1, plugins={"counters": {"metrics": list(counters)}})
     ctx = Context(request, catalog(), spec, None, np.random.default_rng(1), lambda message: None)
     ctx.backend = SimpleNamespace(info=SimpleNamespace(kind=kind, platform=platform))  # type: ignore[assignment]
     return ctx
@@ -226,7 +230,7 @@ def test_the_counters_context_is_made_for_an_opencl_gpu_grading_only():
     assert not step.wanted(_worker_context("opencl", "cpu", "Portable Computing Language"))
     assert not step.wanted(_worker_context("cuda", "gpu", "CUDA 13.0"))  # read in its own context
     other = _worker_context("opencl", "gpu", "AMD Accelerated Parallel Processing")
-    assert step.run(other) and other.counters_context is None  # not NVIDIA's: no CUDA context to make
+    assert step.run(other) and "counters" not in other.plugin_data  # not NVIDIA's: no CUDA context to make
 
 
 def test_an_opencl_grading_off_nvidias_platform_says_why():

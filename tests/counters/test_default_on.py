@@ -67,7 +67,7 @@ def profiled(monkeypatch):
 def graded(counters=None):
     spec = catalog().get("transpose_coalesced")
     return grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(), "x.cl",
-                              GradeOptions(timing=False, counters=counters)))
+                              GradeOptions(timing=False, plugins={"counters": counters})))
 
 
 def test_the_default_says_the_lesson_in_one_line(profiled):
@@ -75,7 +75,7 @@ def test_the_default_says_the_lesson_in_one_line(profiled):
     report = graded()
     assert report.check("correct").status == "passed"
     assert profiled.asked == [LESSON]  # the lesson's metrics only
-    shown = report.counters
+    shown = report.section("counters")
     assert shown is not None and shown.available and shown.only_lesson
     assert shown.lesson.shows is True and shown.lesson.text.startswith("Your kernel's writes to out are coalesced")
 
@@ -85,17 +85,17 @@ def test_counters_asked_for_read_the_whole_table(profiled):
     report = graded(counters=True)
     spec = catalog().get("transpose_coalesced")
     assert profiled.asked == [spec.counters.metrics]
-    assert not report.counters.only_lesson and report.counters.lesson.shows is False
+    assert not report.section("counters").only_lesson and report.section("counters").lesson.shows is False
 
 
 def test_a_failed_reading_is_one_line_and_changes_no_verdict(profiled):
     profiled.result = None
     plain = graded(counters=False)
-    assert plain.counters is None and profiled.asked == []
+    assert plain.section("counters") is None and profiled.asked == []
     profiled.result = unavailable(Unavailable.TIMEOUT, "limit 180 s")
     report = graded()
-    assert report.counters is not None and not report.counters.available
-    assert report.counters.line == "reading the counters took too long and was stopped (limit 180 s)"
+    assert report.section("counters") is not None and not report.section("counters").available
+    assert report.section("counters").line == "reading the counters took too long and was stopped (limit 180 s)"
     assert report.status == plain.status and report.score == plain.score
     assert [(c.name, c.status, c.points) for c in report.checks] == [(c.name, c.status, c.points)
                                                                      for c in plain.checks]
@@ -105,13 +105,15 @@ def test_a_failed_reading_is_one_line_and_changes_no_verdict(profiled):
                                     Unavailable.OPENCL, Unavailable.NOT_CORRECT])
 def test_where_the_machine_cannot_read_them_the_default_says_nothing(profiled, reason):
     profiled.result = unavailable(reason)
-    assert graded().counters is None
-    assert graded(counters=True).counters.reason == reason  # asked for: why not
+    assert graded().section("counters") is None
+    assert graded(counters=True).section("counters").reason == reason  # asked for: why not
 
 
 def test_the_verdict_is_told_before_the_counters_are_read(profiled):
-    """grade()'s on_verdict gets the Report, without counters, before the profiling run starts;
-    the Report returned carries them."""
+    """The first report grading_progress gives is the verdict, without counters, before the
+    profiling run starts; the last carries them."""
+    from grader.grading import grading_progress
+
     events = []
     profiled.result = profiled.run(4.0)
     original = grading.profile_grading
@@ -123,12 +125,13 @@ def test_the_verdict_is_told_before_the_counters_are_read(profiled):
     grading.profile_grading = profile_grading  # (the fixture's monkeypatch restores the module's own)
     spec = catalog().get("transpose_coalesced")
     told = []
-    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(),
-                                "x.cl", GradeOptions(timing=False),
-                                on_verdict=lambda early: (events.append("verdict"), told.append(early))))
-    assert events == ["verdict", "profiled"]
-    assert told[0].counters is None and told[0].status == report.status and told[0].score == report.score
-    assert report.counters is not None and report.counters.lesson.shows is True
+    for report in grading_progress(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"),
+                                                opencl_target(), "x.cl", GradeOptions(timing=False))):
+        events.append("report")
+        told.append(report)
+    assert events == ["report", "profiled", "report"]
+    assert told[0].section("counters") is None and told[0].status == report.status and told[0].score == report.score
+    assert report.section("counters") is not None and report.section("counters").lesson.shows is True
 
 
 def test_lab_grade_prints_the_verdict_then_the_counters_line(profiled, monkeypatch):
@@ -156,7 +159,7 @@ def test_a_worker_that_stops_while_reading_counters_is_graded_again_without_them
     calls = []
 
     def run_worker(request, limits, grading, **kwargs):
-        calls.append(request.counters)
+        calls.append(request.plugins.get("counters"))
         real(request, limits, grading, **kwargs)
         if len(calls) == 1:  # as if the worker had hung in its counters phase
             grading.abort = Abort(FailureKind.TIMEOUT, "timed out (limit 30 s)", "counters (CUPTI, in this process)")
@@ -164,8 +167,8 @@ def test_a_worker_that_stops_while_reading_counters_is_graded_again_without_them
     monkeypatch.setattr(pipeline, "run_worker", run_worker)
     spec = catalog().get("transpose_coalesced")
     report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), registry.by_name("opencl"), opencl_target(),
-                                "x.cl", GradeOptions(timing=False, counters=True)))
-    assert len(calls) == 2 and calls[1] == ()
+                                "x.cl", GradeOptions(timing=False, plugins={"counters": True})))
+    assert len(calls) == 2 and calls[0] is not None and calls[1] is None
     assert report.check("correct").status == "passed" and report.failure is None
-    assert report.counters is not None and report.counters.reason == Unavailable.FAILED
-    assert "graded again without them" in report.counters.line
+    assert report.section("counters") is not None and report.section("counters").reason == Unavailable.FAILED
+    assert "graded again without them" in report.section("counters").line

@@ -147,7 +147,8 @@ def test_markdown_and_html_show_the_line():
                     CaseResult("w=32", True)):
         g.add(message)
     result = replace(interpret(LOG, "", MANIFEST, CASE), through_cuda=True)
-    report = build_report(spec, g, file="t.cl", backend="opencl", seed=1, grader_version="1", counters=result)
+    report = build_report(spec, g, file="t.cl", backend="opencl", seed=1, grader_version="1")
+    report = replace(report, sections={"counters": build(spec, result)})
     assert THROUGH_CUDA_LINE in render_markdown(report)
     assert THROUGH_CUDA_LINE in html.unescape(render_html(report))
 

@@ -18,12 +18,13 @@ args = sys.argv[1:]
 log = args[args.index("--log-file") + 1]
 metrics = args[args.index("--metrics") + 1].split(",")
 assert args[args.index("--kernel-name") + 1] == "regex:^(transpose)$"
-assert args[-2:] == ["-m", "grader.counters.entry"]
+entry = args[args.index("-m"):]
+assert entry[:2] == ["-m", "grader.counters.entry"] and entry[2:] in ([], ["--sandboxed"])
 request = json.loads(sys.stdin.read())
 launches = [{{"role": r["role"], "kernel": "transpose"}} for r in request["roles"]]
 with open(request["out"], "w") as out:
     import os
-    json.dump({{"launches": launches, "errors": {{}}, "device": "Stand-in GPU" + (" uid %d" % os.getuid() if os.environ.get("LAB_SANDBOXED") else "")}}, out)
+    json.dump({{"launches": launches, "errors": {{}}, "device": "Stand-in GPU" + (" uid %d" % os.getuid() if entry[2:] else "")}}, out)
 
 def value(metric, role):
     if "requests" in metric:
@@ -83,40 +84,3 @@ def test_in_the_sandbox(stand_in, monkeypatch):
     result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "src", "x.cu"), sandboxed=True)
     check(result)
     assert " uid " in result.device  # ncu (here its stand-in) ran inside the sandbox
-
-
-def test_the_early_context_is_an_experiment_asked_for(monkeypatch):
-    """runner.early_context: only with LAB_COUNTERS_EARLY_CONTEXT=1, a CUDA device chosen before
-    the worker; the entry uses the context it made where the request names that device."""
-    from types import SimpleNamespace
-
-    from grader.backends import registry
-    from grader.counters import entry
-    from grader.counters.entry import ProfileRequest
-
-    monkeypatch.delenv(runner.EARLY_CONTEXT_ENV, raising=False)
-    assert runner.early_context("cuda", 0) is None
-    monkeypatch.setenv(runner.EARLY_CONTEXT_ENV, "1")
-    assert runner.early_context("cuda", 1) == 1
-    assert runner.early_context("cuda", -1) is None and runner.early_context("opencl", 0) is None
-    assert runner.early_context("cuda", None) is None
-
-    closed, opened = [], []
-
-    class Fake:
-        def __init__(self, index):
-            self.index = index
-
-        def close(self):
-            closed.append(self.index)
-
-    kind = SimpleNamespace(name="cuda", counters_through_cuda=False, open=lambda index: opened.append(index) or Fake(index))
-    monkeypatch.setattr(registry, "by_name", lambda name: kind)
-    entry._open_early(0)
-    request = ProfileRequest(".", "s", "cuda", 0, {}, "o")
-    made = entry._open(request)
-    assert made.index == 0 and opened == [0] and closed == []  # the early context, not a second one
-    entry._open_early(0)
-    other = entry._open(ProfileRequest(".", "s", "cuda", 1, {}, "o"))
-    assert other.index == 1 and closed == [0] and opened == [0, 0, 1]  # another device: closed, opened anew
-    assert entry._early is None

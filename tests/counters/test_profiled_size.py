@@ -78,7 +78,7 @@ def params(gpu_only: bool) -> list:
 def test_a_size_trick_is_correct_at_the_test_sizes(trick, target):
     """It is a correct kernel (only its speed and its counters can tell), on every device here."""
     spec = catalog().get(trick.stage)
-    report = grade_file(catalog(), spec, trick.path, target, timing=False, limits=LIMITS, counters=False)
+    report = grade_file(catalog(), spec, trick.path, target, timing=False, limits=LIMITS, plugins={"counters": False})
     assert report.check("correct").status == PASSED, [(c.name, c.status, c.message) for c in report.checks]
 
 
@@ -93,7 +93,7 @@ def test_its_counters_reveal_it(trick, target):
     verdict = report.check(trick.check)
     assert verdict is not None and verdict.status == trick.status, where
     assert_words(trick.words, verdict.message, where)
-    shown = report.counters
+    shown = report.section("counters")
     assert shown is not None and shown.available, f"{shown and shown.line} {where}"
     assert shown.case == spec.bench_cases[0]  # read on the size that is timed
     lesson = shown.lesson

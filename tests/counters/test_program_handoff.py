@@ -32,7 +32,7 @@ def test_the_message_keeps_the_program_and_the_grading_holds_it():
     assert back == message
     g = Grading()
     g.add(back)
-    assert g.program == message
+    assert g.extra(CompiledProgram) == message
 
 
 class Stub:
@@ -115,12 +115,20 @@ class ImageBackend(FakeBackend):
 
 
 def compile_step(keep_program: bool, backend) -> list:
+    """The worker's steps up to the compile, with the counters plugin's payload or without."""
+    from grader.steps import worker_steps
+
     spec = catalog().get("transpose_coalesced")
     sent: list = []
-    request = Request(str(catalog().root), spec.id, "x", "mine.cu", "cuda", 0, 1, timing=False,
-                      keep_program=keep_program)
+    plugins = {"counters": {"metrics": [], "keep_program": True}} if keep_program else {}
+    request = Request(str(catalog().root), spec.id, "x", "mine.cu", "cuda", 0, 1, timing=False, plugins=plugins)
     ctx = Context(request, catalog(), spec, None, np.random.default_rng(1), sent.append, backend=backend)
+    steps = worker_steps(tuple(plugins))
+    after_compile = steps[[type(s) for s in steps].index(Compile) + 1:]
     assert Compile().run(ctx)
+    for step in after_compile[:1]:
+        if type(step).__name__ == "SendProgram" and step.wanted(ctx):
+            assert step.run(ctx)
     return sent
 
 

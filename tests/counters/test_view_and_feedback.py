@@ -42,7 +42,13 @@ def graded(spec, counters):
     g = Grading(timed=False)
     for message in (DeviceOpened("Test GPU", "gpu"), CompileResult(True, ""), CaseResult("w=32", True)):
         g.add(message)
-    return build_report(spec, g, file="t.cu", backend="cuda", seed=1, grader_version="1", counters=counters)
+    from dataclasses import replace
+
+    from grader.counters.view import build
+
+    report = build_report(spec, g, file="t.cu", backend="cuda", seed=1, grader_version="1")
+    shown = build(spec, counters)
+    return replace(report, sections={"counters": shown}) if shown is not None else report
 
 
 def text_of(report) -> str:
@@ -95,8 +101,8 @@ def test_the_reason_in_one_line_everywhere(spec):
 
 
 def test_no_counters_section_where_none_were_asked_for(spec):
-    assert graded(spec, None).counters is None
-    assert graded(spec, unavailable(Unavailable.NOT_ASKED)).counters is None
+    assert graded(spec, None).section("counters") is None
+    assert graded(spec, unavailable(Unavailable.NOT_ASKED)).section("counters") is None
     assert "Hardware counters" not in render_markdown(graded(spec, None))
 
 
@@ -105,7 +111,7 @@ def test_a_kernel_that_could_not_be_profiled_is_named(spec):
     result = ProfileResult(CASE, tuple(k for k in result.kernels if k.role != "submission"),
                            role_errors={"submission": "launch failed: an illegal memory access"})
     report = graded(spec, result)
-    assert report.counters.rows[0].yours is None
+    assert report.section("counters").rows[0].yours is None
     assert "your kernel: launch failed: an illegal memory access" in text_of(report)
 
 
@@ -155,8 +161,8 @@ def test_one_sentence_on_the_lesson_everywhere(with_lesson):
     missed = graded(with_lesson, only_lesson_metrics(run(32.0)))
     line = ("Your kernel's writes to out are not coalesced: global store sectors per request 32.0 "
             "(the reference 4.0, the baseline 32.0); the writes down a column of out are not coalesced")
-    assert missed.counters.lesson.text == line and missed.counters.lesson.shows is False
-    assert missed.counters.only_lesson
+    assert missed.section("counters").lesson.text == line and missed.section("counters").lesson.shows is False
+    assert missed.section("counters").only_lesson
     text = text_of(missed)
     assert " ".join(line.split()) in " ".join(text.split())
     assert "indicator" not in text and "shown, not graded" not in text  # no table, no note: one line
@@ -169,15 +175,15 @@ def test_one_sentence_on_the_lesson_everywhere(with_lesson):
     assert data["rows"][0]["indicator"] == "global_store_sectors_per_request"  # the class summary reads the row
 
     shown = graded(with_lesson, only_lesson_metrics(run(4.5)))
-    assert shown.counters.lesson.shows is True
-    assert shown.counters.lesson.text.startswith("Your kernel's writes to out are coalesced: global store sectors "
+    assert shown.section("counters").lesson.shows is True
+    assert shown.section("counters").lesson.text.startswith("Your kernel's writes to out are coalesced: global store sectors "
                                                  "per request 4.5 (the reference 4.0, the baseline 32.0)")
     assert "the writes down a column" not in text_of(shown)
 
 
 def test_the_lesson_beside_the_whole_table(with_lesson):
     report = graded(with_lesson, run(32.0))  # --counters: every indicator shown read
-    assert not report.counters.only_lesson and len(report.counters.rows) == 2
+    assert not report.section("counters").only_lesson and len(report.section("counters").rows) == 2
     text = text_of(report)
     assert "indicator" in text and text.count("the writes down a column of out are not coalesced") == 1
 
@@ -189,15 +195,15 @@ def test_no_lesson_line_where_the_trusted_kernels_do_not_separate(with_lesson):
                                        .__class__("reference", k.kernel, next(b for b in same.kernels
                                                                               if b.role == "baseline").readings)
                                        for k in same.kernels))
-    assert graded(with_lesson, same).counters.lesson is None
-    assert graded(with_lesson, run(32.0, with_baseline=False)).counters.lesson is None
+    assert graded(with_lesson, same).section("counters").lesson is None
+    assert graded(with_lesson, run(32.0, with_baseline=False)).section("counters").lesson is None
 
 
 def test_a_lesson_not_read_for_your_kernel_says_why(with_lesson):
     result = run(4.0)
     result = replace(result, kernels=tuple(k for k in result.kernels if k.role != "submission"),
                      role_errors={"submission": "not profiled through CUDA: it reads %envreg9 (get_work_dim)"})
-    lesson = graded(with_lesson, result).counters.lesson
+    lesson = graded(with_lesson, result).section("counters").lesson
     assert lesson.shows is None and lesson.yours is None
     assert lesson.text.startswith("This stage's lesson could not be read for your kernel")
     assert lesson.text.endswith("not profiled through CUDA: it reads %envreg9 (get_work_dim)")
@@ -208,4 +214,4 @@ def test_a_report_with_a_lesson_reads_back(with_lesson):
     from grader.report import Report
 
     report = graded(with_lesson, only_lesson_metrics(run(32.0)))
-    assert Report.from_json(render_json(report)).counters == report.counters
+    assert Report.from_json(render_json(report)).section("counters") == report.section("counters")

@@ -1,6 +1,6 @@
 """The way in to grading (grader.grading): one GradeRequest, one Report; a machine condition
-or a refused file is the Report's failure kind, only a usage error raises; the parent's steps
-run in order and tell the verdict before the extras that cannot change it."""
+or a refused file is the Report's failure kind, only a usage error raises; the verdict comes
+first, then each plugin's section (grader.plugins, proved by tests/unit/plugin_probe.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from grader.backends.registry import Target, by_name
 from grader.course.checks.source_checks import SubmissionError
 from grader.feedback import render_json
-from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
+from grader.grading import GradeOptions, GradeRequest, Limits, grade, grading_progress, not_started
 from grader.report import Report
-from grader.results import FailureKind, Grading
-from grader.steps.parent import Parent, ParentStep, parent_steps, run_parent_steps
+from grader.results import FailureKind
+from grader.terminal import render_text
 from tests.conftest import catalog, targets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,8 +44,8 @@ def test_usage_errors_raise_and_nothing_else_does(tmp_path):
 def test_a_refused_file_is_a_report_with_its_kind(tmp_path):
     empty = tmp_path / "empty.cl"
     empty.write_text("")
-    told: list[Report] = []
-    report = grade(_request(empty, filename="shown/empty.cl", on_verdict=told.append))
+    told = list(grading_progress(_request(empty, filename="shown/empty.cl")))
+    report = told[-1]
     assert told == [report]
     assert report.failure is not None and report.failure.failure == FailureKind.REFUSED_SOURCE
     assert report.file == "shown/empty.cl" and str(tmp_path) not in report.failure.message
@@ -54,8 +54,8 @@ def test_a_refused_file_is_a_report_with_its_kind(tmp_path):
 
 @needs_opencl
 def test_no_device_is_a_report_that_reads_back_with_its_kind():
-    told: list[Report] = []
-    report = grade(_request(EXAMPLE, device="no device is called this", on_verdict=told.append))
+    told = list(grading_progress(_request(EXAMPLE, device="no device is called this")))
+    report = told[-1]
     refused = not_started(report)
     assert refused is not None and refused.failure == FailureKind.NO_DEVICE
     assert "matches --device 'no device is called this'" in refused.message
@@ -75,49 +75,52 @@ def test_no_sandbox_where_one_is_required_is_a_report(monkeypatch):
 
 
 @needs_opencl
-def test_on_verdict_hears_the_report_that_is_returned():
-    told: list[Report] = []
+def test_the_verdict_is_the_first_report_and_the_last_is_returned():
     phases: list[str] = []
-    report = grade(_request(EXAMPLE, options=GradeOptions(timing=False), on_verdict=told.append,
-                            on_phase=phases.append))
-    assert report.nothing_failed and told == [report] and phases
+    told = list(grading_progress(_request(EXAMPLE, options=GradeOptions(timing=False), on_phase=phases.append)))
+    assert told[0].nothing_failed and phases
+    assert grade(_request(EXAMPLE, options=GradeOptions(timing=False, seed=told[0].seed))).status == told[-1].status
 
 
-class _Step(ParentStep):
-    def __init__(self, name: str, log: list[str], after_verdict: bool = False, go_on: bool = True):
-        self.name, self.log, self.late, self.go_on = name, log, after_verdict, go_on
-
-    def after_verdict(self, parent: Parent) -> bool:
-        return self.late
-
-    def run(self, parent: Parent) -> bool:
-        self.log.append(self.name)
-        return self.go_on
+def test_an_unknown_plugin_option_is_a_usage_error():
+    with pytest.raises(ValueError, match="no grading plugin named nonesuch"):
+        GradeOptions(plugins={"nonesuch": True})
 
 
-def _parent() -> Parent:
-    spec = catalog().get(STAGE)
-    return Parent(catalog(), spec, "", "x.cl", Target.to_choose("opencl"), GradeOptions(), 1, Grading())
+@pytest.fixture
+def probe(monkeypatch):
+    """The test plugin registered, in this process and the grading workers (one line)."""
+    monkeypatch.setenv("LAB_PLUGINS", "tests.unit.plugin_probe")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
 
 
-def test_the_verdict_is_told_before_the_first_step_that_cannot_change_it():
-    log: list[str] = []
-    steps = [_Step("source", log), _Step("worker", log), _Step("counters", log, after_verdict=True),
-             _Step("more", log, after_verdict=True)]
-    assert run_parent_steps(_parent(), steps, on_verdict=lambda: log.append("verdict"))
-    assert log == ["source", "worker", "verdict", "counters", "more"]
+@needs_opencl
+def test_a_plugin_is_one_file_and_one_line(probe):
+    """Its worker step runs after the compile, its section comes after the verdict, reads back
+    from the JSON and is shown on the terminal; nothing of the core names it."""
+    from tests.unit.plugin_probe import ProbeSection
+
+    told = list(grading_progress(_request(EXAMPLE, options=GradeOptions(timing=False, plugins={"probe": "look"}))))
+    assert [sorted(r.sections) for r in told] == [[], ["probe"]]  # the verdict first, then its section
+    report = told[-1]
+    assert report.nothing_failed and report.section("probe") == ProbeSection(("transpose",), "look")
+    assert Report.from_json(render_json(report)) == report
+    assert "probe: transpose compiled" in render_text(report)
 
 
-def test_a_step_that_ends_the_grading_ends_it_before_the_verdict_is_told():
-    log: list[str] = []
-    steps = [_Step("source", log, go_on=False), _Step("counters", log, after_verdict=True)]
-    assert not run_parent_steps(_parent(), steps, on_verdict=lambda: log.append("verdict"))
-    assert log == ["source"]
+@needs_opencl
+def test_a_plugin_s_finding_fails_the_check_it_names(probe):
+    report = grade(_request(EXAMPLE, options=GradeOptions(timing=False, plugins={"probe": "fail"})))
+    correct = report.check("correct")
+    assert (correct.status, correct.failure, correct.message) == ("failed", FailureKind.WRONG,
+                                                                 "the probe plugin found it wrong")
 
 
-def test_the_parents_steps_are_in_their_order():
-    assert [type(step).__name__ for step in parent_steps()] == [
-        "CheckSource", "StartProfiling", "RunWorker", "Sanitize", "ReadCounters"]
+def test_without_its_option_a_plugin_does_nothing(probe):
+    from grader.plugins import by_name
+
+    plugin = by_name("probe")
+    assert plugin is not None and GradeOptions().plugin("probe") == ""
 
 
 @needs_opencl
@@ -138,5 +141,5 @@ def test_the_autograder_says_a_cuda_file_waits_for_the_course_gpu():
                                                                     f"{STAGE}.cu"), log)
     failed = report.failure
     assert failed is not None and failed.failure == FailureKind.NO_DEVICE
-    assert failed.message == no_device_message("cuda") and report.score is None
+    assert failed.message == no_device_message(by_name("cuda")) and report.score is None
     assert log and log[0].startswith(f"{STAGE}: no device for cuda: no usable device for cuda")

@@ -48,7 +48,7 @@ def a_report(**changes) -> Report:
         True, "", {"baseline": "failed"}, 0.5, "H100", "")
     report = Report("a", "A", "idea", "opencl", {"name": "d", "kind": "cpu"}, "k.cl", "pending", 90, 100, [],
                     None, phase_log=[("compiling", 0.25)], output_tile=(16, 32),
-                    sandbox=SandboxInfo(True, "nobody"), counters=counters)
+                    sandbox=SandboxInfo(True, "nobody"), sections={"counters": counters})
     for name, value in changes.items():
         setattr(report, name, value)
     return report
@@ -59,8 +59,9 @@ def test_nested_types_come_back_typed():
     again = Report.from_json(render_json(report))
     assert again == report
     assert again.phase_log == [("compiling", 0.25)] and again.output_tile == (16, 32)
-    assert isinstance(again.counters, CountersShown) and again.counters.rows[0].better is Better.LOWER
-    unavailable = a_report(counters=CountersShown(False, Unavailable.CPU_DEVICE, "a CPU device"))
+    shown = again.section("counters")
+    assert isinstance(shown, CountersShown) and shown.rows[0].better is Better.LOWER
+    unavailable = a_report(sections={"counters": CountersShown(False, Unavailable.CPU_DEVICE, "a CPU device")})
     assert Report.from_json(render_json(unavailable)) == unavailable
 
 
@@ -71,7 +72,7 @@ def test_unknown_keys_are_ignored_and_defaulted_fields_may_be_absent():
     for name in ("phase_log", "sandbox", "counters", "hints"):
         del data[name]
     again = Report.from_json(data)
-    assert again.phase_log == [] and again.sandbox is None and again.counters is None
+    assert again.phase_log == [] and again.sandbox is None and again.section("counters") is None
     assert again.checks[0].points == 0
 
 

@@ -2,6 +2,7 @@
 for a device only here, and claim nothing about any kernel)."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from grader.course.spec import load_spec
 from grader.feedback import render_html, render_json, render_markdown, score_text
 from grader.gradescope import gradescope_results
 from grader.outputs import feedback_format
+from grader.plugins import Finding
 from grader.results import (
     Abort,
     CaseResult,
@@ -281,7 +283,9 @@ def test_sanitizer_findings_fail_correctness_and_are_shown(spec):
     assert summary == "ERROR SUMMARY: 1 error"
     sanitizer = SanitizerResult((SanitizerFinding("memcheck", tuple(found), summary),
                                  SanitizerFinding("racecheck", ())))
-    r = report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)], sanitizer=sanitizer)
+    finding = Finding("correct", FailureKind.SANITIZER, f"compute-sanitizer memcheck: {found[0]}")  # the plugin's
+    r = replace(report(spec, [GPU, COMPILED, ok_case(), timing(1.0, 0.33, 0.32)], findings=[finding]),
+                sections={"sanitizer": sanitizer})
     assert r.status == "failed" and "memcheck" in r.check("correct").message
     assert r.check("correct").failure == FailureKind.SANITIZER
     assert r.check("fast").status == "skipped" and r.score == 10

@@ -32,7 +32,7 @@ from grader.course.sinks import (
 from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
 from grader.gradescope import gradescope_results
 from grader.report import Check, Report
-from grader.results import FailureKind
+from grader.results import FailureKind, SanitizerFinding, SanitizerResult
 from grader.terminal import render
 from lab.batch.gradebook import render_gradebook
 from lab.batch.html import environment
@@ -184,7 +184,7 @@ def hostile_report(text: str) -> Report:
                   score=0, max_score=100, checks=checks, performance=None,
                   resources={text: {"registers": 1, "shared_bytes": 0, "spill_bytes": 0}},
                   notes=[text], flags=[text], hints={"compile": text},
-                  sanitizer={"memcheck": {"findings": [text], "summary": text}},
+                  sections={"sanitizer": SanitizerResult((SanitizerFinding("memcheck", (text,), text),))},
                   compile_log=f"error: {text}\n{text}", output_tail=text, seed=1, grader_version="3")
 
 
