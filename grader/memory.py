@@ -180,7 +180,11 @@ def guards_hit(backend: Backend, buf: GuardedBuffer) -> str | None:
 
 # -- an arena: buffers with moats between them --------------------------------------------
 
-MOAT_BYTES = 128 << 20  # before, between and after an Arena's buffers
+MOAT_BYTES = 128 << 20  # before, between and after an Arena's buffers (a GPU's)
+# A CPU device's: its benchmark buffers are a few MiB, and every byte of a moat there is filled
+# and read by its cores (128 MiB moats cost a PoCL grading about 0.3 s). Still past the 64 MiB
+# (16M floats) of issue 35's far write.
+CPU_MOAT_BYTES = 80 << 20
 MOAT_BITS = np.uint32(0x7FA5C3C3)  # a NaN no kernel computes by chance, unlike the guard bands'
 ARENA_ALIGN = 64 << 10  # where each slot starts (any device's sub-buffer alignment divides it)
 

@@ -10,13 +10,14 @@ on inputs (and, where the problem has `expect`, expected results) made ahead in 
 (grader.steps.host_inputs).
 
 Every launch of the submission here is fenced (grader.write_fence): its buffers lie in an
-arena with a moat of memory.MOAT_BYTES before, between and after them, and every other buffer
-of the grader's (the other kernels' first placement, the cache-flush buffer, its own inputs) is
-checksummed before and after the launch. A write outside its buffers that lands in a moat or in
-another buffer of the grader's fails the case as out of bounds, with the place named; one that
-lands in no memory faults (the kernel's failure). (The other placements are freed first: nothing
-uses them after the timed rounds, and their memory makes room for the moats.) The grader's own
-failure to make these buffers is a grader error, never the kernel's.
+arena with a moat of memory.MOAT_BYTES (a CPU device's: CPU_MOAT_BYTES) before, between and
+after them, and every other buffer of the grader's (the other kernels' first placement, its own
+inputs, on a GPU the cache-flush buffer) is checksummed before and after the launch. A write
+outside its buffers that lands in a moat or in another buffer of the grader's fails the case as
+out of bounds, with the place named; one that lands in no memory faults (the kernel's failure).
+(The other placements are freed first: nothing uses them after the timed rounds, and their
+memory makes room for the moats.) The grader's own failure to make these buffers is a grader
+error, never the kernel's.
 """
 
 from __future__ import annotations
@@ -233,7 +234,8 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
     backend = ctx.backend
     assert backend is not None
     try:
-        arena: memory.Arena | None = memory.Arena(backend, arena_sizes(ctx.problem, setup, inputs, uniform))
+        moat = memory.MOAT_BYTES if backend.info.kind == "gpu" else memory.CPU_MOAT_BYTES
+        arena: memory.Arena | None = memory.Arena(backend, arena_sizes(ctx.problem, setup, inputs, uniform), moat)
     except LaunchError:  # out of device memory: the moats are a help, not a need
         arena = None
     try:
@@ -246,8 +248,11 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
                for name, (_, guarded) in buffers.guarded_inputs.items()]
     for role, other in others:
         regions += _regions(role, other)
-    scratch = getattr(backend, "_scratch", None)  # grader.backends' L2 flush buffer, once made
-    if isinstance(scratch, Buffer):
+    # grader.backends' L2 flush buffer, once made: on a GPU another allocation a far write may
+    # reach. On a CPU device it is host memory like any other of the process (where a far write
+    # may land anywhere), and the largest buffer there (twice the cache): not summed.
+    scratch = getattr(backend, "_scratch", None)
+    if isinstance(scratch, Buffer) and backend.info.kind == "gpu":
         regions.append(Region("the grader's cache-flush buffer", scratch))
     ops = ctx.device_ops() if supports(registry.find(backend.info.backend)) else None
     try:

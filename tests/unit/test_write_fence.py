@@ -143,7 +143,7 @@ def test_distances_read_as_a_student_reads_them():
 def test_the_size_check_fences_the_submission_alone_in_an_arena(monkeypatch):
     """fence_benchmark: every placement but the first freed, the submission's first made again
     in an arena, the other kernels' buffers fenced; everything freed at the end."""
-    monkeypatch.setattr(memory, "MOAT_BYTES", MOAT)
+    monkeypatch.setattr(memory, "MOAT_BYTES", MOAT)  # the fake is a GPU
     from types import SimpleNamespace
 
     from grader.steps.benchmark import Bench
