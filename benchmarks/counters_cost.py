@@ -5,7 +5,6 @@ them, warm and cold, on each backend present (CUDA; NVIDIA OpenCL, its PTX run t
     python3 benchmarks/counters_cost.py                          # 15 stages, both backends, 3 rounds
     python3 benchmarks/counters_cost.py --backends cuda --stages transpose_coalesced --rounds 5
     python3 benchmarks/counters_cost.py --full --json cost.json  # --counters (the whole table)
-    python3 benchmarks/counters_cost.py --early-context          # the early CUDA context (an experiment)
 
 Each round grades, one after another: `--no-counters` (the baseline), then with the counters in a
 fresh cache folder (cold: the reference's and the baseline's counters are read and kept), then
@@ -19,10 +18,8 @@ default shows nothing where the stage has no lesson line, this machine cannot re
 the lesson's values do not separate on this device: the profiling column says whether it read).
 Then, per backend, the median extra seconds over every reference graded (the target's measure)
 and over the stages that showed counters, and the graded speedup's median with counters over
-without (reading them must not move it: 1.000 within the timing's noise). `--early-context` sets LAB_COUNTERS_EARLY_CONTEXT=1
-for the gradings with counters (grader.counters.runner.early_context): compare a run with it and
-one without. Progress goes to stderr. Standard library only; each grading is a `lab grade`
-subprocess.
+without (reading them must not move it: 1.000 within the timing's noise). Progress goes to
+stderr. Standard library only; each grading is a `lab grade` subprocess.
 """
 
 from __future__ import annotations
@@ -45,8 +42,7 @@ def stages() -> list[str]:
     return sorted(p.parent.name for p in (ROOT / "assignments").glob("*/assignment.toml"))
 
 
-def grade(stage: str, backend: str, flag: str | None, cache: Path | None, timeout: float, work: Path,
-          early: bool = False) -> dict:
+def grade(stage: str, backend: str, flag: str | None, cache: Path | None, timeout: float, work: Path) -> dict:
     """One `lab grade` of the stage's reference: wall seconds, exit code, and the report's
     counters section and phases."""
     out = work / "report.json"
@@ -58,8 +54,6 @@ def grade(stage: str, backend: str, flag: str | None, cache: Path | None, timeou
     env = dict(os.environ)
     if cache is not None:
         env["LAB_COUNTER_CACHE"] = str(cache)
-    if early:
-        env["LAB_COUNTERS_EARLY_CONTEXT"] = "1"
     started = time.monotonic()
     try:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
@@ -99,8 +93,6 @@ def main() -> int:
     parser.add_argument("--backends", default="cuda,opencl")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="--counters (the whole table) instead of the default")
-    parser.add_argument("--early-context", action="store_true",
-                        help="LAB_COUNTERS_EARLY_CONTEXT=1 for the gradings with counters")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -120,8 +112,8 @@ def main() -> int:
                 for r in range(args.rounds):
                     cache = work / f"cache-{backend}-{stage}-{r}"
                     off.append(grade(stage, backend, "--no-counters", None, args.timeout, work))
-                    cold.append(grade(stage, backend, flag, cache, args.timeout, work, args.early_context))
-                    warm.append(grade(stage, backend, flag, cache, args.timeout, work, args.early_context))
+                    cold.append(grade(stage, backend, flag, cache, args.timeout, work))
+                    warm.append(grade(stage, backend, flag, cache, args.timeout, work))
                     print(f"{stage} {backend} round {r + 1}: off {off[-1]['wall_s']:.2f} s, cold "
                           f"{cold[-1]['wall_s']:.2f} s, warm {warm[-1]['wall_s']:.2f} s "
                           f"({what_came_back(warm[-1])})", file=sys.stderr)

@@ -42,9 +42,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-QUEUE_ENV = "LAB_DEVICE_QUEUE"
-LOG_ENV = "LAB_DEVICE_QUEUE_LOG"  # tests and benchmarks: a file each turn's take and release is appended to
-DEFAULT_ROOT = "/tmp/lab-device-queue"
+from grader import settings
+
+QUEUE_ENV = settings.DEVICE_QUEUE.name
 SHARED_MODE = 0o1777  # sticky, world-writable: everyone adds, only the owner removes
 STALE_S = 30.0  # a ticket not touched for this long belongs to a stopped or hung process
 HOLD_LIMIT_S = 300.0  # the longest a grading holds its device (grader.pipeline kills its worker then)
@@ -61,10 +61,7 @@ class QueueUnavailable(RuntimeError):
 
 def queue_root() -> Path | None:
     """The queue folder from LAB_DEVICE_QUEUE; None where it is turned off."""
-    value = os.environ.get(QUEUE_ENV, "").strip()
-    if value.lower() in ("off", "none", "0", "no", "false"):
-        return None
-    return Path(value or DEFAULT_ROOT)
+    return settings.value(settings.DEVICE_QUEUE)
 
 
 def device_folder_name(device_id: str) -> str:
@@ -340,8 +337,8 @@ def _numbering_lock(folder: Path, wait_s: float = LOCK_WAIT_S) -> int:
 
 def _log(event: str, ticket: Ticket) -> None:
     """Tests and benchmarks (LAB_DEVICE_QUEUE_LOG): one JSON line per take and release."""
-    path = os.environ.get(LOG_ENV)
-    if not path:
+    path = settings.value(settings.DEVICE_QUEUE_LOG)
+    if path is None:
         return
     line = json.dumps({"event": event, "t": time.time(), "pid": os.getpid(), "ticket": ticket.number,
                        "device": ticket.device_id, "shared": ticket.shared}) + "\n"

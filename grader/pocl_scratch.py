@@ -29,6 +29,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from grader import settings
+
 try:
     import fcntl
 
@@ -48,15 +50,15 @@ _made: set[Path] = set()  # shared caches whose 256 program folders exist
 
 def shared_cache() -> Path:
     """PoCL's cache folder as PoCL itself picks it (pocl_cache_init_topdir)."""
-    configured = os.environ.get("POCL_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pocl" / ("kcache" if kernel_cache_on() else "uncached")
+    configured = settings.value(settings.POCL_CACHE_DIR)
+    if configured is not None:
+        return configured
+    return settings.value(settings.XDG_CACHE_HOME) / "pocl" / ("kcache" if kernel_cache_on() else "uncached")
 
 
 def kernel_cache_on() -> bool:
-    return os.environ.get("POCL_KERNEL_CACHE", "1").strip().lower() not in ("0", "no", "false", "off")
+    """Whether PoCL keeps compiled kernels (POCL_KERNEL_CACHE)."""
+    return settings.value(settings.POCL_KERNEL_CACHE)
 
 
 class Scratch:

@@ -37,10 +37,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import settings
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 MIN_BWRAP = (0, 8)  # --disable-userns, --size and --perms for --tmpfs
 TMP_SIZE = 1 << 30  # bytes of the sandbox's own /tmp (a tmpfs): its only writable place
-SANDBOXED_ENV = "LAB_SANDBOXED"  # set in a sandboxed worker: trusted-cache entries go to the parent
 TRIAL_SECONDS = 30
 
 
@@ -51,6 +52,9 @@ class SandboxInfo:
     sandboxed: bool
     user: str = ""  # who the worker ran as inside the sandbox
     reason: str = ""  # why it was not sandboxed
+
+
+OFF = f"{settings.SANDBOX.name}=off"  # decide()'s reason where the sandbox is turned off
 
 
 class SandboxUnavailable(RuntimeError):
@@ -66,14 +70,11 @@ class _Plan:
 
 
 def mode() -> str:
-    value = os.environ.get("LAB_SANDBOX", "").strip().lower()
-    if value in ("", "on", "auto", "1", "yes", "true"):
-        return "on"
-    if value in ("off", "0", "no", "false", "none"):
-        return "off"
-    if value == "require":
-        return "require"
-    raise SandboxUnavailable(f"LAB_SANDBOX={value!r}: it must be on, off or require")
+    """LAB_SANDBOX: "on", "off" or "require". Raises SandboxUnavailable for any other value."""
+    try:
+        return str(settings.value(settings.SANDBOX))
+    except settings.SettingError as error:
+        raise SandboxUnavailable(str(error)) from None
 
 
 # -- what the sandbox holds -------------------------------------------------------------------
@@ -167,15 +168,14 @@ def _project_paths(courses: list[str]) -> list[str]:
     """What the worker reads of the project and the courses: their code and course folders,
     not the whole folder (an instructor's submissions or results may be kept there)."""
     paths = [str(PACKAGE_ROOT / name) for name in CODE]
-    if os.environ.get("LAB_TEST_PROBE"):  # tests only: the probe module (grader.worker)
-        paths.append(str(PACKAGE_ROOT / "tests"))
     return paths + [os.path.join(root, name) for root in courses for name in COURSE]
 
 
 def _course_roots(extra: tuple[str, ...]) -> list[str]:
     roots = [str(PACKAGE_ROOT)]
-    if os.environ.get("LAB_COURSE_ROOT"):
-        roots.append(str(Path(os.environ["LAB_COURSE_ROOT"]).resolve()))
+    chosen = settings.value(settings.COURSE_ROOT)
+    if chosen is not None:
+        roots.append(str(chosen))
     roots.extend(str(Path(p).resolve()) for p in extra)
     return roots
 
@@ -231,8 +231,7 @@ def _env(env: dict[str, str], cache: str | None) -> dict[str, str]:
     prefixes, dropped = _env_rules()
     kept = {k: v for k, v in env.items()
             if (k in ENV_KEEP or k.startswith(prefixes)) and k not in dropped}
-    kept.update(HOME="/tmp", TMPDIR="/tmp", LAB_KERNEL_CACHE=cache or "off")
-    kept[SANDBOXED_ENV] = "1"
+    kept.update({"HOME": "/tmp", "TMPDIR": "/tmp", settings.KERNEL_CACHE.name: cache or "off"})
     return kept
 
 
@@ -259,7 +258,10 @@ def _name(id_: int, group: bool = False) -> str:
 
 @dataclass
 class Launch:
-    """How to start one command: argv, env and the descriptors bwrap reads its data from."""
+    """How to start one command: argv, env and the descriptors bwrap reads its data from.
+    `argv` ends with the command itself: arguments appended to it are the command's.
+    `nv_cache_template`: the folder of NVIDIA's JIT-cache template (holding ComputeCache/) that a
+    sandboxed worker copies into its own HOME before its driver starts; "" where there is none."""
 
     argv: list[str]
     env: dict[str, str]
@@ -267,6 +269,7 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     writable: tuple[str, ...] = ()
     _close: list[int] = field(default_factory=list)
+    nv_cache_template: str = ""
 
     def close(self) -> None:
         """Close this side's copies of the data descriptors (after Popen)."""
@@ -482,14 +485,14 @@ def _trial(plan: _Plan) -> str:
 
 
 def _user() -> tuple[int, int, str]:
-    wanted = os.environ.get("LAB_SANDBOX_USER", "").strip() or "nobody"
+    wanted = settings.value(settings.SANDBOX_USER)
     try:
         entry = pwd.getpwuid(int(wanted)) if wanted.isdigit() else pwd.getpwnam(wanted)
         return entry.pw_uid, entry.pw_gid, entry.pw_name
     except (KeyError, ValueError):
         if wanted.isdigit():
             return int(wanted), int(wanted), wanted
-        raise LookupError(f"LAB_SANDBOX_USER={wanted}: no such user") from None
+        raise LookupError(f"{settings.SANDBOX_USER.name}={wanted}: no such user") from None
 
 
 _lock = threading.Lock()
@@ -499,8 +502,8 @@ _lock = threading.Lock()
 # that worked is remembered in a file named by everything it depended on (bwrap, setpriv, the
 # interpreter, this module, the project, the user, the kernel), so the next process skips it. If a
 # remembered sandbox ever fails to start a worker, the memory is dropped (forget_trial) and that
-# grading is a grader error, never the student's verdict.
-TRIAL_CACHE_ENV = "LAB_SANDBOX_TRIAL_CACHE"  # "off": always run the trial
+# grading is a grader error, never the student's verdict. With the kernel cache off, nothing is
+# remembered: every process runs the trial.
 
 
 def _stamp(path: str | Path) -> list[int] | None:
@@ -512,13 +515,13 @@ def _stamp(path: str | Path) -> list[int] | None:
 
 
 def _trial_file(plan: _Plan) -> Path | None:
-    """Where a worked trial of `plan` is remembered; None where it is not (turned off, no cache)."""
+    """Where a worked trial of `plan` is remembered; None where it is not (the kernel cache is off)."""
     import hashlib
 
     from grader.backends import kernel_cache  # standard library only
 
     root = kernel_cache.cache_root()
-    if root is None or os.environ.get(TRIAL_CACHE_ENV, "").lower() in ("off", "0", "none"):
+    if root is None:
         return None
     facts = [plan.bwrap, _stamp(plan.bwrap), plan.drop, plan.user, os.geteuid(), os.getuid(),
              sys.executable, _stamp(sys.executable), sys.version, os.uname().release,
@@ -557,8 +560,7 @@ def forget_trial() -> None:
     """A sandboxed worker failed to start: run the trial again next time (here, too)."""
     with _lock:
         try:
-            plan = _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
-                           os.environ.get("PATH", ""), os.geteuid())
+            plan = _decide(*_decision_inputs())
         except SandboxUnavailable:
             plan = None
         _decide.cache_clear()
@@ -582,28 +584,35 @@ def _bwrap_binary(setting: str, path: str) -> str | None:
         return shutil.which("bwrap", path=path or None)
     found = setting if os.sep in setting else shutil.which(setting, path=path or None)
     if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        raise SandboxUnavailable(f"LAB_BWRAP={setting}: no such executable file; point it at the bwrap "
-                                 f"binary, or unset it to use the bwrap on PATH")
+        raise SandboxUnavailable(f"{settings.BWRAP.name}={setting}: no such executable file; point it at the "
+                                 f"bwrap binary, or unset it to use the bwrap on PATH")
     return found
+
+
+def _decision_inputs() -> tuple[str, str, str, str, int]:
+    """What _decide depends on, read now: the mode, LAB_BWRAP, LAB_SANDBOX_USER, PATH, the euid.
+    Raises SandboxUnavailable for a LAB_SANDBOX it cannot use."""
+    return (mode(), settings.value(settings.BWRAP), settings.value(settings.SANDBOX_USER),
+            os.environ.get("PATH", ""), os.geteuid())
 
 
 @functools.lru_cache(maxsize=8)
 def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: int) -> _Plan | str:
     """The sandbox this process uses, or why there is none (decided once per setting)."""
     if mode_ == "off":
-        return "LAB_SANDBOX=off"
+        return OFF
     if not sys.platform.startswith("linux"):
         return f"the sandbox (bubblewrap) needs Linux, not {sys.platform}"
     bwrap = _bwrap_binary(bwrap_setting, path)
     if bwrap is None:
-        return f"bwrap was not found ({INSTALL_HINT}, or set LAB_BWRAP to its binary)"
+        return f"bwrap was not found ({INSTALL_HINT}, or set {settings.BWRAP.name} to its binary)"
     if euid == 0:
         try:
             uid, gid, name = _user()
         except LookupError as error:
             return str(error)
         if uid == 0:
-            return "LAB_SANDBOX_USER is root: the worker must run as an unprivileged user"
+            return f"{settings.SANDBOX_USER.name} is root: the worker must run as an unprivileged user"
         plan = _Plan(bwrap, (uid, gid), name)
     else:
         plan = _Plan(bwrap, None, _name(os.getuid()))
@@ -622,14 +631,13 @@ def _decide(mode_: str, bwrap_setting: str, user_setting: str, path: str, euid: 
     if plan.drop is not None:
         return (f"the worker cannot start as {plan.user} in the sandbox ({problem}): the Python "
                 f"installation, the project and the course must be readable by {plan.user} "
-                f"(or set LAB_SANDBOX_USER)")
+                f"(or set {settings.SANDBOX_USER.name})")
     return f"bwrap could not set up the sandbox ({problem})"
 
 
 def decide() -> _Plan | str:
     with _lock:
-        return _decide(mode(), os.environ.get("LAB_BWRAP", ""), os.environ.get("LAB_SANDBOX_USER", ""),
-                       os.environ.get("PATH", ""), os.geteuid())
+        return _decide(*_decision_inputs())
 
 
 _said: set[str] = set()
@@ -650,7 +658,7 @@ def problem() -> str | None:
     except SandboxUnavailable as error:
         return str(error)
     if isinstance(plan, str) and mode() == "require":
-        return f"LAB_SANDBOX=require, and the sandbox cannot be set up: {plan}"
+        return f"{settings.SANDBOX.name}=require, and the sandbox cannot be set up: {plan}"
     return None
 
 
@@ -661,30 +669,30 @@ def check() -> None:
     if refusal is not None:
         raise SandboxUnavailable(refusal)
     plan = decide()
-    if isinstance(plan, str) and plan != "LAB_SANDBOX=off":
+    if isinstance(plan, str) and plan != OFF:
         _say_once(plan)
 
 
 def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = (),
-         writable: tuple[str, ...] = ()) -> Launch:
+         writable: tuple[str, ...] = (), backend: str = "") -> Launch:
     """How to start `command` (the worker, behind compute-sanitizer where asked) in the sandbox;
     unchanged, with a note once, where there is none. Raises SandboxUnavailable where one is
     required. `courses`: course folders to see read-only besides the project's; `writable`:
-    folders to see read-write (compute-sanitizer's log)."""
+    folders to see read-write (compute-sanitizer's log); `backend`: the backend the command
+    grades on, whose JIT-cache template it may be given (Launch.nv_cache_template)."""
     refusal = problem()
     if refusal is not None:
         raise SandboxUnavailable(refusal)
     plan = decide()
     if isinstance(plan, str):
-        if plan != "LAB_SANDBOX=off":
+        if plan != OFF:
             _say_once(plan)
-        env = {k: v for k, v in env.items() if k != SANDBOXED_ENV}
-        return Launch(list(command), env, SandboxInfo(False, reason=plan))
-    warm = _jit_warmup(env.get("LAB_WORKER_PRELOAD", ""))
+        return Launch(list(command), dict(env), SandboxInfo(False, reason=plan))
+    warm = _jit_warmup(backend)
     template = _nv_template(plan, env, warm) if warm else None
     launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
     if template:
-        launch.env[NV_TEMPLATE_ENV] = template
+        launch.nv_cache_template = template
     return launch
 
 
@@ -694,7 +702,6 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
 # its /tmp: shared and writable, a worker could plant machine code that later gradings run),
 # so it starts from a copy of a template made once per driver by a sandboxed process that runs
 # no student code (it only makes a context on each NVIDIA device).
-NV_TEMPLATE_ENV = "LAB_NV_CACHE_TEMPLATE"
 _nv_templates: dict[str, str | None] = {}
 
 
@@ -724,8 +731,7 @@ def _nv_template(plan: _Plan, env: dict[str, str], warm: str) -> str | None:
     version = _driver_version()
     if version is None or not os.path.exists("/dev/nvidiactl"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(base) / "gpu-teaching-lab" / "nv-compute-cache" / version
+    folder = settings.value(settings.XDG_CACHE_HOME) / "gpu-teaching-lab" / "nv-compute-cache" / version
     if (folder / "ComputeCache").is_dir():
         return str(folder)
     with _nv_lock:

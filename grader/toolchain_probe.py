@@ -13,6 +13,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from grader import settings
 from grader.backends import registry
 from grader.backends.base import Backend, CompileError
 
@@ -24,12 +25,12 @@ PROBE_BYTES = 1 << 20  # written to each of the compiler's folders: room for a p
 def compiler_folders() -> list[Path]:
     """The folders the compilers write their files to in this process: PoCL's cache (set by
     the parent for its worker: grader.pocl_scratch), the CUDA JIT cache, the temporary folder."""
-    folders = [os.environ.get(name, "") for name in ("POCL_CACHE_DIR", "CUDA_CACHE_PATH")]
-    folders.append(tempfile.gettempdir())
+    folders = [settings.value(settings.POCL_CACHE_DIR), settings.value(settings.CUDA_CACHE_PATH),
+               Path(tempfile.gettempdir())]
     seen: list[Path] = []
     for folder in folders:
-        if folder and Path(folder) not in seen:
-            seen.append(Path(folder))
+        if folder is not None and folder not in seen:
+            seen.append(folder)
     return seen
 
 

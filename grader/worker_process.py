@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,42 @@ from grader import host_cores, pocl_scratch, sandbox
 from grader.backends import registry
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class WorkerStart:
+    """What a worker must know before its request comes, given on its command line (after
+    `python -m grader.worker`): `backend`, whose library it preloads while the request is on its
+    way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
+    parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
+    template it copies into its own HOME before its driver starts ("" for none)."""
+
+    backend: str = ""
+    sandboxed: bool = False
+    nv_cache_template: str = ""
+
+    def argv(self) -> list[str]:
+        args = ["--backend", self.backend] if self.backend else []
+        if self.sandboxed:
+            args.append("--sandboxed")
+        if self.nv_cache_template:
+            args += ["--nv-cache-template", self.nv_cache_template]
+        return args
+
+    @classmethod
+    def from_argv(cls, argv: list[str]) -> WorkerStart:
+        """The inverse of argv(). Raises ValueError for anything else (only the parent starts a worker)."""
+        values: dict[str, Any] = {}
+        rest = list(argv)
+        while rest:
+            flag = rest.pop(0)
+            if flag == "--sandboxed":
+                values["sandboxed"] = True
+            elif flag in ("--backend", "--nv-cache-template") and rest:
+                values[flag[2:].replace("-", "_")] = rest.pop(0)
+            else:
+                raise ValueError(f"grader.worker: unknown argument {flag!r}")
+        return cls(**values)
 
 
 def wait_for_exit(proc: subprocess.Popen, timeout: float) -> int:
@@ -55,12 +92,12 @@ class WorkerProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONUNBUFFERED", "1")
-        env["LAB_WORKER_PRELOAD"] = backend
         env.update(host_cores.blas_env(env))  # before numpy loads OpenBLAS in the worker
         self.backend = backend
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
-                              courses=self.courses, writable=writable)
+                              courses=self.courses, writable=writable, backend=backend)
+        launch.argv += WorkerStart(backend, launch.info.sandboxed, launch.nv_cache_template).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.

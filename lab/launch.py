@@ -12,6 +12,7 @@ import contextlib
 import io
 import sys
 
+from grader.settings import SettingError
 from lab import interrupt
 
 _held: list[str] = []
@@ -58,6 +59,9 @@ def main() -> None:
         if not args or args[0] != "grade":
             interrupt.restore()  # the other commands say what an interrupt kept (lab batch)
         cli()
+    except SettingError as error:  # an environment variable the lab cannot use: one line, a usage error
+        sys.stderr.write(f"error: {error}\n")
+        raise SystemExit(2) from None
     except BaseException as error:  # a Ctrl-C during the imports, before typer runs (it turns one into exit 130)
         if isinstance(error, SystemExit) or not interrupt.caused_by_interrupt(error):
             raise

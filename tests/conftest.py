@@ -15,6 +15,7 @@ import pytest
 from grader.backends import registry
 from grader.backends.discovery import Target, discover
 from grader.course.catalog import Catalog, default_catalog
+from tests.sandbox.probing import probe_folder, run_probe  # noqa: F401 - fixtures: the probe backend
 
 # The grading worker's sandbox (grader.sandbox) gives each worker a PoCL cache of its own, so
 # every grading pays PoCL's first-launch compile (seconds a kernel on a CPU), where the suite

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TypeVar
 
+from grader import settings
+
 T = TypeVar("T")
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same number on every architecture
@@ -84,9 +86,10 @@ def toolchain_folders(extra: Iterable[str | os.PathLike[str]] = ()) -> list[str]
     found = [*READ_ONLY, sys.prefix, sys.base_prefix, sys.exec_prefix, *(str(p) for p in extra)]
     found += [entry for entry in sys.path if entry.rstrip("/").endswith(("site-packages", "dist-packages"))
               or entry.startswith((sys.prefix, sys.base_prefix))]
-    for name in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(name):
-            found.append(os.environ[name])
+    for setting in (settings.CUDA_HOME, settings.CUDA_PATH):
+        folder = settings.value(setting)
+        if folder is not None:
+            found.append(str(folder))
     return found
 
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader import settings
 from grader.backends import kernel_cache, nvidia_driver
 from grader.backends.base import (
     Backend,
@@ -417,7 +418,7 @@ def sandbox_paths() -> list[str]:
     folder (ncu, or LAB_NCU), which runs in the sandbox in front of the profiling entry
     (grader.counters.runner); and the NVIDIA driver's files outside /usr."""
     found = list(nvidia_driver.FILES)
-    for name in ("nvcc", "compute-sanitizer", os.environ.get("LAB_NCU") or "ncu"):
+    for name in ("nvcc", "compute-sanitizer", settings.value(settings.NCU).path or "ncu"):
         tool = shutil.which(name)
         for folder in ("/usr/local/cuda/bin", "/opt/cuda/bin"):
             if tool is None and os.path.exists(os.path.join(folder, name)):

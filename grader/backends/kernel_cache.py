@@ -22,18 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from grader import settings
+
 KEY = re.compile(r"[0-9a-f]{64}")
 sink: Callable[[str, bytes, dict[str, Any]], None] | None = None  # set in a sandboxed worker
 
 
 def cache_root() -> Path | None:
-    configured = os.environ.get("LAB_KERNEL_CACHE", "")
-    if configured.lower() in ("off", "0", "none"):
-        return None
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpu-teaching-lab" / "kernels"
+    """The cache's folder (LAB_KERNEL_CACHE); None where it is off."""
+    return settings.value(settings.KERNEL_CACHE)
 
 
 def cache_key(*parts: Any) -> str:

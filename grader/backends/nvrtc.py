@@ -9,7 +9,6 @@ cancelled at the time limit (older than CUDA 12.8), a file it rejects (NVRTC has
 headers, so a kernel that leans on something cuda_runtime.h declares compiles with nvcc alone),
 or code that spills registers (NVRTC's PTX can differ from nvcc's: see `spills`).
 A file nvcc accepts is never refused for NVRTC's sake, and a compile error shown is nvcc's.
-LAB_NVRTC=off uses nvcc for everything.
 
 Standard library only (ctypes), like grader.backends.nvcc: nothing here needs a GPU.
 """
@@ -37,7 +36,6 @@ from grader.backends.nvcc import (
 )
 from grader.backends.nvcc import compile_cubin as nvcc_compile_cubin
 
-ENV = "LAB_NVRTC"
 _FLOW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 NVRTC_ERROR_CANCELLED = 16  # nvrtcResult: the flow callback asked it to stop
 _lock = threading.Lock()  # one NVRTC compile at a time: its thread safety is not relied on
@@ -64,9 +62,7 @@ def _candidates() -> list[str]:
 @cache
 def library() -> ctypes.CDLL | None:
     """The NVRTC library beside nvcc (or on the loader's path), where it can cancel a compile
-    (nvrtcSetFlowCallback); None elsewhere, or where LAB_NVRTC=off."""
-    if os.environ.get(ENV, "").strip().lower() in ("off", "0", "no", "false"):
-        return None
+    (nvrtcSetFlowCallback); None elsewhere."""
     for path in _candidates():
         try:
             lib = ctypes.CDLL(path)

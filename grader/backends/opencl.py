@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from grader import pocl_scratch
+from grader import pocl_scratch, settings
 from grader.backends import kernel_cache, nvidia_driver
 from grader.backends.base import (
     Backend,
@@ -369,8 +369,8 @@ def sandbox_paths() -> list[str]:
     """/etc/OpenCL, the OpenCL ICD loader's vendor lists (OCL_ICD_VENDORS, OPENCL_VENDOR_PATH,
     /etc/OpenCL/vendors) and the drivers their .icd files name by absolute path; and the NVIDIA
     driver's files outside /usr (NVIDIA's OpenCL)."""
-    lists = [os.environ.get("OCL_ICD_VENDORS", ""), os.environ.get("OPENCL_VENDOR_PATH", ""),
-             "/etc/OpenCL/vendors"]
+    named = (settings.value(settings.OCL_ICD_VENDORS), settings.value(settings.OPENCL_VENDOR_PATH))
+    lists = [*(str(entry) for entry in named if entry is not None), "/etc/OpenCL/vendors"]
     found = ["/etc/OpenCL", *nvidia_driver.FILES]
     for entry in lists:
         if not entry or not os.path.isabs(entry) or not os.path.exists(entry):

@@ -21,12 +21,13 @@ called.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
+
+from grader import settings
 
 if TYPE_CHECKING:
     from grader.backends.base import Backend
@@ -35,7 +36,7 @@ BACKEND_MODULES = (
     "grader.backends.cuda",
     "grader.backends.opencl",
 )
-EXTRA_ENV = "LAB_BACKENDS"  # more backends' modules, comma-separated, after BACKEND_MODULES
+EXTRA_ENV = settings.BACKENDS.name  # more backends' modules, comma-separated, after BACKEND_MODULES
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class BackendKind:
 
 def modules() -> tuple[str, ...]:
     """The modules that declare the backends: BACKEND_MODULES, then LAB_BACKENDS's."""
-    extra = tuple(m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip())
+    extra = settings.value(settings.BACKENDS)
     return BACKEND_MODULES + tuple(m for m in extra if m not in BACKEND_MODULES)
 
 
@@ -200,9 +201,9 @@ def _rows(found: tuple[str, ...]) -> tuple[BackendKind, ...]:
         try:
             kind = getattr(importlib.import_module(module), "KIND", None)
         except ImportError as error:
-            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} cannot be imported ({error})") from None
+            raise settings.SettingError(f"{EXTRA_ENV}: backend module {module!r} cannot be imported ({error})") from None
         if not isinstance(kind, BackendKind):
-            raise ValueError(f"{EXTRA_ENV}: backend module {module!r} declares no KIND (a BackendKind)")
+            raise settings.SettingError(f"{EXTRA_ENV}: backend module {module!r} declares no KIND (a BackendKind)")
         rows.append(kind)
     return tuple(rows)
 

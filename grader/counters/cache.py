@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import settings
 from grader.counters.model import CounterReading, KernelCounters
 
-CACHE_ENV = "LAB_COUNTER_CACHE"
+CACHE_ENV = settings.COUNTER_CACHE.name
 FORMAT = 1  # of an entry; a change names every entry anew
 _SCRIPT_BYTES = 1 << 20  # a tool this small is hashed whole (ncu and nvcc launchers are scripts)
 
@@ -107,13 +108,8 @@ def tool_identity(path: str | None) -> list[Any]:
 
 
 def root() -> Path | None:
-    configured = os.environ.get(CACHE_ENV, "")
-    if configured.lower() in ("off", "0", "none"):
-        return None
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpu-teaching-lab" / "counters"
+    """The cache's folder (LAB_COUNTER_CACHE); None where it is off."""
+    return settings.value(settings.COUNTER_CACHE)
 
 
 def key(*parts: Any) -> str:

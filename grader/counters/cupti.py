@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from grader import settings
 from grader.counters.model import Unavailable
 
-LIBRARY_ENV = "LAB_CUPTI"  # a libcupti.so to use; "off": never read counters in the worker
+LIBRARY_ENV = settings.CUPTI.name  # a libcupti.so to use; "off": never read counters in the worker
 
 _size_t = ctypes.c_size_t
 _vp = ctypes.c_void_p
@@ -104,7 +105,7 @@ KERNEL_REPLAY = 2  # CUpti_ProfilerReplayMode: CUPTI replays the kernel for each
 
 
 def _toolkit_roots() -> list[Path]:
-    roots = [os.environ.get(name, "") for name in ("CUDA_HOME", "CUDA_PATH")]
+    roots = [str(path) for path in map(settings.value, (settings.CUDA_HOME, settings.CUDA_PATH)) if path]
     nvcc = shutil.which("nvcc")
     if nvcc is not None:
         roots.append(str(Path(nvcc).resolve().parent.parent))
@@ -119,11 +120,11 @@ def _toolkit_roots() -> list[Path]:
 def library_path() -> str | None:
     """The libcupti.so to load (LAB_CUPTI, else the CUDA toolkit's: extras/CUPTI/lib64 or
     targets/*/lib), found without loading anything; None where there is none (or LAB_CUPTI=off)."""
-    chosen = os.environ.get(LIBRARY_ENV, "").strip()
-    if chosen.lower() == "off":
+    chosen = settings.value(settings.CUPTI)
+    if chosen.off:
         return None
-    if chosen:
-        return chosen if os.path.isfile(chosen) else None
+    if chosen.path:
+        return chosen.path if os.path.isfile(chosen.path) else None
     for root in _toolkit_roots():
         for folder in (root / "extras" / "CUPTI" / "lib64", *sorted(root.glob("targets/*/lib")), root / "lib64"):
             found = sorted(glob.glob(str(folder / "libcupti.so*")), key=len)

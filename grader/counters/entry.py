@@ -9,6 +9,9 @@ After each role it writes the launches made so far, in order, to the request's `
 two. Everything the process prints (a kernel's printf included) goes to the request's
 `own_output` file (else to stderr), never to ncu's stdout: nothing a kernel prints can pass for
 ncu's table (which ncu writes to its own log file) or for one of ncu's ==ERROR== lines.
+
+Its one argument, `--sandboxed` (SANDBOXED), says it runs in the sandbox, where the kernel
+cache is read-only: this run then keeps no cache entry.
 """
 
 from __future__ import annotations
@@ -89,21 +92,7 @@ class Manifest:
 
 
 RAN_DIFFERENTLY = "ran differently through CUDA than through OpenCL: its counters are not shown"
-
-
-# The CUDA device opened before the request (main's --open-early: runner.early_context), as
-# (index, backend); used by _open where the request names that device, else closed there.
-_early: tuple[int, Any] | None = None
-
-
-def _open_early(index: int) -> None:
-    global _early
-    from grader.backends import registry
-
-    try:
-        _early = (index, registry.by_name("cuda").open(index))
-    except Exception:  # noqa: BLE001 - the request's _open opens it again, and says what fails
-        _early = None
+SANDBOXED = "--sandboxed"  # the entry's argument where it runs in the sandbox (grader.counters.runner)
 
 
 def _open(request: ProfileRequest) -> Any:
@@ -114,15 +103,8 @@ def _open(request: ProfileRequest) -> Any:
     from grader.backends import registry
     from grader.backends.discovery import Discovery, choose
 
-    global _early
     kind = registry.by_name(request.backend)
     index = request.device
-    if _early is not None:
-        early_index, early = _early
-        _early = None
-        if kind.name == "cuda" and index == early_index:
-            return early
-        early.close()
     if kind.counters_through_cuda and request.device_id and all(r.program for r in request.roles):
         from grader.backends.base import LaunchError
         from grader.backends.opencl_ptx import OpenCLThroughCuda
@@ -399,14 +381,12 @@ def preload() -> None:
 def main() -> int:
     os.dup2(2, 1)  # stdout is stderr from here: a kernel's printf cannot look like ncu's table
     sys.stdout = sys.stderr
-    if os.environ.get("LAB_SANDBOXED") == "1":
+    if sys.argv[1:] == [SANDBOXED]:
         from grader.backends import kernel_cache
 
         kernel_cache.sink = lambda key, blob, meta: None  # read-only here; this run keeps nothing
     try:
         preload()
-        if len(sys.argv) == 3 and sys.argv[1] == "--open-early" and sys.argv[2].isdigit():
-            _open_early(int(sys.argv[2]))
         request = ProfileRequest.from_json(sys.stdin.read())
         if request.own_output:
             fd = os.open(request.own_output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

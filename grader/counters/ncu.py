@@ -28,9 +28,10 @@ import re
 import shutil
 from pathlib import Path
 
+from grader import settings
 from grader.counters.model import Unavailable
 
-NCU_ENV = "LAB_NCU"  # an ncu to use instead of the one on PATH
+NCU_ENV = settings.NCU.name  # an ncu to use instead of the one on PATH
 PARAMS = Path("/proc/driver/nvidia/params")
 _FOLDERS = ("/usr/local/cuda/bin", "/opt/cuda/bin", "/opt/nvidia/nsight-compute")
 
@@ -38,11 +39,11 @@ _FOLDERS = ("/usr/local/cuda/bin", "/opt/cuda/bin", "/opt/nvidia/nsight-compute"
 def ncu_path() -> str | None:
     """LAB_NCU, else `ncu` on PATH, else the toolkit's usual folders; None where there is none.
     (LAB_NCU=off: as if none.)"""
-    chosen = os.environ.get(NCU_ENV)
-    if chosen:
-        if chosen == "off":
-            return None
-        return chosen if os.access(chosen, os.X_OK) else None
+    chosen = settings.value(settings.NCU)
+    if chosen.off:
+        return None
+    if chosen.path:
+        return chosen.path if os.access(chosen.path, os.X_OK) else None
     found = shutil.which("ncu")
     if found:
         return found

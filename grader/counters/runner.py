@@ -25,9 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from grader import settings
 from grader.backends import registry
 from grader.counters import cache, ncu
-from grader.counters.entry import ProfileRequest, RoleRequest
+from grader.counters.entry import SANDBOXED, ProfileRequest, RoleRequest
 from grader.counters.model import (
     CounterReading,
     KernelCounters,
@@ -160,24 +161,9 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
                 run.discard()  # (a run that finished is gone already)
 
 
-EARLY_CONTEXT_ENV = "LAB_COUNTERS_EARLY_CONTEXT"
-
-
-def early_context(backend: str, device: int | None) -> int | None:
-    """The CUDA device whose context a run started beside the worker makes at once, before its
-    request (None: after it, the default). An experiment, on only with LAB_COUNTERS_EARLY_CONTEXT=1
-    and a CUDA device chosen before the worker: it takes the context's making (under ncu, a few
-    tenths of a second) off a grading's wall, at the price of an idle context on the GPU while the
-    worker times; benchmarks/counters_cost.py measures both."""
-    if os.environ.get(EARLY_CONTEXT_ENV, "") != "1" or backend != "cuda" or device is None or device < 0:
-        return None
-    return device
-
-
 def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
                          device_kind: str | None, platform: str | None, sandboxed: bool = True,
-                         metrics: tuple[str, ...] | None = None, device: int | None = None,
-                         ) -> ProfilingRun | None:
+                         metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
     """The submission's profiling run of a grading (the roles' untrusted part), started before the
     grading's worker: None where profile() would read no counters here, or would read the
     submission's in one run with the trusted roles' (no device facts, the cache off). `metrics`:
@@ -188,7 +174,7 @@ def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest],
     tool = ncu.ncu_path()
     assert spec.counters is not None and tool is not None
     return ProfilingRun(catalog, spec, untrusted, tool, metrics or spec.counters.metrics, backend,
-                        sandboxed=sandboxed, open_early=early_context(backend, device))
+                        sandboxed=sandboxed)
 
 
 def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: str) -> str:
@@ -359,8 +345,7 @@ class ProfilingRun:
     discard() ends a run no request came for. Both free its folder."""
 
     def __init__(self, catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str,
-                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True,
-                 open_early: int | None = None):
+                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
         from grader.worker_process import register
 
         assert spec.counters is not None
@@ -371,8 +356,6 @@ class ProfilingRun:
         self.folder = Path(tempfile.mkdtemp(prefix="lab-counters-"))
         self.log, self.out, self.own = self.folder / "ncu.log", self.folder / "launches.json", self.folder / "entry.out"
         entry = [sys.executable, "-m", "grader.counters.entry"]
-        if open_early is not None:  # (early_context: an experiment, off unless asked)
-            entry += ["--open-early", str(open_early)]
         argv = ncu.command(tool, metrics, kernels, launches, self.log, entry, from_start=not selects(spec.counters))
         self.scratch = None  # (grader.worker_process's registry of started processes reads it)
         self.proc, self.start_error = _start(argv, self.folder, str(catalog.root), sandboxed)
@@ -427,7 +410,7 @@ class ProfilingRun:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-KEEP_ENV = "LAB_COUNTERS_KEEP"  # a folder: each failed profiling run's words are kept there
+KEEP_ENV = settings.COUNTERS_KEEP.name  # a folder: each failed profiling run's words are kept there
 
 
 def keep_failed(stage: str, texts: dict[str, str]) -> Path | None:
@@ -435,12 +418,11 @@ def keep_failed(stage: str, texts: dict[str, str]) -> Path | None:
     output, the entry's own output, its manifest and exit status, in a new folder inside it
     (a crash the reason line can only name, like a segmentation fault, can then be looked
     into); never raises. None where not asked for or not written."""
-    chosen = os.environ.get(KEEP_ENV, "").strip()
-    if not chosen:
+    chosen = settings.value(settings.COUNTERS_KEEP)
+    if chosen is None:
         return None
     try:
-        folder = Path(tempfile.mkdtemp(prefix=f"{stage}-{time.strftime('%Y%m%d-%H%M%S')}-",
-                                       dir=Path(chosen).expanduser()))
+        folder = Path(tempfile.mkdtemp(prefix=f"{stage}-{time.strftime('%Y%m%d-%H%M%S')}-", dir=chosen))
         for name, text in texts.items():
             (folder / name).write_text(text, encoding="utf-8", errors="replace")
         return folder
@@ -458,16 +440,18 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def _start(argv: list[str], folder: Path, course_root: str, sandboxed: bool,
            ) -> tuple[subprocess.Popen | None, str]:
-    """Start ncu (in the sandbox where asked), its stdin open for the request; or None and why not."""
+    """Start ncu (in the sandbox where asked), its stdin open for the request; or None and why not.
+    `argv` ends with the entry's command (`python -m grader.counters.entry`)."""
     from grader import sandbox
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONUNBUFFERED"] = "1"
-    env["LAB_WORKER_PRELOAD"] = "cuda"
     if sandboxed:
         launch = sandbox.wrap(argv, env, courses=(course_root,), writable=(str(folder),))
         argv, env, fds, close = launch.argv, launch.env, launch.pass_fds, launch.close
+        if launch.info.sandboxed:  # (the entry's command ends the argv: grader.sandbox.Launch)
+            argv = [*argv, SANDBOXED]
     else:
         fds, close = (), (lambda: None)
     try:

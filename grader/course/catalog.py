@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import settings
 from grader.backends import registry
 from grader.course.spec import Spec, SpecError, load_spec
 
@@ -27,9 +27,9 @@ def course_root() -> Path:
     LAB_COURSE_ROOT wins; then the checkout this package runs from (an editable install); then
     the copy of the course inside the installed package (a plain `pip install`: grader/course).
     """
-    override = os.environ.get("LAB_COURSE_ROOT")
-    if override:
-        return Path(override).resolve()
+    override = settings.value(settings.COURSE_ROOT)
+    if override is not None:
+        return override
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "assignments").is_dir():
         return checkout

@@ -9,12 +9,12 @@ folder. LAB_AUTOGRADER_ROOT moves the whole tree (tests point it at a temporary 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT_ENV = "LAB_AUTOGRADER_ROOT"
-DEFAULT_ROOT = Path("/autograder")
+from grader import settings
+
+DEFAULT_ROOT = settings.DEFAULT_AUTOGRADER_ROOT
 CONFIG_NAME = "lab-autograder.json"  # in the zip, beside setup.sh: the assignment's stages
 COURSE_FOLDER = "course"  # in the zip: the course's assignments/ and reference/
 WHEELS_FOLDER = "wheels"  # in the zip: the lab itself, as a wheel
@@ -28,8 +28,8 @@ class AutograderPaths:
 
     @classmethod
     def from_environment(cls) -> AutograderPaths:
-        override = os.environ.get(ROOT_ENV)
-        return cls(Path(override) if override else DEFAULT_ROOT)
+        """Gradescope's tree, or the one LAB_AUTOGRADER_ROOT names."""
+        return cls(settings.value(settings.AUTOGRADER_ROOT))
 
     @property
     def source(self) -> Path:

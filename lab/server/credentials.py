@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import settings
+
 
 class CredentialsError(ValueError):
     """No saved login, or one that cannot be read; the message says what to do."""
@@ -21,9 +23,8 @@ class Credentials:
 
 
 def config_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
-    return root / "gpu-lab" / "server.json"
+    """Where `lab login` keeps the server's address and token: under XDG_CONFIG_HOME."""
+    return settings.value(settings.XDG_CONFIG_HOME) / "gpu-lab" / "server.json"
 
 
 def save(credentials: Credentials) -> Path:

@@ -18,6 +18,7 @@ from grader.report import ERROR, FAILED
 from grader.results import FailureKind
 from grader.worker_process import WorkerProcess
 from tests.conftest import as_submission, catalog, target_id, targets
+from tests.sandbox.probing import RunProbe
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "tests" / "adversarial" / "kernels"
@@ -158,43 +159,23 @@ def test_full_disk_under_pocls_cache_is_a_grader_error_graded_again(tmp_path: Pa
     assert stored["status"] == "passed" and stored["score"] == stored["max_score"]
 
 
-def test_the_worker_holds_a_file_size_limit_before_it_reads_its_request(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_holds_a_file_size_limit_before_it_reads_its_request(run_probe: RunProbe) -> None:
     """A kernel that prints without end fills its output file up to the worker's file-size
     limit, not the machine's disk (the limit is set before the request is read)."""
-    import json
-
-    from grader.pipeline import run_worker
-    from grader.results import Grading
-    from grader.steps import Request
     from grader.worker import WORKER_FILE_BYTES
 
-    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.limits_probe",
-                                                     "args": {"bytes": WORKER_FILE_BYTES}}))
-    request = Request(course_root=str(catalog().root), stage=STAGE, source="", filename="probe.cl",
-                      backend="opencl", device=-1, seed=1)
-    grading = Grading()
-    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
-    assert grading.probe is not None, (grading.abort, grading.errors, grading.output_tail)
-    assert grading.probe["fsize"] == [WORKER_FILE_BYTES, WORKER_FILE_BYTES]
-    assert grading.probe["past_limit"] == "File too large"
+    found, grading = run_probe({"limits": True, "bytes": WORKER_FILE_BYTES})
+    assert found is not None, (grading.abort, grading.errors, grading.output_tail)
+    assert found["fsize"] == [WORKER_FILE_BYTES, WORKER_FILE_BYTES]
+    assert found["past_limit"] == "File too large"
 
 
 @pytest.mark.parametrize("mode", ["off", "on"])
 def test_a_worker_killed_by_sigkill_is_a_grader_error_in_its_sandbox_too(monkeypatch: pytest.MonkeyPatch,
-                                                                        mode: str) -> None:
+                                                                        run_probe: RunProbe, mode: str) -> None:
     """Through bwrap (which reports a child killed by signal N as 128 + N) as without it."""
-    import json
-
-    from grader.pipeline import run_worker
-    from grader.results import Grading
-    from grader.steps import Request
-
     monkeypatch.setenv("LAB_SANDBOX", mode)
-    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.limits_probe", "args": {"killed": True}}))
-    request = Request(course_root=str(catalog().root), stage=STAGE, source="", filename="probe.cl",
-                      backend="opencl", device=-1, seed=1)
-    grading = Grading()
-    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
+    _, grading = run_probe({"limits": True, "killed": True})
     if mode == "on" and not grading.sandbox.sandboxed:
         pytest.skip(f"no sandbox here: {grading.sandbox.reason}")
     assert grading.abort is not None and grading.abort.failure == FailureKind.GRADER_ERROR, grading.abort

@@ -1,17 +1,38 @@
-"""A probe that runs in the grading worker in place of a kernel (LAB_TEST_PROBE, tests only):
-what could code running there reach? Each attempt is reported as data: "ok" (with what it
-got, where that matters) or the error's name and text."""
+"""A backend for tests whose device is a probe: opening it runs, in the grading worker where a
+kernel runs, code that reports what it could reach there. Each attempt is reported as data: "ok"
+(with what it got, where that matters) or the error's name and text.
+
+It is registered as any backend from outside the project is (LAB_BACKENDS), as a module of its
+own in a folder outside the checkout (tests/sandbox/probing.py copies this file there), so a
+sandboxed worker sees this one file and nothing else of the tests. What a run does is read from
+ARGS, a file beside it that the test writes before each run. The findings come back as the
+text of the exception open() raises (ProbeFindings: JSON), which the worker reports as a
+GraderError. Standard library and grader only.
+"""
 
 from __future__ import annotations
 
 import base64
+import gc
+import json
 import os
+import re
+import resource
 import signal
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader.results import CacheEntry, StudentCode
+from grader.backends.registry import BackendKind, KernelSyntax, Target
+from grader.results import CacheEntry, StudentCode, WorkerMessage
+
+NAME = "probe"
+ARGS = "probe_args.json"
+
+
+class ProbeFindings(Exception):
+    """Raised by open() once the probe has run: its text is the findings, as JSON."""
 
 
 def _attempt(action) -> dict[str, Any]:
@@ -66,7 +87,16 @@ def _unshare_user() -> str:
     return "a user namespace of its own"
 
 
-def probe(args: dict[str, Any], send) -> dict[str, Any]:
+def _send(message: WorkerMessage) -> None:
+    """Send a message on the worker's own channel to the parent, found as any code in the
+    worker could find it: a compromised worker forging messages."""
+    channel = next(o for o in gc.get_objects() if type(o).__name__ == "Channel" and hasattr(o, "send"))
+    channel.send(message)
+
+
+def probe(args: dict[str, Any]) -> dict[str, Any]:
+    """What code running where a kernel runs can read, write, reach and become (`args` say what
+    to try); `crash`: it ends by SIGSEGV instead."""
     if args.get("crash"):
         os.kill(os.getpid(), signal.SIGSEGV)
     found: dict[str, Any] = {"euid": os.geteuid(), "uid": os.getuid(),
@@ -97,8 +127,44 @@ def probe(args: dict[str, Any], send) -> dict[str, Any]:
     # Messages a compromised worker might forge: a trusted-cache entry before it says it holds
     # student code (as the grader's own compile would send one), and one after.
     for key in args.get("cache_before", []):
-        send(CacheEntry(key, base64.b64encode(b"before").decode(), {"log": "probe"}))
-    send(StudentCode())
+        _send(CacheEntry(key, base64.b64encode(b"before").decode(), {"log": "probe"}))
+    _send(StudentCode())
     for key in args.get("cache_after", []):
-        send(CacheEntry(key, base64.b64encode(b"poison").decode(), {"log": "probe"}))
+        _send(CacheEntry(key, base64.b64encode(b"poison").decode(), {"log": "probe"}))
     return found
+
+
+def limits(args: dict[str, Any]) -> dict[str, Any]:
+    """The limits the worker holds, and whether a file of `bytes` past its size limit can be
+    written; with `killed`, the worker ends by SIGKILL instead, as the OOM killer ends it (from
+    outside its code)."""
+    if args.get("killed"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    found: dict[str, Any] = {"fsize": list(resource.getrlimit(resource.RLIMIT_FSIZE)),
+                             "address_space": list(resource.getrlimit(resource.RLIMIT_AS))}
+    with tempfile.TemporaryFile(buffering=0) as big:
+        try:
+            os.pwrite(big.fileno(), b"x", int(args["bytes"]))
+            found["past_limit"] = "written"
+        except OSError as error:
+            found["past_limit"] = error.strerror or str(error)
+    return found
+
+
+def open_probe(index: int) -> Any:
+    """Run the probe ARGS asks for (`limits`: limits(), else probe()); raise its findings."""
+    args = json.loads(Path(__file__).with_name(ARGS).read_text(encoding="utf-8"))
+    found = limits(args) if args.get("limits") else probe(args)
+    raise ProbeFindings(json.dumps(found))
+
+
+def devices() -> tuple[list[Target], str | None]:
+    return [Target(NAME, 0, "probe device", "cpu", NAME)], None
+
+
+KIND = BackendKind(
+    name=NAME, suffix=".probe", language="Probe",
+    syntax=KernelSyntax(entry="probe", declaration=re.compile(r"\bprobe\s+(?P<name>\w+)\((?P<params>[^)]*)\)"),
+                        barrier="", shared_memory="", threads="", block="", label="Probe"),
+    probe=devices, open=open_probe,
+)

@@ -24,11 +24,10 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
-from grader.pipeline import Limits, run_worker
 from grader.results import Grading
-from grader.steps import Request
 from grader.worker_process import WorkerProcess
-from tests.conftest import catalog, targets
+from tests.conftest import targets
+from tests.sandbox.probing import RunProbe
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "transpose_coalesced.cl"
@@ -129,18 +128,14 @@ def world(tmp_path, monkeypatch):
     shutil.rmtree(in_project, ignore_errors=True)
 
 
-def _probe(world, monkeypatch, sandbox_mode: str, **extra) -> tuple[dict, Grading]:
+def _probe(world, monkeypatch, run_probe: RunProbe, sandbox_mode: str, **extra) -> tuple[dict, Grading]:
     token = uuid.uuid4().hex
     args = {"read": world["read"], "write": world["write"], "tcp": world["servers"].tcp.getsockname()[1],
             "udp": world["servers"].udp.getsockname()[1], "token": token, **extra}
     monkeypatch.setenv("LAB_SANDBOX", sandbox_mode)
-    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.probe", "args": args}))
-    request = Request(course_root=str(catalog().root), stage="transpose_coalesced", source="",
-                      filename="probe.cl", backend="opencl", device=-1, seed=1)
-    grading = Grading()
-    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
-    assert grading.probe is not None, (grading.abort, grading.errors, grading.output_tail)
-    found = dict(grading.probe)
+    probed, grading = run_probe(args)
+    assert probed is not None, (grading.abort, grading.errors, grading.output_tail)
+    found = dict(probed)
     found["udp_received"] = world["servers"].received(token)
     for name, path in world["write"].items():  # what reached the machine's files; then away with it
         found[f"written:{name}"] = Path(path).exists()
@@ -158,9 +153,9 @@ def _can_route_off_machine() -> bool:
 
 
 @needs_sandbox
-def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(world, monkeypatch):
-    outside, graded_outside = _probe(world, monkeypatch, "off", unshare=True)
-    inside, graded_inside = _probe(world, monkeypatch, "on", unshare=True)
+def test_the_probe_reaches_everything_outside_the_sandbox_and_nothing_inside(world, monkeypatch, run_probe):
+    outside, graded_outside = _probe(world, monkeypatch, run_probe, "off", unshare=True)
+    inside, graded_inside = _probe(world, monkeypatch, run_probe, "on", unshare=True)
     assert graded_outside.sandbox.sandboxed is False and graded_inside.sandbox.sandboxed is True
 
     for name in world["read"]:
@@ -204,13 +199,13 @@ def _can_unshare_user() -> bool:
 
 
 @needs_sandbox
-def test_only_cache_entries_sent_before_the_student_code_are_kept(world, monkeypatch):
+def test_only_cache_entries_sent_before_the_student_code_are_kept(world, monkeypatch, run_probe):
     """The trusted-kernel cache is read-only inside (the probe's write fails, above); entries
     reach it through the parent, which keeps them only until the worker says it holds the
     student's code: a forged one after that is dropped."""
     before, after = "1" * 64, "2" * 64
     cache = world["tmp"] / "cache"
-    found, _ = _probe(world, monkeypatch, "on", cache_before=[before], cache_after=[after])
+    found, _ = _probe(world, monkeypatch, run_probe, "on", cache_before=[before], cache_after=[after])
     assert not found["write:cache"]["ok"]
     assert (cache / f"{before}.bin").read_bytes() == b"before"
     assert json.loads((cache / f"{before}.json").read_text())["size"] == len(b"before")
@@ -220,11 +215,11 @@ def test_only_cache_entries_sent_before_the_student_code_are_kept(world, monkeyp
 
 
 @needs_sandbox
-def test_an_unsandboxed_worker_cannot_send_cache_entries_either(world, monkeypatch):
+def test_an_unsandboxed_worker_cannot_send_cache_entries_either(world, monkeypatch, run_probe):
     """Outside the sandbox the worker writes the cache itself (as before); the parent takes no
     entries from it."""
     key = "3" * 64
-    _probe(world, monkeypatch, "off", cache_before=[key])
+    _probe(world, monkeypatch, run_probe, "off", cache_before=[key])
     assert not (world["tmp"] / "cache" / f"{key}.bin").exists()
 
 
@@ -249,14 +244,15 @@ def test_a_real_grading_passes_inside_the_sandbox(tmp_path):
 
 
 @needs_sandbox
-def test_a_trusted_entry_made_inside_reaches_the_cache_through_the_parent_and_is_read_back(world, monkeypatch):
+def test_a_trusted_entry_made_inside_reaches_the_cache_through_the_parent_and_is_read_back(world, monkeypatch,
+                                                                                         run_probe):
     """In the worker, kernel_cache.store (as a trusted compile calls it) sends the entry; the
     parent writes it; the next sandboxed worker reads it (as the unprivileged user too)."""
     key = "4" * 64
-    found, _ = _probe(world, monkeypatch, "on", store=[key])
+    found, _ = _probe(world, monkeypatch, run_probe, "on", store=[key])
     assert found[f"store:{key}"]["ok"]
     assert (world["tmp"] / "cache" / f"{key}.bin").read_bytes() == b"trusted"
-    found, _ = _probe(world, monkeypatch, "on", load=[key])
+    found, _ = _probe(world, monkeypatch, run_probe, "on", load=[key])
     assert found[f"load:{key}"] == {"ok": True, "value": "trusted"}
 
 
@@ -353,15 +349,11 @@ def test_an_unknown_setting_refuses_rather_than_grading_unsandboxed(tmp_path):
 
 
 @needs_sandbox
-def test_a_worker_killed_by_a_signal_is_reported_as_that_signal(world, monkeypatch):
+def test_a_worker_killed_by_a_signal_is_reported_as_that_signal(world, monkeypatch, run_probe):
     """bwrap reports a child killed by signal N as exit code 128 + N: the verdict still names
     the signal."""
     monkeypatch.setenv("LAB_SANDBOX", "on")
-    monkeypatch.setenv("LAB_TEST_PROBE", json.dumps({"module": "tests.sandbox.probe", "args": {"crash": True}}))
-    request = Request(course_root=str(catalog().root), stage="transpose_coalesced", source="",
-                      filename="probe.cl", backend="opencl", device=-1, seed=1)
-    grading = Grading()
-    run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess("opencl"))
+    _, grading = run_probe({"crash": True})
     assert grading.sandbox.sandboxed and grading.abort is not None
     assert "SIGSEGV" in grading.abort.message, grading.abort.message
 

@@ -67,6 +67,7 @@ def test_every_module_has_one_layer():
     ("grader.grading", "waist"), ("grader.pipeline", "engine"), ("grader.worker", "engine"), ("grader.steps.compile", "engine"),
     ("grader.counters.runner", "engine"), ("grader.course.spec", "course and backends"),
     ("grader.course.problems.mlp", "course and backends"), ("grader.backends.opencl", "course and backends"),
+    ("grader.settings", "settings"),
 ])
 def test_layer_of_a_module(module, layer):
     assert LAYERS[layer_index(module)].name == layer
