@@ -179,3 +179,35 @@ def test_a_worker_is_told_what_it_needs_before_its_request_on_its_command_line()
     assert WorkerStart.from_argv([]) == WorkerStart()
     with pytest.raises(ValueError, match="--preload"):
         WorkerStart.from_argv(["--preload", "cuda"])
+
+
+def test_the_worker_gets_the_sandboxs_answers_after_its_command(monkeypatch):
+    """WorkerProcess appends WorkerStart's arguments to the launch the sandbox made (its
+    command ends the argv), so the worker reads them, not its environment."""
+    import sys
+
+    from grader import sandbox, worker_process
+
+    launched = {}
+
+    def wrap(command, env, **kwargs):
+        launched["backend"] = kwargs.get("backend")
+        return sandbox.Launch(["bwrap", "--", *command], dict(env), sandbox.SandboxInfo(True, "nobody"),
+                              nv_cache_template="/cache/nv/555.1")
+
+    class Started(Exception):
+        pass
+
+    def popen(argv, **kwargs):
+        launched["argv"], launched["env"] = argv, kwargs["env"]
+        raise Started
+
+    monkeypatch.setattr(worker_process.sandbox, "wrap", wrap)
+    monkeypatch.setattr(worker_process.subprocess, "Popen", popen)
+    with pytest.raises(Started):
+        worker_process.WorkerProcess("opencl")
+    tail = launched["argv"][launched["argv"].index("grader.worker") + 1:]
+    assert launched["backend"] == "opencl"
+    assert WorkerStart.from_argv(tail) == WorkerStart("opencl", sandboxed=True, nv_cache_template="/cache/nv/555.1")
+    assert launched["argv"][:2] == ["bwrap", "--"] and launched["argv"][2] == sys.executable
+    assert not [name for name in launched["env"] if name in ("LAB_WORKER_PRELOAD", "LAB_SANDBOXED")]
