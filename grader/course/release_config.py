@@ -13,16 +13,15 @@ back is timed against PTX (lab.release), its baseline stage's included.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course.catalog import Catalog, UnknownStageError
+from grader.course.gpu_arch import is_ptx_target
 
 CONFIG_NAME = "course.toml"
 DEFAULT_PTX = ("compute_75", "compute_80", "compute_90")
-_ARCH = re.compile(r"compute_(\d+)")
 
 
 class ReleaseConfigError(ValueError):
@@ -57,7 +56,7 @@ def load_release_config(path: Path, catalog: Catalog) -> ReleaseConfig:
     solutions = _names(table, "solutions", path)
     ptx = _names(table, "ptx", path) if "ptx" in table else DEFAULT_PTX
     for arch in ptx:
-        if not _ARCH.fullmatch(arch):
+        if not is_ptx_target(arch):
             raise ReleaseConfigError(f"{path}: ptx target {arch!r} is not compute_XY (e.g. compute_90)")
     for stage in (*open_, *solutions):
         try:
@@ -69,14 +68,6 @@ def load_release_config(path: Path, catalog: Catalog) -> ReleaseConfig:
         if baseline and baseline not in open_:
             raise ReleaseConfigError(f"{path}: {stage} is timed against {baseline}, which is not open: open it too")
     return ReleaseConfig(open_, solutions, ptx)
-
-
-def arch_number(arch: str) -> int:
-    """compute_90 -> 90."""
-    found = _ARCH.fullmatch(arch) or re.fullmatch(r"sm_(\d+)", arch)
-    if found is None:
-        raise ValueError(f"not an architecture name: {arch!r}")
-    return int(found.group(1))
 
 
 def _names(table: dict, key: str, path: Path) -> tuple[str, ...]:

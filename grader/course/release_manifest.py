@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.backends.base import DeviceInfo
-from grader.course.release_config import arch_number
+from grader.course.gpu_arch import arch_number
 
 MANIFEST = Path("release") / "manifest.json"
 FORMAT = 1
