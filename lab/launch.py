@@ -3,38 +3,16 @@ first, before the command line's own imports (about half a second), so that its 
 imports, the GPU driver's) overlaps them; everything else goes straight to the typer app.
 
 What that early worker prints (the note "grading without a sandbox") is held until `lab grade`
-has graded (say_held_notes): a command that stops at a usage error ("no such file", no device
-for the file's language) says only that error."""
+has graded (lab.early_worker.say_held_notes): a command that stops at a usage error ("no such
+file", no device for the file's language) says only that error."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 
 from grader.settings import SettingError
 from lab import interrupt
-
-_held: list[str] = []
-
-
-def prestart_quietly(backend: str) -> None:
-    """Start this thread's grading worker for `backend` (grader.worker_process.prestart_worker),
-    keeping what it writes to standard error for say_held_notes()."""
-    from grader.worker_process import prestart_worker
-
-    written = io.StringIO()
-    with contextlib.redirect_stderr(written):
-        prestart_worker(backend)
-    if written.getvalue():
-        _held.append(written.getvalue())
-
-
-def say_held_notes() -> None:
-    """Write what prestart_quietly() held to standard error, once."""
-    while _held:
-        sys.stderr.write(_held.pop(0))
-    sys.stderr.flush()
+from lab.early_worker import prestart_quietly
 
 
 def _start_grading_worker(args: list[str]) -> None:
@@ -45,7 +23,7 @@ def _start_grading_worker(args: list[str]) -> None:
     for arg in args[1:]:
         for kind in backends():
             if arg.lower().endswith(kind.suffix):
-                prestart_quietly(kind.name)
+                prestart_quietly(kind)
                 return
 
 

@@ -30,7 +30,7 @@ from lab.cli.backend_option import backend_choice
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, finish
-from lab.launch import prestart_quietly, say_held_notes
+from lab.early_worker import prestart_quietly, say_held_notes
 
 SANITIZER = SanitizerPlugin.option
 COUNTERS = CountersPlugin.option
