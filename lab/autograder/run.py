@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader import GRADER_VERSION
 from grader.backends import registry
-from grader.backends.registry import Target
+from grader.backends.registry import BackendKind, Target
 from grader.course.catalog import Catalog, UnknownStageError
 from grader.course.checks.source_checks import SubmissionError
 from grader.course.sinks import for_json
@@ -29,17 +29,22 @@ from lab.autograder.paths import AutograderPaths
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import StageFile, Upload, expected_names, scan_upload, take_in
 
-GRADED_HERE = "opencl"  # the backend Gradescope's machines have (PoCL, on the CPU)
 NO_FILE = "(no file uploaded)"  # the report's file, for a stage the upload has no file for
 # Report statuses that mean the reference kernel is right (speed is not graded on a CPU).
 REFERENCE_OK = (PASSED, PENDING)
 
 
-def no_device_message(backend: str) -> str:
-    kind = registry.by_name(backend)
-    if backend == GRADED_HERE:
-        return "no OpenCL device was found on the grading machine: nothing could be graded here"
-    here = registry.by_name(GRADED_HERE)
+def graded_here() -> BackendKind:
+    """The backend Gradescope's machines grade: they have no GPU, so the one whose kernels run on
+    the CPU (registry.without_a_device: PoCL's OpenCL)."""
+    return registry.without_a_device()
+
+
+def no_device_message(kind: BackendKind) -> str:
+    """What the student reads where no device grades `kind` here."""
+    here = graded_here()
+    if kind == here:
+        return f"no {kind.title} device was found on the grading machine: nothing could be graded here"
     return (f"a {kind.language} ({kind.suffix}) file cannot be graded on Gradescope's machines (no GPU): "
             f"it is graded on the course GPU later; upload the {here.language} ({here.suffix}) version "
             f"to have its correctness checked here")
@@ -89,7 +94,7 @@ def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -
         return report
     if refused.failure == FailureKind.NO_DEVICE:
         log.append(f"{spec.id}: no device for {backend}: {refused.message}")
-        message = no_device_message(backend)
+        message = no_device_message(kind)
     else:  # LAB_SANDBOX=require set in the container, and none there
         log.append(f"{spec.id}: {refused.message}")
         message = f"the grader could not start: {refused.message}"
@@ -152,7 +157,7 @@ def _grade_all(catalog: Catalog, specs: list[Spec], upload: Upload) -> GradedUpl
         file = upload.found.get(spec.id)
         if file is None:
             reason = upload.missing[spec.id]
-            graded.reports.append(refused_report(spec, reason, NO_FILE, Target.to_choose(GRADED_HERE),
+            graded.reports.append(refused_report(spec, reason, NO_FILE, Target.to_choose(graded_here().name),
                                                  secrets.randbits(31)))
             graded.log.append(f"{spec.id}: not graded: {reason}")
             continue
@@ -201,7 +206,8 @@ def warm_up(paths: AutograderPaths) -> list[WarmUp]:
     """Grade each stage's reference OpenCL kernel: setup.sh fails the build when one is not
     right here, and the kernel caches hold the trusted kernels before any student's upload."""
     _config, catalog, specs = load_course(paths)
-    suffix = registry.by_name(GRADED_HERE).suffix
+    here = graded_here()
+    suffix = here.suffix
     done = []
     for spec in specs:
         reference = catalog.reference_file(spec.id, suffix)
@@ -210,7 +216,7 @@ def warm_up(paths: AutograderPaths) -> list[WarmUp]:
                                                  f"cannot be checked without it)"))
             continue
         try:
-            report = grade(GradeRequest(catalog, spec, reference, registry.by_name(GRADED_HERE)))
+            report = grade(GradeRequest(catalog, spec, reference, here))
         except SubmissionError as error:
             done.append(WarmUp(spec.id, "error", str(error)))
             continue

@@ -77,7 +77,7 @@ def _walk(folder: Path, prefix: str, stages: Sequence[str], walk: _Walk) -> None
             walk.ignored.append(f"{shown}: not a regular file")
         else:
             stem, suffix = os.path.splitext(entry.name)
-            kernel = registry.by_suffix(suffix) is not None
+            kernel = suffix.lower() in registry.suffixes()
             if kernel and stem in stages and prefix:
                 walk.nested.setdefault(stem, []).append(StageFile(stem, Path(entry.path), shown))
                 walk.ignored.append(f"{shown}: inside a folder, so not graded (upload {entry.name} itself, "

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import close_names
 
 # Generic reasons: shown, with their counts, in the class summary.
@@ -45,7 +46,7 @@ class Submission:
     stage: str
     path: Path  # where its bytes are read: SUBMISSIONS/<student>/<file> as scanned; the batch's own
     # copy in its work folder once lab.batch.intake (or an export's reader) took it in
-    backend: str  # "cuda" | "opencl", from the suffix
+    backend: str  # its backend's name (its suffix's row's): the batch's records and their readers hold names
     late: bool = False  # the LMS the submission came from marked it late (Canvas's LATE)
     origin: str = ""  # its path inside an LMS export (lab.batch.exports); "" for a folder layout
 
@@ -158,11 +159,12 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
         return [], [NotGraded(f"{student}/", EMPTY_STUDENT, f"{student}/: empty")]
 
     skipped: list[NotGraded] = []
-    by_stage: dict[str, list[os.DirEntry]] = {}
+    by_stage: dict[str, list[tuple[os.DirEntry, BackendKind]]] = {}  # stage -> its kernel files and their backends
     for entry in entries:
         kind = _kind(entry)
         where = f"{student}/{entry.name}"
         stem, suffix = os.path.splitext(entry.name)
+        backend = registry.by_suffix(suffix)  # the file's suffix becomes its backend's row here
         if entry.name.startswith("."):
             skipped.append(NotGraded(where + ("/" if kind == "dir" else ""), HIDDEN, f"{where}: a hidden "
                                      + ("folder" if kind == "dir" else "file")))
@@ -177,7 +179,7 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
             skipped.append(NotGraded(where, SYMLINK, f"{where}: a symbolic link; copy the file itself"))
         elif kind != "file":
             skipped.append(NotGraded(where, NOT_A_FILE, f"{where}: not a regular file"))
-        elif registry.by_suffix(suffix) is None:
+        elif backend is None:
             skipped.append(NotGraded(where, NOT_A_KERNEL_FILE,
                                      f"{where}: only {registry.stage_file_list()} files are graded"))
         elif stem not in stage_ids:
@@ -185,21 +187,18 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
             hint = f" (did you mean {close[0]}{suffix}?)" if close else ""
             skipped.append(NotGraded(where, UNKNOWN_STAGE, f"{where}: {stem!r} is not a stage{hint}"))
         else:
-            by_stage.setdefault(stem, []).append(entry)
+            by_stage.setdefault(stem, []).append((entry, backend))
 
     found: list[Submission] = []
     for stage, files in by_stage.items():
         if len(files) > 1:
-            names = [f.name for f in files]
+            names = [f.name for f, _ in files]
             listed = ", ".join(names[:-1]) + " and " + names[-1]
-            for f in files:
+            for f, _ in files:
                 skipped.append(NotGraded(f"{student}/{f.name}", BOTH_BACKENDS,
                                          f"{student}/: {listed} are all for stage {stage}; keep only the one "
                                          f"to be graded"))
             continue
-        file = files[0]
-        backend_kind = registry.by_suffix(os.path.splitext(file.name)[1])
-        assert backend_kind is not None  # by_stage holds only files whose suffix names a backend
-        backend = backend_kind.name
-        found.append(Submission(student, stage, root / student / file.name, backend))
+        file, backend = files[0]
+        found.append(Submission(student, stage, root / student / file.name, backend.name))
     return found, skipped

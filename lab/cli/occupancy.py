@@ -9,7 +9,6 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from grader.backends import registry
 from grader.backends.base import CompileError, KernelResources
 from grader.backends.nvcc import compile_cubin
 from grader.backends.registry import BackendKind
@@ -117,7 +116,7 @@ def occupancy_command(
         submission = read_submission(file)
     except SubmissionError as error:
         fail(str(error), 2 if error.usage else 1)
-    kind = registry.by_name(submission.backend)
+    kind = submission.backend
     defines: dict[str, int | float] = {}
     threads = None
     dynamic = 0  # bytes of dynamic shared memory the stage launches a CUDA kernel with

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import typer
 
-from grader.backends import registry
 from grader.backends.registry import BackendKind
 from grader.counters import runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
@@ -82,7 +81,8 @@ def profile_command(
         fail(str(error), EXIT_USAGE if error.usage else EXIT_FAILED)
     own = catalog.reference_file(spec.id, file.suffix)
     in_place = own.is_file() and file.resolve() == own.resolve()  # the instructor profiling the reference
-    checked = check_submission_source(spec, submission.source, submission.backend, str(file), catalog, in_place)
+    checked = check_submission_source(spec, submission.source, submission.backend.name, str(file), catalog,
+                                      in_place)
     if not checked.ok:
         fail(checked.refused or "the file was refused", EXIT_FAILED)
     if checked.divergent_barriers:  # it would hang or crash under the profiler as in a grading
@@ -90,11 +90,11 @@ def profile_command(
     out = errors if to_stdout else console
 
     name, result = (None, unavailable(Unavailable.NO_SPEC)) if spec.counters is None else \
-        _where(registry.by_name(submission.backend), device)
+        _where(submission.backend, device)
     if result is None:
         roles = runner.roles_for(catalog, spec, submission.source, str(file),
-                                 registry.by_name(submission.backend).suffix)
-        result = runner.profile(catalog, spec, roles, backend=submission.backend, device=-1,
+                                 submission.backend.suffix)
+        result = runner.profile(catalog, spec, roles, backend=submission.backend.name, device=-1,
                                 device_choice=device, limit_s=time_limit)
     shown = build(spec, result)
     assert shown is not None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.checks.file_reads import find_file_read
 from grader.course.spec import KernelSpec, Param, SpecError, parse_params
 from grader.text_limits import clip_line
@@ -33,9 +34,11 @@ class SubmissionError(ValueError):
 
 @dataclass(frozen=True)
 class Submission:
+    """A submitted file, read and decoded (read_submission)."""
+
     path: Path
     source: str
-    backend: str  # its BackendKind's name, from the suffix
+    backend: BackendKind  # its suffix's row
 
 
 class SubmissionTooBig(SubmissionError):
@@ -59,7 +62,7 @@ def read_submission(path: Path) -> Submission:
     kind = registry.by_suffix(path.suffix)
     if kind is None:
         raise SubmissionError(f"{path}: a submission is a {registry.suffix_list()} file", usage=True)
-    return Submission(path, decode_source(data, str(path)), kind.name)
+    return Submission(path, decode_source(data, str(path)), kind)
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from grader.backends.registry import BackendKind
 from lab.batch.exports.archive import (
     DIR,
     MAX_METADATA_BYTES,
@@ -189,7 +190,7 @@ def read_gradescope(export: Export, root: str, stage_ids: Collection[str], work:
             keys.append(key)
             students.setdefault(key, person)
         when = (_when(record.get(":created_at")), folder)
-        by_stage: dict[str, list[tuple[str, str, Entry]]] = {}
+        by_stage: dict[str, list[tuple[BackendKind, str, Entry]]] = {}  # stage -> (backend, path, file)
         for file in export.children(item.path):
             problem = litter(file)
             if problem is not None:

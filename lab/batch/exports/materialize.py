@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.checks.source_checks import MAX_BYTES
 from grader.course.sinks import for_path_component
 from lab.batch.exports.archive import UNREADABLE_ENTRY, Entry, EntryError, Export
@@ -22,7 +22,7 @@ class Pick:
     student: str
     stage: str
     entry: Entry
-    backend: str  # "cuda" | "opencl"
+    backend: BackendKind  # its file's suffix's row
     late: bool = False
 
 
@@ -51,11 +51,11 @@ def place(export: Export, pick: Pick, work: Path) -> Submission | NotGraded:
     """Copy one kernel file into WORK (copy_kernel)."""
     folder = work / for_path_component(pick.student)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{pick.stage}{registry.by_name(pick.backend).suffix}"
+    path = folder / f"{pick.stage}{pick.backend.suffix}"
     problem = copy_kernel(export, pick.entry, path)
     if problem is not None:
         return problem
-    return Submission(pick.student, pick.stage, path, pick.backend, late=pick.late, origin=pick.entry.path)
+    return Submission(pick.student, pick.stage, path, pick.backend.name, late=pick.late, origin=pick.entry.path)
 
 
 def place_all(export: Export, picks: list[Pick], work: Path) -> tuple[list[Submission], list[NotGraded]]:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Collection
 
 from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import close_names
 from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded
 
@@ -16,11 +17,11 @@ _RENAMED = re.compile(r"-(?:\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-
 
 
 def kernel_stage(name: str, stage_ids: Collection[str], where: str,
-                 renamed: bool = False) -> tuple[str, str] | NotGraded:
-    """(stage, backend) of a kernel file named `name`, or why it is not one. `renamed`: also
+                 renamed: bool = False) -> tuple[str, BackendKind] | NotGraded:
+    """(stage, backend's row) of a kernel file named `name`, or why it is not one. `renamed`: also
     read `stage-1.cl` as `stage.cl` (Canvas's renaming of a file submitted again)."""
     stem, suffix = os.path.splitext(name)
-    kind = registry.by_suffix(suffix)
+    kind = registry.by_suffix(suffix)  # the file's suffix becomes its backend's row here
     if kind is None:
         return NotGraded(where, NOT_A_KERNEL_FILE, f"{where}: only {registry.stage_file_list()} files are graded")
     if stem not in stage_ids and renamed:
@@ -31,8 +32,9 @@ def kernel_stage(name: str, stage_ids: Collection[str], where: str,
         close = close_names(stem, stage_ids)
         hint = f" (did you mean {close[0]}{suffix}?)" if close else ""
         return NotGraded(where, UNKNOWN_STAGE, f"{where}: {stem!r} is not a stage{hint}")
-    return stem, kind.name
+    return stem, kind
 
 
 def could_be_kernel(name: str) -> bool:
-    return registry.by_suffix(os.path.splitext(name)[1]) is not None
+    """Whether `name` ends in a backend's suffix (any letter case)."""
+    return os.path.splitext(name)[1].lower() in registry.suffixes()
