@@ -129,7 +129,11 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         worker.discard()
         worker = None
     if worker is None:
-        worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
+        from grader.backends import registry
+
+        # The request names its backend (it goes to the worker as JSON): its row here.
+        worker = WorkerProcess(registry.find(request.backend), sanitize, course_root=request.course_root,
+                               writable=writable)
     grading.sandbox = worker.sandbox
     turn = DeviceTurn(on_queue)
     try:

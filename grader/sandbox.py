@@ -36,8 +36,12 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import settings
+
+if TYPE_CHECKING:
+    from grader.backends.registry import BackendKind
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 MIN_BWRAP = (0, 8)  # --disable-userns, --size and --perms for --tmpfs
@@ -674,12 +678,13 @@ def check() -> None:
 
 
 def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = (),
-         writable: tuple[str, ...] = (), backend: str = "") -> Launch:
+         writable: tuple[str, ...] = (), backend: BackendKind | None = None) -> Launch:
     """How to start `command` (the worker, behind compute-sanitizer where asked) in the sandbox;
     unchanged, with a note once, where there is none. Raises SandboxUnavailable where one is
     required. `courses`: course folders to see read-only besides the project's; `writable`:
-    folders to see read-write (compute-sanitizer's log); `backend`: the backend the command
-    grades on, whose JIT-cache template it may be given (Launch.nv_cache_template)."""
+    folders to see read-write (compute-sanitizer's log); `backend`: the row of the backend the
+    command grades on, whose JIT-cache template it may be given (its jit_warmup;
+    Launch.nv_cache_template); None: none."""
     refusal = problem()
     if refusal is not None:
         raise SandboxUnavailable(refusal)
@@ -688,7 +693,7 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
         if plan != OFF:
             _say_once(plan)
         return Launch(list(command), dict(env), SandboxInfo(False, reason=plan))
-    warm = _jit_warmup(backend)
+    warm = backend.jit_warmup if backend is not None else None
     template = _nv_template(plan, env, warm) if warm else None
     launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
     if template:
@@ -703,14 +708,6 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
 # so it starts from a copy of a template made once per driver by a sandboxed process that runs
 # no student code (it only makes a context on each NVIDIA device).
 _nv_templates: dict[str, str | None] = {}
-
-
-def _jit_warmup(backend: str) -> str | None:
-    """The program that fills a template of this backend's JIT cache (its row's jit_warmup)."""
-    from grader.backends import registry
-
-    kind = registry.find(backend)
-    return kind.jit_warmup if kind is not None else None
 
 
 def _driver_version() -> str | None:

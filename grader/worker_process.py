@@ -14,10 +14,13 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader import host_cores, pocl_scratch, sandbox
 from grader.backends import registry
+
+if TYPE_CHECKING:
+    from grader.backends.registry import BackendKind
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,24 +87,25 @@ class WorkerProcess:
     library's start overlap the parent's own work. It grades one submission, in its own
     fresh device context, and ends."""
 
-    def __init__(self, backend: str, sanitize: list[str] | None = None, *, course_root: str | None = None,
-                 writable: tuple[str, ...] = ()):
-        """`course_root`: a course folder besides the project's and LAB_COURSE_ROOT's, and
-        `writable`: folders it may write (compute-sanitizer's log), both for the sandbox
-        (grader.sandbox), which raises SandboxUnavailable where one is required and none can be had."""
+    def __init__(self, kind: BackendKind | None, sanitize: list[str] | None = None, *,
+                 course_root: str | None = None, writable: tuple[str, ...] = ()):
+        """`kind`: the row of the backend it grades on, whose library it preloads (None: a test's
+        device of no row); `course_root`: a course folder besides the project's and
+        LAB_COURSE_ROOT's, and `writable`: folders it may write (compute-sanitizer's log), both
+        for the sandbox (grader.sandbox), which raises SandboxUnavailable where one is required
+        and none can be had."""
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONUNBUFFERED", "1")
         env.update(host_cores.blas_env(env))  # before numpy loads OpenBLAS in the worker
-        self.backend = backend
+        self.backend = kind.name if kind is not None else ""  # what the worker's command line names
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
-                              courses=self.courses, writable=writable, backend=backend)
-        launch.argv += WorkerStart(backend, launch.info.sandboxed, launch.nv_cache_template).argv()
+                              courses=self.courses, writable=writable, backend=kind)
+        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.
-        kind = registry.find(backend)
         scratch_env = kind.scratch_env if kind is not None else None
         self.scratch = pocl_scratch.create() if scratch_env and not self.sandbox.sandboxed else None
         if self.scratch is not None and scratch_env:
@@ -183,31 +187,33 @@ _spares: dict[tuple[str, int], WorkerProcess] = {}
 _spares_lock = threading.Lock()
 
 
-def prestart_worker(backend: str) -> None:
-    """Start a worker for this thread's next grading on `backend`, if none is waiting."""
-    key = (backend, threading.get_ident())
+def prestart_worker(kind: BackendKind | None) -> None:
+    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting."""
+    key = (kind.name if kind is not None else "", threading.get_ident())
     with _spares_lock:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
             return
         try:
-            _spares[key] = WorkerProcess(backend)
+            _spares[key] = WorkerProcess(kind)
         except sandbox.SandboxUnavailable:  # said where the grading takes its worker
             pass
 
 
 def take_worker(backend: str, start_next: bool = False) -> WorkerProcess:
-    """This thread's waiting worker for `backend`, or a new one. (A worker dies with the thread
-    that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`: start
-    this thread's next one now (prestart_worker), to be ready while this one grades."""
+    """This thread's waiting worker for the backend named `backend`, or a new one. (A worker dies
+    with the thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.)
+    `start_next`: start this thread's next one now (prestart_worker), to be ready while this one
+    grades. A name, not the row: its callers (the batch's lanes, the server's) hold names."""
+    kind = registry.find(backend)
     with _spares_lock:
-        spare = _spares.pop((backend, threading.get_ident()), None)
+        spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
     if spare is not None and not spare.alive():
         spare.discard()
         spare = None
-    taken = spare if spare is not None else WorkerProcess(backend)
+    taken = spare if spare is not None else WorkerProcess(kind)
     if start_next:
-        prestart_worker(backend)
+        prestart_worker(kind)
     return taken
 
 

@@ -28,7 +28,7 @@ def prestart_quietly(kind: BackendKind) -> None:
 
     written = io.StringIO()
     with contextlib.redirect_stderr(written):
-        prestart_worker(kind.name)
+        prestart_worker(kind)
     if written.getvalue():
         _held.append(written.getvalue())
 

@@ -35,7 +35,7 @@ def cpu_targets() -> list:
 def test_worker_killed_from_outside_is_a_grader_error(target: Target) -> None:
     """SIGKILL from outside (as the OOM killer or an operator sends it) while a slow kernel runs:
     no kernel can send it, so it is the grader's error, not the student's crash."""
-    worker = WorkerProcess(target.backend)
+    worker = WorkerProcess(by_name(target.backend))
     killed = threading.Event()
 
     def on_phase(phase: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from grader.backends import registry
 from grader.course.catalog import default_catalog
 from grader.pipeline import Limits, run_worker
 from grader.results import Grading
@@ -63,7 +64,7 @@ def run_probe(probe_folder: Path, monkeypatch: pytest.MonkeyPatch) -> RunProbe:
         request = Request(course_root=str(default_catalog().root), stage="transpose_coalesced", source="",
                           filename="probe.probe", backend=NAME, device=-1, seed=1)
         grading = Grading()
-        run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess(NAME))
+        run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess(registry.by_name(NAME)))
         return findings(grading), grading
 
     return run

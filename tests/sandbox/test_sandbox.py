@@ -331,7 +331,7 @@ def test_the_note_is_said_once_for_many_workers(tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("LAB_BWRAP", broken_bwrap(tmp_path))
     monkeypatch.setenv("LAB_SANDBOX", "on")
     for _ in range(3):
-        worker = WorkerProcess("fake")
+        worker = WorkerProcess(None)  # a device of no row
         assert worker.sandbox.sandboxed is False
         worker.discard()
     assert capfd.readouterr().err.count(NOTE) == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grader import host_cores
+from grader.backends.registry import by_name
 from grader.steps import host_inputs
 
 
@@ -43,7 +44,7 @@ def test_the_worker_process_is_started_with_the_limit(monkeypatch):
 
     monkeypatch.setattr(worker_process.subprocess, "Popen", fake_popen)
     with pytest.raises(OSError):
-        worker_process.WorkerProcess("opencl")
+        worker_process.WorkerProcess(by_name("opencl"))
     assert seen["OPENBLAS_NUM_THREADS"] == str(host_cores.blas_threads())
 
 

@@ -187,6 +187,7 @@ def test_the_worker_gets_the_sandboxs_answers_after_its_command(monkeypatch):
     import sys
 
     from grader import sandbox, worker_process
+    from grader.backends import registry
 
     launched = {}
 
@@ -205,9 +206,9 @@ def test_the_worker_gets_the_sandboxs_answers_after_its_command(monkeypatch):
     monkeypatch.setattr(worker_process.sandbox, "wrap", wrap)
     monkeypatch.setattr(worker_process.subprocess, "Popen", popen)
     with pytest.raises(Started):
-        worker_process.WorkerProcess("opencl")
+        worker_process.WorkerProcess(registry.by_name("opencl"))
     tail = launched["argv"][launched["argv"].index("grader.worker") + 1:]
-    assert launched["backend"] == "opencl"
+    assert launched["backend"] is registry.by_name("opencl")
     assert WorkerStart.from_argv(tail) == WorkerStart("opencl", sandboxed=True, nv_cache_template="/cache/nv/555.1")
     assert launched["argv"][:2] == ["bwrap", "--"] and launched["argv"][2] == sys.executable
     assert not [name for name in launched["env"] if name in ("LAB_WORKER_PRELOAD", "LAB_SANDBOXED")]
