@@ -8,10 +8,12 @@ read by every process, the grading workers included, as LAB_BACKENDS is for back
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 from grader import settings
-from grader.plugins.base import Finding, Option, Plugin, PluginState, option_values
+from grader.plugins.base import Finding, Option, Plugin, PluginState
 
 __all__ = ["Finding", "Option", "Plugin", "PluginState", "by_name", "option_values", "registered"]
 
@@ -46,3 +48,13 @@ def registered() -> tuple[Plugin, ...]:
 
 def by_name(name: str) -> Plugin | None:
     return next((p for p in registered() if p.name == name), None)
+
+
+def option_values(plugins: Mapping[str, Any] | None) -> dict[str, Any]:
+    """GradeOptions.plugins with every registered plugin's default filled in. Raises ValueError
+    for a plugin not registered."""
+    given = dict(plugins or {})
+    unknown = sorted(set(given) - {p.name for p in registered()})
+    if unknown:
+        raise ValueError(f"no grading plugin named {', '.join(unknown)}")
+    return {p.name: given.get(p.name, p.option.default) for p in registered()}

@@ -19,11 +19,10 @@ that raises leaves its section saying so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from grader.results import FailureKind
+from grader.failure_kind import FailureKind
 
 if TYPE_CHECKING:
     from grader.steps.context import Step
@@ -117,14 +116,3 @@ class Plugin:
 
     def render_terminal(self, section: Any, console: Any) -> None:
         """Its section on the terminal, after the checks (rich Console)."""
-
-
-def option_values(plugins: Mapping[str, Any] | None) -> dict[str, Any]:
-    """GradeOptions.plugins with every registered plugin's default filled in."""
-    from grader.plugins import registered
-
-    given = dict(plugins or {})
-    unknown = sorted(set(given) - {p.name for p in registered()})
-    if unknown:
-        raise ValueError(f"no grading plugin named {', '.join(unknown)}")
-    return {p.name: given.get(p.name, p.option.default) for p in registered()}
