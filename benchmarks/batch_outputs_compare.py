@@ -5,10 +5,10 @@ alice hands in a correct reduce_interleaved and a wrong reduce_sequential, bob t
 reduce_interleaved with one name changed (a similar pair) and a correct reduce_first_add,
 carol a wrong reduce_interleaved and a stray notes.txt (not graded), and dave an empty folder.
 The reduce stages compile in seconds on PoCL. Each checkout grades it with `python -m lab
-batch CLASS --out OUT --jobs 1` (cwd=<checkout>, PYTHONPATH=<checkout> in front) into an OUT
-of its own, on whatever device that finds (PoCL where there is no GPU). A CPU device times
-nothing; on a GPU the kernels' times and speedups differ from run to run: compare there with
---no-timing.
+batch run CLASS --out OUT --jobs 1` (`lab batch CLASS` in a checkout from before `lab batch`'s
+commands; cwd=<checkout>, PYTHONPATH=<checkout> in front) into an OUT of its own, on whatever
+device that finds (PoCL where there is no GPU). A CPU device times nothing; on a GPU the
+kernels' times and speedups differ from run to run: compare there with --no-timing.
 
 `lab batch` has no seed option: each grading's seed comes from secrets.randbits in the batch's
 process. So that two runs draw the same seeds, the batch runs with a sitecustomize (written
@@ -89,6 +89,14 @@ def build_class(root: Path) -> None:
     (root / "dave").mkdir()
 
 
+def batch_run_words(checkout: Path) -> list[str]:
+    """The words after `lab` that grade a class in `checkout`: `batch run` (since `lab batch` has
+    the commands run, slurm and status), or `batch` in a checkout from before them."""
+    source = checkout / "lab" / "cli" / "batch.py"
+    text = source.read_text(encoding="utf-8") if source.is_file() else ""
+    return ["batch", "run"] if "@batch_app.command(RUN)" in text else ["batch"]
+
+
 def run_batch(checkout: Path, klass: Path, out: Path, site: Path, seed: int, timeout: float,
               extra: list[str]) -> str:
     """Grade the class with the checkout's `lab batch`; its output (an exit status of 1, some
@@ -98,7 +106,8 @@ def run_batch(checkout: Path, klass: Path, out: Path, site: Path, seed: int, tim
     env.pop("LAB_COURSE_ROOT", None)
     env["LAB_COMPARE_SEED"] = str(seed)
     env.setdefault("COLUMNS", "200")
-    done = subprocess.run([sys.executable, "-m", "lab", "batch", str(klass), "--out", str(out), "--jobs", "1", *extra],
+    done = subprocess.run([sys.executable, "-m", "lab", *batch_run_words(checkout), str(klass), "--out", str(out),
+                           "--jobs", "1", *extra],
                           cwd=checkout, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=timeout)
     output = done.stdout + done.stderr

@@ -2,11 +2,11 @@
 
 Each run builds the synthetic class of tests/batch/classroom.py (38 submissions of the reduce
 stages: correct, wrong, slow, crashing, hanging, empty, binary, misnamed, one CUDA file) into a
-fresh temporary folder, then times `python3 -m lab batch CLASS --out OUT` as a subprocess with
-cwd=<tree> and PYTHONPATH=<tree> in front, into a fresh OUT (a batch resumes, and would skip what
-an earlier run finished). The class is built by the tree's own tests.batch.classroom (or, when a
-tree has none, by this checkout's). Gradings are the result.json files under OUT whose batch
-section says graded; the batch's own "graded N in ..." line and its last line are shown too.
+fresh temporary folder, then times `python3 -m lab batch run CLASS --out OUT` (`lab batch CLASS`
+in a tree from before `lab batch`'s commands) as a subprocess with cwd=<tree> and PYTHONPATH=<tree>
+in front, into a fresh OUT (a batch resumes, and would skip what an earlier run finished). The
+class is built by the tree's own tests.batch.classroom (or, when a tree has none, by this
+checkout's). Gradings are the result.json files under OUT whose batch section says graded; the batch's own "graded N in ..." line and its last line are shown too.
 
 On the GPU machine, with an older checkout beside this one:
 
@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trees import child_env, parse_trees, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from trees import batch_run_words, child_env, parse_trees, run_timed  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 HERE = Path(__file__).resolve().parents[1]
 BUILD = """\
@@ -127,7 +127,8 @@ def main() -> int:
                 scratch = Path(tmp)
                 submissions, builder = build_class(tree, scratch / "class")
                 out = scratch / "results"
-                command = [sys.executable, "-m", "lab", "batch", str(scratch / "class"), "--out", str(out), *extra]
+                command = [sys.executable, "-m", "lab", *batch_run_words(tree), str(scratch / "class"), "--out", str(out),
+                           *extra]
                 print(f"{name} #{repeat + 1}: class of {submissions} submissions (built by {builder}); "
                       f"{' '.join(command[1:])}", file=sys.stderr, flush=True)
                 log = scratch / "batch.log"

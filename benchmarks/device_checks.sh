@@ -65,7 +65,7 @@ from grader.course.catalog import default_catalog
 from tests.batch.classroom import build
 print('class of', build(Path('/tmp/lab-class'), default_catalog()).submissions, 'submissions')"
     start=$(date +%s)
-    timeout "${BATCH_S:-420}" python3 -m lab batch /tmp/lab-class --out /tmp/lab-results --time-limit 10 \
+    timeout "${BATCH_S:-420}" python3 -m lab batch run /tmp/lab-class --out /tmp/lab-results --time-limit 10 \
         > "$out/batch.log" 2>&1
     echo "batch rc=$? in $(( $(date +%s) - start )) s"; tail -15 "$out/batch.log"
     cp /tmp/lab-results/summary.html /tmp/lab-results/gradebook.csv "$out/" 2>/dev/null || true

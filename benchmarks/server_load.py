@@ -138,7 +138,7 @@ def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path
         student = classroom / f"student{n:04d}"
         student.mkdir(parents=True)
         (student / f"{args.stage}{suffix}").write_bytes(own_kernel(source, 1_000_000 + n))
-    command = [sys.executable, "-m", "lab", "batch", str(classroom), "--out", str(out)]
+    command = [sys.executable, "-m", "lab", "batch", "run", str(classroom), "--out", str(out)]
     command += (["--gpus", args.gpus] if args.gpus else []) + (["--jobs", str(args.cpu_lanes)] if args.cpu_lanes else [])
     print(f"lab batch of {count} submissions: {' '.join(command[3:])}", file=sys.stderr)
     begun = time.monotonic()
@@ -192,8 +192,8 @@ def main() -> None:
     parser.add_argument("--kernel", type=Path, help="the kernel sent (default: the stage's reference .cl)")
     parser.add_argument("--database", help="a database URL (default: a fresh SQLite file)")
     parser.add_argument("--device", action="append", default=[], help="a grading lane's device (repeatable)")
-    parser.add_argument("--gpus", help="lab serve --gpus (and lab batch --gpus for --batch-compare): a count or indices")
-    parser.add_argument("--cpu-lanes", type=int, help="lab serve --cpu-lanes (lab batch --jobs for --batch-compare)")
+    parser.add_argument("--gpus", help="lab serve --gpus (and lab batch run --gpus for --batch-compare): a count or indices")
+    parser.add_argument("--cpu-lanes", type=int, help="lab serve --cpu-lanes (lab batch run --jobs for --batch-compare)")
     parser.add_argument("--batch-compare", action="store_true",
                         help="then grade the same submissions with lab batch on the same devices and compare the rates")
     parser.add_argument("--kill-after", type=int, default=0, help="kill -9 the server after this many acks")

@@ -33,6 +33,14 @@ def parse_trees(text: str) -> list[tuple[str, Path]]:
     return trees
 
 
+def batch_run_words(tree: Path) -> list[str]:
+    """The words after `lab` that grade a class in `tree`: `batch run` (since `lab batch` has
+    the commands run, slurm and status), or `batch` in a checkout from before them."""
+    source = tree / "lab" / "cli" / "batch.py"
+    text = source.read_text(encoding="utf-8") if source.is_file() else ""
+    return ["batch", "run"] if "@batch_app.command(RUN)" in text else ["batch"]
+
+
 def child_env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tree), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])

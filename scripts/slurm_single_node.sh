@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A single-node Slurm cluster on this machine, for `lab batch --slurm` and tests/slurm:
+# A single-node Slurm cluster on this machine, for `lab batch slurm` and tests/slurm:
 # munge + slurmctld + slurmd on localhost, CPU only (grading on PoCL), no systemd, no cgroups.
 #
 #   sudo scripts/slurm_single_node.sh          # install (Debian's slurm-wlm packages), configure, start

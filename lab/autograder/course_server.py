@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.report import FAILED, PASSED, PENDING, Check, Report
+from grader.scoring import regraded
 
 FAST = "fast"
 POLL_S = 2.0  # between two looks at the server's gradings
@@ -228,8 +229,6 @@ def with_server_speed(report: Report, speed: ServerSpeed) -> Report:
             checks.append(replace(check, message=f"{check.message}; {speed.reason}"))
     if speed.check is None:
         return replace(report, checks=checks)
-    status = PASSED if all(c.status == PASSED for c in checks) else FAILED
-    score = (report.score or 0) + speed.check.points
     note = (f"The speed was graded on the course GPU server{f' ({speed.device})' if speed.device else ''}, "
             f"its submission {speed.submission}: the server's history shows its full report.")
-    return replace(report, checks=checks, status=status, score=score, notes=[*report.notes, note])
+    return regraded(report, checks, [note])  # status and score as the grader gives them

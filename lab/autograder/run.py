@@ -21,7 +21,7 @@ from grader.course.sinks import for_json
 from grader.course.spec import Spec, SpecError
 from grader.feedback import write_atomic
 from grader.grading import GradeRequest, grade, not_started, refused_report
-from grader.report import PASSED, PENDING, Report
+from grader.report import ERROR, PASSED, PENDING, Report, Status
 from grader.results import FailureKind
 from grader.scoring import not_graded
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
@@ -193,8 +193,11 @@ def run(paths: AutograderPaths) -> list[str]:
 
 @dataclass(frozen=True)
 class WarmUp:
+    """One stage's reference kernel, graded by setup.sh: its report's status (ERROR where it could
+    not be graded) and what to say of it."""
+
     stage: str
-    status: str  # a grader.report.Status, or "error" where it could not be graded
+    status: Status
     message: str
 
     @property
@@ -212,17 +215,17 @@ def warm_up(paths: AutograderPaths) -> list[WarmUp]:
     for spec in specs:
         reference = catalog.reference_file(spec.id, suffix)
         if not reference.exists():
-            done.append(WarmUp(spec.id, "error", f"{reference}: missing ({expected_names(spec.id)} uploads "
+            done.append(WarmUp(spec.id, ERROR, f"{reference}: missing ({expected_names(spec.id)} uploads "
                                                  f"cannot be checked without it)"))
             continue
         try:
             report = grade(GradeRequest(catalog, spec, reference, here))
         except SubmissionError as error:
-            done.append(WarmUp(spec.id, "error", str(error)))
+            done.append(WarmUp(spec.id, ERROR, str(error)))
             continue
         refused = not_started(report)
         if refused is not None:
-            done.append(WarmUp(spec.id, "error", refused.message))
+            done.append(WarmUp(spec.id, ERROR, refused.message))
             continue
         failed = report.failure
         done.append(WarmUp(spec.id, report.status, failed.message if failed else f"{report.duration_s:.1f} s"))

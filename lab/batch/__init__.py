@@ -6,7 +6,7 @@ feedback, Gradescope results, a gradebook and a class summary.
 One concept per module:
     layout      SUBMISSIONS/<student>/<stage>.{cu,cl}: what is graded, what is not and why
     devices     which devices grade which backend, and how many workers each gets
-    keys        the cache key of a result: what it was graded from
+    keys        the batch's grading options (GradeOptions) and a result's cache key: what it was graded from
     store       RESULTS/<student>/<stage>/: atomic writes, result.json last, resume, lock
     failures    a failed result's reason, grouped for the class and free of names
     outcome     one submission's result, as the class outputs need it
@@ -22,8 +22,9 @@ One concept per module:
     outputs     the output table: each result's files (feedback, Gradescope's results.json; their
                 formats are grader.outputs') and the class files at the top of RESULTS
     lms_outputs what the LMS files are rendered from: who each student is there, the warnings
+    run_end     the end of a class run, here or on Slurm: its statistics, then the class files
 
-On a Slurm cluster (`lab batch --slurm`, docs/batch.md):
+On a Slurm cluster (`lab batch slurm`, docs/batch.md):
     slurm          sbatch and squeue: the job array, the final job, the job script
     cluster_run    a run's folder in RESULTS/.lab-slurm/: what to grade, jobs, task records
     claims         which array task grades which submission (O_EXCL claim files)

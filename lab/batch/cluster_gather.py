@@ -15,20 +15,21 @@ from dataclasses import dataclass
 
 from grader import GRADER_VERSION
 from grader.course.catalog import Catalog
+from grader.grade_options import GradeOptions
 from grader.results import FailureKind
 from grader.scoring import not_graded
 from lab.batch.cluster_plan import Fingerprints, fresh_anywhere
-from lab.batch.keys import GradingOptions
 from lab.batch.layout import Submission
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.plan import submission_digest
+from lab.batch.run_end import RunEnd
 from lab.batch.store import ResultStore
 from lab.batch.stored import BatchInfo, StoredResult
 
 LOST = ("not graded yet: the Slurm array task that had it ended first (node failure, time limit, "
         "preemption or scancel)")
 NEW = "not graded yet: new or changed since the Slurm run was submitted"
-RERUN = "Rerun the same `lab batch --slurm` command: it grades what is left."
+RERUN = "Rerun the same `lab batch slurm` command: it grades what is left."
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,19 @@ class Share:
 
 @dataclass(frozen=True)
 class Gathered:
+    """The class as a cluster run left it in the results store."""
+
     outcomes: tuple[Outcome, ...]  # every submission of the layout, in its order
     graded_now: tuple[Outcome, ...]  # graded by this run
     left: tuple[str, ...]  # submissions (paths inside SUBMISSIONS) no task of this run finished
     shares: tuple[Share, ...]  # by device model, most submissions first
+
+    def run_end(self, how: str, elapsed_s: float) -> RunEnd:
+        """The run's end, for its class files (lab.batch.run_end): `how` it ran, in one line,
+        before the shares of the device models that graded it."""
+        return RunEnd(outcomes=self.outcomes, this_run=self.graded_now, graded_now=len(self.graded_now),
+                      up_to_date=len(self.outcomes) - len(self.graded_now) - len(self.left), elapsed_s=elapsed_s,
+                      workers=(how, *(share.describe() for share in self.shares)))
 
 
 def _run_of(stored: StoredResult) -> str:
@@ -64,7 +74,7 @@ def _not_graded_yet(catalog: Catalog, sub: Submission, why: str) -> Outcome:
     return outcome_of(sub, StoredResult(report, batch), graded_now=False)
 
 
-def gather(submissions: Sequence[Submission], catalog: Catalog, store: ResultStore, options: GradingOptions,
+def gather(submissions: Sequence[Submission], catalog: Catalog, store: ResultStore, options: GradeOptions,
            run_id: str, in_run: set[str]) -> Gathered:
     """`in_run`: the submissions (paths inside SUBMISSIONS) the run was given to grade."""
     fingerprint = Fingerprints(catalog)

@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grader.course.catalog import Catalog
-from lab.batch.keys import GradingOptions, result_key, stage_digest
+from grader.grade_options import GradeOptions
+from lab.batch.keys import result_key, stage_digest
 from lab.batch.layout import Submission
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.plan import submission_digest
@@ -34,7 +35,7 @@ def graded_on(stored: StoredResult) -> set[str]:
     return {n for n in names if n}
 
 
-def fresh_anywhere(store: ResultStore, sub: Submission, fingerprint: str, options: GradingOptions,
+def fresh_anywhere(store: ResultStore, sub: Submission, fingerprint: str, options: GradeOptions,
                    digest: str | None) -> StoredResult | None:
     """The stored result when it is a grade of exactly these inputs, on whatever device."""
     stored = store.load(sub)
@@ -65,7 +66,7 @@ class ClusterPlan:
 
 
 def make_cluster_plan(submissions: Iterable[Submission], catalog: Catalog, store: ResultStore,
-                      options: GradingOptions, force: bool = False) -> ClusterPlan:
+                      options: GradeOptions, force: bool = False) -> ClusterPlan:
     fingerprint = Fingerprints(catalog)
     to_grade: list[tuple[Submission, str | None]] = []
     fresh: list[Outcome] = []

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.feedback import write_atomic
+from grader.grade_options import GradeOptions
 from lab.batch.claims import Claims
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import options_from_key, options_key
 from lab.batch.layout import Submission
 from lab.batch.store import dumps
 
@@ -73,17 +74,17 @@ class RunItem:
 class RunManifest:
     run_id: str
     created_at: str
-    submitted_from: str  # the host that ran `lab batch --slurm`
+    submitted_from: str  # the host that ran `lab batch slurm`
     submissions: str  # SUBMISSIONS, absolute
     results: str  # RESULTS, absolute
-    options: GradingOptions
+    options: GradeOptions  # lab.batch.keys.batch_options; run.json holds its options_key
     force: bool
     backend: str  # --backend: auto, cuda or opencl
     tasks: int  # array tasks
     jobs: int | None  # --jobs: workers per task on a CPU device (None: from the task's CPUs)
     items: tuple[RunItem, ...]
     gpus: int | None = None  # GPUs each array task asked for (None: none, the tasks grade on CPU devices)
-    # Where the tasks read the submissions: the copies `lab batch --slurm` took of them when it
+    # Where the tasks read the submissions: the copies `lab batch slurm` took of them when it
     # planned the run (lab.batch.intake, laid out as SUBMISSIONS is); "" for SUBMISSIONS itself.
     intake: str = ""
 
@@ -94,12 +95,12 @@ class RunManifest:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["options"] = self.options.as_dict()
+        data["options"] = options_key(self.options)
         return data
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> RunManifest:
-        options = GradingOptions(**data["options"])
+        options = options_from_key(data["options"])
         items = tuple(RunItem(**item) for item in data["items"])
         return RunManifest(**{**data, "options": options, "items": items})
 

@@ -1,4 +1,4 @@
-"""Where a cluster run stands (`lab batch --status RESULTS`): each submission of the run done,
+"""Where a cluster run stands (`lab batch status RESULTS`): each submission of the run done,
 running, pending or failed, each array task's state, and the final job's.
 
 It reads the run folder (lab.batch.cluster_run), the claims, the results store and, where

@@ -23,13 +23,13 @@ from pathlib import Path
 from grader.backends import registry
 from grader.backends.discovery import Target
 from grader.course.catalog import Catalog
+from grader.grade_options import GradeOptions
 from grader.report import Report
 from grader.results import FailureKind
 from lab.batch.claims import Claims, Holder
 from lab.batch.cluster_plan import Fingerprints, fresh_anywhere
 from lab.batch.cluster_run import RunItem, RunManifest
 from lab.batch.devices import Pool
-from lab.batch.keys import GradingOptions
 from lab.batch.outcome import Outcome
 from lab.batch.plan import Job, Unavailable, submission_digest
 from lab.batch.runner import BatchEvent, GradeFunction, Runner
@@ -66,7 +66,7 @@ def shared_lock(root: Path) -> Iterator[None]:
 class ClusterRunner(Runner):
     """The batch's Runner, with the run and the node recorded in each result's `batch` block."""
 
-    def __init__(self, store: ResultStore, options: GradingOptions, grade: GradeFunction, run_id: str,
+    def __init__(self, store: ResultStore, options: GradeOptions, grade: GradeFunction, run_id: str,
                  holder: Holder, device_names: dict[str, str],
                  on_event: Callable[[BatchEvent], None] | None = None):
         super().__init__(store, options, grade, on_event)

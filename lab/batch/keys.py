@@ -3,41 +3,66 @@
 The submission's bytes; the stage's assignment.toml and the reference kernels the grader runs
 beside it (the stage's solution, the baseline stage's solution, the ceiling kernel); the
 grader's version; the backend and the device's name; and the grading options (timing on or
-off, the time limit, counters asked for). A result whose key differs from the one computed
-now is regraded.
+off, the time limit, counters asked for: options_key). A result whose key differs from the
+one computed now is regraded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from grader import GRADER_VERSION
 from grader.backends import registry
 from grader.course.catalog import Catalog
 from grader.course.checks.source_checks import SubmissionTooBig, read_submission_bytes
 from grader.course.spec import Spec
+from grader.grade_options import GradeOptions
+from grader.pipeline import Limits
 
 NO_DEVICE = "(no device)"
+COUNTERS = "counters"  # the plugin that reads the hardware counters (grader.plugins.counters)
 
 
-@dataclass(frozen=True)
-class GradingOptions:
-    """The options of a grading (grader.grading.GradeOptions) that change a verdict."""
+def batch_options(timing: bool = True, run_limit_s: float = 30.0, cpu_timing: bool = False,
+                  counters: bool = False) -> GradeOptions:
+    """The GradeOptions of a batch's gradings: a fresh seed for each, `run_limit_s` the limit of
+    one correctness case (--time-limit; the other limits their defaults), the counters plugin's
+    option a bool (asked for or not; never None, "where this machine can", which a key could
+    not say), the other plugins' their defaults. Raises ValueError for a limit that is not positive."""
+    return GradeOptions(timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=run_limit_s),
+                        plugins={COUNTERS: counters})
 
-    timing: bool = True
-    run_limit_s: float = 30.0
-    cpu_timing: bool = False  # on a CPU device, time the kernels too (shown, never graded)
-    counters: bool = False  # read the hardware counters after each grading (lab grade --counters)
 
-    def as_dict(self) -> dict[str, object]:
-        data: dict[str, object] = {"timing": self.timing, "run_limit_s": self.run_limit_s,
-                                   "cpu_timing": self.cpu_timing}
-        if self.counters:  # only when on: the keys of results graded without them stay as they were
-            data["counters"] = True
-        return data
+def counters_asked(options: GradeOptions) -> bool:
+    """Whether the batch's gradings read the hardware counters (lab batch run --counters)."""
+    return bool(options.plugin(COUNTERS))
+
+
+def options_key(options: GradeOptions) -> dict[str, object]:
+    """What of a batch grading's options changes its verdict, as a result's key holds it (and
+    result.json's batch.options, and a Slurm run's manifest): timing, the limit of a
+    correctness case, CPU timing, and the counters where they are asked for."""
+    data: dict[str, object] = {"timing": options.timing, "run_limit_s": options.limits.run_s,
+                               "cpu_timing": options.cpu_timing}
+    if counters_asked(options):  # only when on: the keys of results graded without them stay as they were
+        data["counters"] = True
+    return data
+
+
+def options_from_key(data: Mapping[str, Any]) -> GradeOptions:
+    """The batch options that options_key wrote `data` from. Raises ValueError (a key it does
+    not know, a value of the wrong type, a limit that is not positive)."""
+    for name, value in data.items():
+        if name not in ("timing", "run_limit_s", "cpu_timing", "counters"):
+            raise ValueError(f"options: unknown option {name!r}")
+        number = name == "run_limit_s"
+        if isinstance(value, bool) == number or (number and not isinstance(value, int | float)):
+            raise ValueError(f"options: {name} is {value!r}")
+    return batch_options(**data)
 
 
 def file_digest(path: Path) -> str:
@@ -81,8 +106,8 @@ def stage_digest(catalog: Catalog, spec: Spec, backend: str) -> str:
 
 
 def result_key(submission_digest: str, stage_fingerprint: str, backend: str, device_name: str,
-               options: GradingOptions) -> str:
+               options: GradeOptions) -> str:
     """The key a result graded from these inputs carries (`stage_fingerprint`: stage_digest)."""
     material = {"submission": submission_digest, "stage": stage_fingerprint, "grader": GRADER_VERSION,
-                "backend": backend, "device": device_name, "options": options.as_dict()}
+                "backend": backend, "device": device_name, "options": options_key(options)}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from grader.course.catalog import Catalog
 from grader.course.checks.source_checks import SubmissionError
 from grader.course.spec import Spec
+from grader.grade_options import GradeOptions
 from lab.batch.devices import Pool
-from lab.batch.keys import GradingOptions, result_key, stage_digest, submission_file_digest
+from lab.batch.keys import result_key, stage_digest, submission_file_digest
 from lab.batch.layout import Submission
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.store import ResultStore
@@ -71,7 +72,7 @@ def _graded_elsewhere(store: ResultStore, sub: Submission, digest: str | None) -
 
 
 def make_plan(submissions: Iterable[Submission], catalog: Catalog, pool: Pool, store: ResultStore,
-              options: GradingOptions, force: bool = False) -> Plan:
+              options: GradeOptions, force: bool = False) -> Plan:
     stage_digests: dict[tuple[str, str], str] = {}
     to_grade: list[Job] = []
     fresh: list[Outcome] = []

@@ -24,14 +24,14 @@ from grader.backends import registry
 from grader.backends.discovery import Target
 from grader.course.catalog import Catalog
 from grader.course.spec import Spec
-from grader.grading import GradeOptions, GradeRequest, Limits, grade, not_started
+from grader.grading import GradeOptions, GradeRequest, grade, not_started
 from grader.queue_status import QueueEvent
 from grader.report import ERROR, Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
 from grader.worker_process import take_worker
 from lab.batch.devices import Pool
-from lab.batch.keys import GradingOptions, result_key
+from lab.batch.keys import options_key, result_key
 from lab.batch.outcome import Outcome, outcome_of
 from lab.batch.plan import Job, Plan, Unavailable, submission_digest
 from lab.batch.processes import kill_child_workers
@@ -69,18 +69,16 @@ class RunResult:
     problems: tuple[str, ...]  # results that could not be written
 
 
-def pipeline_grader(catalog: Catalog, options: GradingOptions,
+def pipeline_grader(catalog: Catalog, options: GradeOptions,
                     on_queue: Callable[[str, QueueEvent], None] | None = None) -> GradeFunction:
-    """grader.grading.grade with the batch's options: the same isolated path as `lab grade`.
-    `on_queue`: told (the file, as shown) of each grading's waiting in its device's line
-    (grader.queue_status)."""
-    graded = GradeOptions(timing=options.timing, cpu_timing=options.cpu_timing,
-                          limits=Limits(run_s=options.run_limit_s), counters=options.counters)
+    """grader.grading.grade with the batch's options (lab.batch.keys.batch_options): the same
+    isolated path as `lab grade`. `on_queue`: told (the file, as shown) of each grading's
+    waiting in its device's line (grader.queue_status)."""
 
     def grade_with(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
         # The lane's next worker starts while this one grades.
-        return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, shown_as, graded,
+        return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, shown_as, options,
                                   worker=lambda: take_worker(target.backend, start_next=True), on_queue=told))
 
     return grade_with
@@ -91,7 +89,7 @@ def _now() -> str:
 
 
 class Runner:
-    def __init__(self, store: ResultStore, options: GradingOptions, grade: GradeFunction,
+    def __init__(self, store: ResultStore, options: GradeOptions, grade: GradeFunction,
                  on_event: Callable[[BatchEvent], None] | None = None):
         self.store = store
         self.options = options
@@ -106,7 +104,7 @@ class Runner:
     def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> BatchInfo:
         sub = job.submission
         return BatchInfo(sub.student, sub.stage, sub.relative, digest, graded, _now(),
-                         device, dict(self.options.as_dict()))
+                         device, options_key(self.options))
 
     def _record(self, job: Job, report: Report, key: str | None, graded: bool,
                 device: str | None, digest: str | None) -> None:

@@ -27,7 +27,7 @@ FINAL_LOG = "logs/final-%j.out"
 TASK_MODULE = "lab.cli.batch_slurm_task"
 
 JOB_SCRIPT = f"""#!/bin/sh
-# Written by `lab batch --slurm`: one array task of a cluster run, or the run's final job.
+# Written by `lab batch slurm`: one array task of a cluster run, or the run's final job.
 # Arguments: the Python to run, the folder holding the lab's code (the jobs run the same code
 # as the command that submitted them), the step ({TASK_STEP} or {FINAL_STEP}) and the run folder;
 # the task reads what to grade from the run folder's run.json. No student text is ever in here.
@@ -70,7 +70,7 @@ class JobOptions:
     def check(self) -> None:
         """Raise SlurmError (naming the option) for a value Slurm would refuse."""
         if self.gpus is not None and self.gpus < 1:
-            raise SlurmError("--gpus with --slurm: the number of GPUs each array task gets, at least 1")
+            raise SlurmError("--gpus: the number of GPUs each array task gets, at least 1")
         if self.time is not None and not _TIME.match(self.time):
             raise SlurmError(f"--time {self.time!r}: not a Slurm time limit (minutes, HH:MM:SS or D-HH:MM:SS)")
         for name, value in (("--tasks", self.tasks), ("--max-running", self.max_running),

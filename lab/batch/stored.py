@@ -32,7 +32,7 @@ class BatchInfo:
     graded: bool = True  # False: no grade (no device for it here, or the batch failed on it)
     graded_at: str = ""  # ISO 8601, UTC
     device: str | None = None  # the lane's target label ("opencl:0"), None where none graded it
-    options: dict[str, Any] = field(default_factory=dict)  # lab.batch.keys.GradingOptions.as_dict
+    options: dict[str, Any] = field(default_factory=dict)  # lab.batch.keys.options_key
     slurm: SlurmInfo | None = None  # only in a cluster run's results
 
     def to_json(self) -> dict[str, Any]:

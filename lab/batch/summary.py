@@ -14,11 +14,12 @@ from datetime import UTC, datetime
 from grader import GRADER_VERSION
 from grader.course.sinks import for_regex
 from grader.course.spec import Spec
+from grader.grade_options import GradeOptions
 from grader.report import PASSED, PENDING, REVIEW
 from grader.results import FailureKind
 from grader.sandbox import INSTALL_HINT
 from lab.batch.concept import StageConcept, stage_concept
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import counters_asked
 from lab.batch.layout import NotGraded
 from lab.batch.outcome import Outcome
 
@@ -101,7 +102,7 @@ class BatchStats:
     elapsed_s: float
     grading_s: float  # the gradings' own durations, added up
     workers: tuple[str, ...]
-    options: GradingOptions
+    options: GradeOptions  # the batch's (lab.batch.keys.batch_options)
     interrupted: bool = False
     phase_s: dict[str, float] = field(default_factory=dict)  # this run's gradings, added up by phase
     unsandboxed: str = ""  # why this run's student code ran without the sandbox; "" where it ran in it
@@ -210,7 +211,7 @@ def summarize(stages: Sequence[Spec], students: Sequence[str], outcomes: Sequenc
     kinds = {o.device_kind for o in outcomes if o.graded}
     return ClassSummary(
         students=len(students),
-        stages=tuple(_stage(spec, by_stage[spec.id], redact, stats.options.counters)
+        stages=tuple(_stage(spec, by_stage[spec.id], redact, counters_asked(stats.options))
                      for spec in stages if spec.id in by_stage),
         not_graded=tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
         not_graded_paths=len(not_graded),

@@ -6,6 +6,7 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from grader.course.sinks import for_terminal
 
@@ -18,7 +19,30 @@ from grader.course.sinks import for_terminal
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_NOT_WRITTEN, EXIT_PENDING = 0, 1, 2, 3, 4, 5
 EXIT_REVIEW = 6
 
+# `lab --help` groups the commands by who uses them (each command's rich_help_panel), in this order.
+STUDENTS, INSTRUCTORS, COURSE_SERVER = "Students", "Instructors", "Course server"
+
+
+
+class _Commands(TyperGroup):
+    """The app's commands, as `lab --help` lists them: in the order they are registered, except
+    that a command with commands of its own (`lab batch`), which typer adds after every plain
+    command, comes first in its panel."""
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        names = super().list_commands(ctx)
+        groups = [name for name in names if isinstance(self.commands[name], TyperGroup)]
+        ordered = [name for name in names if name not in groups]
+        for group in groups:
+            panel = getattr(self.commands[group], "rich_help_panel", None)
+            at = next((n for n, name in enumerate(ordered)
+                       if getattr(self.commands[name], "rich_help_panel", None) == panel), len(ordered))
+            ordered.insert(at, group)
+        return ordered
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="lab",
     help="The GPU-programming teaching lab: stages, kernels, verdicts.",
     no_args_is_help=True,
@@ -56,9 +80,14 @@ def _options(version: bool = typer.Option(False, "--version", callback=_print_ve
     """The GPU-programming teaching lab: stages, kernels, verdicts."""
 
 
+def say_error(message: str) -> None:
+    """Print a one-line reason on standard error, as `error: ...`."""
+    errors.print(f"[bold red]error:[/bold red] {for_terminal(message)}", soft_wrap=True)
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a one-line reason and exit."""
-    errors.print(f"[bold red]error:[/bold red] {for_terminal(message)}", soft_wrap=True)
+    say_error(message)
     raise typer.Exit(code)
 
 

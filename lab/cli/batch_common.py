@@ -1,12 +1,13 @@
-"""What `lab batch`'s commands share (grading here, or through Slurm): the backends they take,
-the folder checks, SIGTERM as an interrupt, and the class summary printed at the end."""
+"""What `lab batch`'s commands share (grading here, or through Slurm): the grading options and
+the backends they take, the folder checks, SIGTERM as an interrupt, and what the terminal says
+at the end of a class run (the summary, then why some submission has no grade)."""
 
 from __future__ import annotations
 
 import signal
 import statistics
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -15,12 +16,27 @@ from rich.table import Table
 
 from grader.backends import registry
 from grader.course.sinks import for_terminal
+from grader.grade_options import GradeOptions
 from lab.batch.html import duration_text
+from lab.batch.keys import batch_options
+from lab.batch.layout import Layout
 from lab.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
-from lab.batch.summary import ClassSummary
-from lab.cli.app import console, fail
+from lab.batch.run_end import FinishedRun
+from lab.batch.summary import ClassSummary, unsandboxed_line
+from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail, say_error
 
 EXIT_INTERRUPTED = 130
+
+
+def grading_options(no_timing: bool, cpu_timing: bool, time_limit: float, counters: bool,
+                    jobs: int | None) -> GradeOptions:
+    """The batch's grading options from the command line (lab.batch.keys.batch_options), and
+    --jobs checked beside them: each bad value is one line, exit 2."""
+    if time_limit <= 0:
+        fail("--time-limit must be positive")
+    if jobs is not None and jobs < 1:
+        fail("--jobs must be at least 1")
+    return batch_options(timing=not no_timing, run_limit_s=time_limit, cpu_timing=cpu_timing, counters=counters)
 
 
 def check_backend(backend: str) -> None:
@@ -93,3 +109,29 @@ def print_summary(summary: ClassSummary, out: Path) -> None:
             f"{label} {100 * share:.1f}%" for label, _, share in split))
     console.print(f"results in {for_terminal(str(out))}: {GRADEBOOK}, {SUMMARY}, {SIMILARITY_HTML}, "
                   "<student>/<stage>/")
+
+
+def say_end(finished: FinishedRun, out: Path, layout: Layout, problems: Sequence[str] = ()) -> int:
+    """What the terminal (or a Slurm job's log) says once a class run's files are written: the
+    results that could not be written (`problems`), the class summary, the LMS files, how many
+    submissions met a grader error, a class graded without the sandbox. Its exit code: 0, or
+    EXIT_GRADER_ERROR (with the reason on its last line) where a submission has no grade or a
+    result could not be written."""
+    from lab.cli.batch_lms import report_lms
+
+    for problem in problems:
+        errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
+    print_summary(finished.results.summary, out)
+    report_lms(layout, finished.results.lms)
+    faults = finished.end.grader_errors
+    if faults:
+        errors.print(f"{faults} submission(s) hit a grader error (a fault of the grader or this machine, "
+                     f"not a grade): rerun the same command to grade them again")
+    unsandboxed = finished.stats.unsandboxed
+    if unsandboxed:
+        errors.print(f"[yellow]warning:[/yellow] {for_terminal(unsandboxed_line(unsandboxed))} ({SUMMARY} says so too)")
+    could_not_grade = finished.stats.could_not_grade
+    if could_not_grade or problems:
+        say_error(f"{could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback")
+        return EXIT_GRADER_ERROR
+    return 0

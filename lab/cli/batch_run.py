@@ -1,5 +1,6 @@
-"""The work of `lab batch SUBMISSIONS --out RESULTS`: grade a whole class, isolated and resumable, into
-per-student feedback, Gradescope results, a gradebook and a class summary."""
+"""The work of `lab batch run SUBMISSIONS --out RESULTS`: grade a whole class on this machine,
+isolated and resumable, into per-student feedback, Gradescope results, a gradebook and a class
+summary (the class files: lab.batch.run_end)."""
 
 from __future__ import annotations
 
@@ -22,30 +23,26 @@ from rich.progress import (
 from grader import sandbox
 from grader.backends.discovery import Discovery, discover
 from grader.course.sinks import for_terminal
+from grader.grade_options import GradeOptions
 from grader.queue_status import QueueEvent, WaitingForDevice
 from grader.queue_status import describe as describe_queue
-from grader.results import FailureKind
 from lab.batch.devices import Pool, PoolError, build_pool
-from lab.batch.keys import GradingOptions
 from lab.batch.layout import Layout, LayoutError
 from lab.batch.lms_outputs import LmsOptions
-from lab.batch.outcome import Outcome
-from lab.batch.outputs import NOT_GRADED_CSV, SUMMARY, write_class_outputs
+from lab.batch.outputs import NOT_GRADED_CSV
 from lab.batch.plan import Plan, make_plan
+from lab.batch.run_end import RunEnd, finish_run
 from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
-from lab.batch.summary import BatchStats, add_up_phases, unsandboxed_line
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,
     check_backend,
     check_folders,
-    print_summary,
+    say_end,
     terminate_as_interrupt,
 )
 from lab.cli.course import load_catalog
-
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "pending": "cyan", "review": "magenta"}
 
 
 def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
@@ -125,28 +122,25 @@ def _discover(layout: Layout) -> Discovery:
     return discover(needed) if needed else Discovery()
 
 
-def run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool, cpu_timing: bool, run_limit: float, force: bool,
-              input_kind: str | None = None, roster: Path | None = None, gradebooks: list[str] | None = None,
-              canvas_assignments: list[str] | None = None, counters: bool = False) -> None:
-    """What `lab batch` does (lab/cli/batch.py registers the command). An LMS export's kernel
-    files are copied into a work folder that lives as long as the batch (lab/cli/batch_lms.py)."""
+def run_batch(submissions: Path, out: Path, backend: str, device: str | None, gpus: str | None, jobs: int | None,
+              options: GradeOptions, force: bool, input_kind: str | None = None, roster: Path | None = None,
+              gradebooks: list[str] | None = None, canvas_assignments: list[str] | None = None) -> None:
+    """What `lab batch run` does (lab/cli/batch.py registers the command): grade SUBMISSIONS into
+    RESULTS with `options` (lab.batch.keys.batch_options), then write the class files. Exits
+    with the batch's code (docs/batch.md); every bad input is one line, exit 2. An LMS export's
+    kernel files are copied into a work folder that lives as long as the batch (lab/cli/batch_lms.py)."""
     from lab.cli.batch_lms import lms_options
 
     lms = lms_options(input_kind, roster, gradebooks, canvas_assignments)
     with tempfile.TemporaryDirectory(prefix="lab-batch-input-") as work:
-        _run_batch(submissions, out, backend, device, gpus, jobs, no_timing, cpu_timing, run_limit, force,
-                   input_kind, lms, Path(work), counters)
+        _run_batch(submissions, out, backend, device, gpus, jobs, options, force, input_kind, lms, Path(work))
 
 
-def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: str, jobs: int, no_timing: bool,
-               cpu_timing: bool, run_limit: float, force: bool, input_kind: str | None, lms: LmsOptions,
-               work: Path, counters: bool = False) -> None:
-    from lab.cli.batch_lms import read_submissions, report_lms
+def _run_batch(submissions: Path, out: Path, backend: str, device: str | None, gpus: str | None, jobs: int | None,
+               options: GradeOptions, force: bool, input_kind: str | None, lms: LmsOptions, work: Path) -> None:
+    from lab.cli.batch_lms import read_submissions
+
     check_backend(backend)
-    if run_limit <= 0:
-        fail("--time-limit must be positive")
-    if jobs is not None and jobs < 1:
-        fail("--jobs must be at least 1")
     catalog = load_catalog()
     check_folders(submissions, out)
     try:
@@ -166,10 +160,9 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
         fail(str(error))
     unsandboxed = posture if isinstance(posture, str) else ""  # why there is no sandbox, if there is none
 
-    options = GradingOptions(timing=not no_timing, run_limit_s=run_limit, cpu_timing=cpu_timing, counters=counters)
     from lab.cli.batch_slurm import refuse_if_running
 
-    refuse_if_running(out)  # a Slurm run's array tasks may be writing there (lab batch --slurm)
+    refuse_if_running(out)  # a Slurm run's array tasks may be writing there (lab batch slurm)
     store = ResultStore(out)
     try:
         with store.locked():
@@ -184,42 +177,12 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str, gpus: st
                 errors.print(f"interrupted: {len(result.outcomes)} graded by this run are kept; rerun the same "
                              f"command to grade the {left} left")
                 raise typer.Exit(EXIT_INTERRUPTED)
-            graded_now = {job.submission.relative for job in plan.to_grade}
-            outcomes = sorted([*plan.up_to_date, *result.outcomes], key=lambda o: (o.student, o.stage))
-            stats = BatchStats(
-                submissions=len(layout.submissions),
-                graded_now=sum(o.file in graded_now for o in result.outcomes),
-                up_to_date=len(plan.up_to_date),
-                could_not_grade=sum(not o.graded for o in outcomes),
-                elapsed_s=result.elapsed_s,
-                grading_s=sum(o.duration_s for o in result.outcomes),
-                workers=tuple(pool.describe()),
-                options=options,
-                phase_s=add_up_phases(result.outcomes),
-                unsandboxed=unsandboxed,
-            )
-            written = write_class_outputs(store, catalog, layout, outcomes, stats, lms, unsandboxed)
+            finished = finish_run(store, catalog, layout, RunEnd.of_local(plan, result, pool.describe()), options,
+                                  lms, unsandboxed)
     except StoreBusy as error:
         fail(str(error))
     except OSError as error:
         fail(f"cannot write the results in {out}: {error.strerror or error}", EXIT_GRADER_ERROR)
-    for problem in result.problems:
-        errors.print(f"[yellow]warning:[/yellow] {for_terminal(problem)}")
-    print_summary(written.summary, out)
-    report_lms(layout, written.lms)
-    faults = grader_errors(outcomes)
-    if faults:
-        errors.print(f"{faults} submission(s) hit a grader error (a fault of the grader or this machine, "
-                     f"not a grade): rerun the same command to grade them again")
-    if unsandboxed:
-        errors.print(f"[yellow]warning:[/yellow] {for_terminal(unsandboxed_line(unsandboxed))} ({SUMMARY} says so too)")
-    if stats.could_not_grade or result.problems:
-        fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY} and their feedback",
-             EXIT_GRADER_ERROR)
-
-
-def grader_errors(outcomes: list[Outcome]) -> int:
-    """How many of `outcomes` have no grade because the grader failed on them (the next run
-    grades them again), as opposed to having no device for their backend here."""
-    return sum(1 for o in outcomes if not o.graded and o.failure is not None
-               and o.failure.kind == FailureKind.GRADER_ERROR)
+    code = say_end(finished, out, layout, result.problems)
+    if code:
+        raise typer.Exit(code)

@@ -1,4 +1,4 @@
-"""`lab batch SUBMISSIONS --out RESULTS --slurm ...` and `lab batch --status RESULTS`: a class
+"""`lab batch slurm SUBMISSIONS --out RESULTS ...` and `lab batch status RESULTS`: a class
 graded on a Slurm cluster, as a job array and a final job (docs/batch.md, "On a Slurm cluster").
 
 Submitting plans on the login node what to grade (what is new or changed since the results in
@@ -19,7 +19,9 @@ import typer
 
 from grader.course.sinks import for_terminal
 from grader.feedback import write_atomic
+from grader.grade_options import GradeOptions
 from lab.batch import slurm
+from lab.batch.cluster_gather import gather
 from lab.batch.cluster_plan import make_cluster_plan
 from lab.batch.cluster_run import (
     RunError,
@@ -33,13 +35,12 @@ from lab.batch.cluster_run import (
 )
 from lab.batch.cluster_status import ItemState, RunStatus, run_status
 from lab.batch.intake import take_in
-from lab.batch.keys import GradingOptions
 from lab.batch.layout import Layout, LayoutError, scan
 from lab.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
+from lab.batch.run_end import finish_run
 from lab.batch.store import ResultStore, StoreBusy
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
-from lab.cli.batch_common import check_backend, check_folders, print_summary
-from lab.cli.batch_slurm_task import write_outputs
+from lab.cli.batch_common import check_backend, check_folders, say_end
 from lab.cli.course import load_catalog
 
 POLL_S = 5.0
@@ -48,15 +49,14 @@ SHOWN_PATHS = 10  # submissions listed by name under "failed"
 
 @dataclass(frozen=True)
 class SlurmRequest:
-    """What `lab batch --slurm` was asked, as given on the command line."""
+    """What `lab batch slurm` was asked, as given on the command line."""
 
     submissions: Path
     out: Path
     backend: str
-    device: str | None
-    gpus: str | None
+    gpus: int | None  # each array task's
     jobs: int | None
-    options: GradingOptions
+    options: GradeOptions  # lab.batch.keys.batch_options
     force: bool
     partition: str | None
     time: str | None
@@ -72,19 +72,8 @@ class SlurmRequest:
 
 
 def _job_options(request: SlurmRequest) -> slurm.JobOptions:
-    gpus = None
-    if request.gpus is not None:
-        if not request.gpus.strip().isdigit():
-            fail(f"--gpus {request.gpus!r} with --slurm: the number of GPUs each array task gets (Slurm picks which)")
-        gpus = int(request.gpus)
-    if request.device is not None:
-        fail("--device with --slurm: Slurm picks the devices; ask for a GPU model with --constraint")
-    if request.jobs is not None and request.jobs < 1:
-        fail("--jobs must be at least 1")
     check_backend(request.backend)
-    if request.options.run_limit_s <= 0:
-        fail("--time-limit must be positive")
-    options = slurm.JobOptions(partition=request.partition, gpus=gpus, time=request.time, tasks=request.tasks,
+    options = slurm.JobOptions(partition=request.partition, gpus=request.gpus, time=request.time, tasks=request.tasks,
                                max_running=request.max_running, cpus_per_task=request.cpus_per_task,
                                mem=request.mem, account=request.account, qos=request.qos,
                                constraint=request.constraint, extra=request.sbatch_args)
@@ -107,7 +96,7 @@ def refuse_if_running(out: Path) -> None:
     active = sorted({j.array_job for j in (known or {}).values() if j.active})
     if active:
         fail(f"{out} is being graded by Slurm run {last.run_id} (jobs {', '.join(active)} not ended yet): follow it "
-             f"with `lab batch --status {out}`, or stop it with `scancel {' '.join(active)}`")
+             f"with `lab batch status {out}`, or stop it with `scancel {' '.join(active)}`")
 
 
 def _announce(layout: Layout, to_grade: int, up_to_date: int, force: bool) -> None:
@@ -140,7 +129,7 @@ def _print_submitted(out: Path, folder: RunFolder, jobs: RunJobs, tasks: int, it
     console.print(f"submitted run {folder.run_id}: array job [bold]{jobs.array_job}[/bold] ({tasks} task"
                   f"{'s' if tasks != 1 else ''}, {jobs.array_job}_0 to {jobs.array_job}_{tasks - 1}, {items} "
                   f"submissions) and final job [bold]{jobs.final_job}[/bold] (gradebook and summary, after the array)")
-    console.print(f"  follow it:  lab batch --status {shown_out}    (or: squeue --jobs {jobs.array_job},{jobs.final_job})")
+    console.print(f"  follow it:  lab batch status {shown_out}    (or: squeue --jobs {jobs.array_job},{jobs.final_job})")
     console.print(f"  its logs:   {for_terminal(str(folder.logs))}/")
     console.print(f"  stop it:    scancel {jobs.array_job} {jobs.final_job}")
     console.print(f"  then:       {GRADEBOOK} and {SUMMARY} in {shown_out}; rerun this command to grade what a "
@@ -148,7 +137,8 @@ def _print_submitted(out: Path, folder: RunFolder, jobs: RunJobs, tasks: int, it
 
 
 def submit_slurm(request: SlurmRequest) -> None:
-    """What `lab batch --slurm` does."""
+    """What `lab batch slurm` does: plan the run, write its folder, submit its jobs; with
+    `wait`, follow it to its end and exit as its final job did."""
     job = _job_options(request)
     catalog = load_catalog()
     out, submissions = request.out, request.submissions
@@ -173,13 +163,13 @@ def submit_slurm(request: SlurmRequest) -> None:
             plan = make_cluster_plan(layout.submissions, catalog, store, request.options, request.force)
             _announce(layout, len(plan.to_grade), len(plan.up_to_date), request.force)
             if not plan.to_grade:
-                _, stats, summary = write_outputs(store, catalog, layout, request.options, "", set(),
-                                                  "nothing graded by this run: every result was up to date", None)
+                found = gather(layout.submissions, catalog, store, request.options, "", set())
+                finished = finish_run(store, catalog, layout, found.run_end(
+                    "nothing graded by this run: every result was up to date", 0.0), request.options)
                 console.print("nothing to grade: no job submitted")
-                print_summary(summary, out)
-                if stats.could_not_grade:
-                    fail(f"{stats.could_not_grade} submission(s) could not be graded: see {SUMMARY}",
-                         EXIT_GRADER_ERROR)
+                code = say_end(finished, out, layout)
+                if code:
+                    raise typer.Exit(code)
                 return
             items = _items(plan.to_grade)
             tasks = min(len(items), job.tasks or slurm.default_tasks(len(items)))
@@ -218,7 +208,7 @@ def _counts(status: RunStatus) -> str:
 def _load_status(out: Path, folder: RunFolder | None = None) -> RunStatus:
     folder = folder or RunFolder.latest(out)
     if folder is None:
-        fail(f"{out}: no Slurm run was submitted into it (`lab batch SUBMISSIONS --out {out} --slurm`)")
+        fail(f"{out}: no Slurm run was submitted into it (`lab batch slurm SUBMISSIONS --out {out}`)")
     try:
         return run_status(folder, ResultStore(out))
     except RunError as error:
@@ -270,11 +260,11 @@ def print_status(status: RunStatus, out: Path) -> None:
         listed = ", ".join(for_terminal(p) for p in failed[:SHOWN_PATHS])
         more = f" and {len(failed) - SHOWN_PATHS} more" if len(failed) > SHOWN_PATHS else ""
         console.print(f"[yellow]failed[/yellow] (their task ended first): {listed}{more}")
-        console.print("  rerun the same `lab batch --slurm` command once the run has ended: it grades these")
+        console.print("  rerun the same `lab batch slurm` command once the run has ended: it grades these")
 
 
 def show_status(out: Path) -> None:
-    """What `lab batch --status RESULTS` does."""
+    """What `lab batch status RESULTS` does: the latest Slurm run's state, printed."""
     if not out.is_dir():
         fail(f"{out}: no such results folder")
     print_status(_load_status(out), out)

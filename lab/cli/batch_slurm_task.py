@@ -1,4 +1,4 @@
-"""What runs inside the Slurm jobs of `lab batch --slurm` (lab.batch.slurm.JOB_SCRIPT):
+"""What runs inside the Slurm jobs of `lab batch slurm` (lab.batch.slurm.JOB_SCRIPT):
 
     python -m lab.cli.batch_slurm_task task RUN_FOLDER    one array task: grade its share
     python -m lab.cli.batch_slurm_task final RUN_FOLDER   the final job: gradebook, summary
@@ -23,22 +23,19 @@ import typer
 
 from grader import sandbox
 from grader.backends.discovery import discover
-from grader.course.catalog import Catalog
 from grader.course.sinks import for_terminal
 from lab.batch.claims import Holder
-from lab.batch.cluster_gather import Gathered, gather
+from lab.batch.cluster_gather import gather
 from lab.batch.cluster_run import FinalRecord, RunError, RunFolder, TaskRecord, now, parse_time, this_host
 from lab.batch.cluster_task import ClusterRunner, ClusterTask, shared_lock
 from lab.batch.devices import PoolError, build_pool, default_jobs
 from lab.batch.intake import from_copies
-from lab.batch.keys import GradingOptions
-from lab.batch.layout import Layout, LayoutError, scan
-from lab.batch.outputs import write_class_outputs
+from lab.batch.layout import LayoutError, scan
+from lab.batch.run_end import finish_run
 from lab.batch.runner import BatchEvent, Finished, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
-from lab.batch.summary import BatchStats, ClassSummary, add_up_phases
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
-from lab.cli.batch_common import EXIT_INTERRUPTED, print_summary, terminate_as_interrupt
+from lab.cli.batch_common import EXIT_INTERRUPTED, say_end, terminate_as_interrupt
 from lab.cli.course import load_catalog
 
 FINAL_LOCK_WAIT_S = 120.0
@@ -151,26 +148,9 @@ def _lock_store(store: ResultStore, stack: ExitStack) -> None:
             time.sleep(2)
 
 
-def write_outputs(store: ResultStore, catalog: Catalog, layout: Layout, options: GradingOptions, run_id: str,
-                  in_run: set[str], how: str, started: datetime | None) -> tuple[Gathered, BatchStats, ClassSummary]:
-    """The class outputs from the store, as a cluster run leaves it (the caller holds the lock)."""
-    found = gather(layout.submissions, catalog, store, options, run_id, in_run)
-    elapsed = (datetime.now(UTC) - started).total_seconds() if started else 0.0
-    stats = BatchStats(
-        submissions=len(layout.submissions),
-        graded_now=len(found.graded_now),
-        up_to_date=len(found.outcomes) - len(found.graded_now) - len(found.left),
-        could_not_grade=sum(not o.graded for o in found.outcomes),
-        elapsed_s=elapsed,
-        grading_s=sum(o.duration_s for o in found.graded_now),
-        workers=(how, *(share.describe() for share in found.shares)),
-        options=options,
-        phase_s=add_up_phases(found.graded_now),
-    )
-    return found, stats, write_class_outputs(store, catalog, layout, found.outcomes, stats).summary
-
-
 def run_final(folder: RunFolder) -> int:
+    """The final job: the class files from what the run's tasks left in RESULTS (lab.batch.run_end,
+    as `lab batch run` writes them), and the run's final record. Its exit code, as `lab batch`'s."""
     manifest = folder.manifest()
     catalog = load_catalog()
     results = Path(manifest.results)
@@ -183,19 +163,20 @@ def run_final(folder: RunFolder) -> int:
         if manifest.intake:  # the files the tasks graded, not what SUBMISSIONS holds now
             layout = from_copies(layout, scan(Path(manifest.intake), catalog.ids()))
         in_run = {f"{item.student}/{item.name}" for item in manifest.items}
-        found, stats, summary = write_outputs(store, catalog, layout, manifest.options, manifest.run_id, in_run,
-                                              f"Slurm run {manifest.run_id}, {manifest.tasks} array task"
-                                              f"{'s' if manifest.tasks != 1 else ''}", parse_time(manifest.created_at))
+        found = gather(layout.submissions, catalog, store, manifest.options, manifest.run_id, in_run)
+        started = parse_time(manifest.created_at)
+        how = f"Slurm run {manifest.run_id}, {manifest.tasks} array task{'s' if manifest.tasks != 1 else ''}"
+        finished = finish_run(store, catalog, layout, found.run_end(
+            how, (datetime.now(UTC) - started).total_seconds() if started else 0.0), manifest.options)
+    code = say_end(finished, results, layout)
     shares = tuple(share.describe() for share in found.shares)
-    code = EXIT_GRADER_ERROR if stats.could_not_grade else 0
-    folder.write_final(FinalRecord(now(), len(found.outcomes) - len(found.left), len(found.left),
-                                   stats.could_not_grade, code, shares))
-    print_summary(summary, results)
     for share in shares:
         _say(f"graded on {for_terminal(share)}")
     if found.left:
         _say(f"{len(found.left)} submission(s) not graded yet (their array task ended first): rerun the same "
-             f"`lab batch --slurm` command to grade them")
+             f"`lab batch slurm` command to grade them")
+    folder.write_final(FinalRecord(now(), len(found.outcomes) - len(found.left), len(found.left),
+                                   finished.stats.could_not_grade, code, shares))
     return code
 
 

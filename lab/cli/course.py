@@ -13,7 +13,7 @@ from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog, UnknownStageError, default_catalog
 from grader.course.sinks import for_terminal
 from grader.course.spec import Spec, SpecError
-from lab.cli.app import app, console, fail
+from lab.cli.app import STUDENTS, app, console, fail
 from lab.cli.backend_option import backend_choice
 
 
@@ -39,22 +39,34 @@ def load_stage(catalog: Catalog, stage: str) -> Spec:
         fail(str(error))
 
 
-@app.command("list")
-def list_stages() -> None:
-    """List the stages in course order."""
+TITLE_AT_LEAST = 12  # characters of a stage's title `lab list` shows, however narrow the terminal
+
+
+@app.command("list", rich_help_panel=STUDENTS)
+def list_stages(
+    long: bool = typer.Option(False, "--long", "-l", help="whole titles, wrapped, and each stage's baseline"),
+) -> None:
+    """List the stages in course order: one line each (--long: whole titles and baselines)."""
     catalog = load_catalog()
-    table = Table(header_style="bold", box=None)
-    table.add_column("track", no_wrap=True)
-    table.add_column("stage", no_wrap=True)
-    table.add_column("title")
-    table.add_column("baseline", no_wrap=True)
-    table.add_column("points", justify="right", no_wrap=True)
-    for spec in catalog.stages:
-        table.add_row(spec.track, spec.id, spec.title, spec.baseline or "-", str(spec.max_score))
+    rows = [(spec.id, f"{spec.track} {spec.stage}", str(spec.max_score), *([spec.baseline or "-"] if long else []),
+             spec.title) for spec in catalog.stages]
+    names = ("stage", "track", "points", *(("baseline",) if long else ()), "title")
+    widths = [max(len(name), *(len(row[n]) for row in rows)) for n, name in enumerate(names[:-1])]
+    table = Table(header_style="bold", box=None, pad_edge=False)
+    for name, width in zip(names, widths):  # whole, however narrow the terminal: only the title gives way
+        table.add_column(name, no_wrap=True, justify="right" if name == "points" else "left", min_width=width)
+    if long:
+        table.add_column("title")
+    else:  # one line a stage: the title cut to what the line has left (`lab show STAGE` has it whole)
+        left = max(TITLE_AT_LEAST, console.width - sum(widths) - 2 * len(widths))
+        table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=left)
+        rows = [(*row[:-1], row[-1] if len(row[-1]) <= left else row[-1][:left - 1].rstrip() + "…") for row in rows]
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced")) -> None:
     """Show a stage's README: the idea, the task, how it is graded (stated from the stage's spec)."""
     spec = load_stage(load_catalog(), stage)
@@ -73,7 +85,7 @@ def show(stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesc
     console.print(Markdown(text))
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def init(
     stage: str = typer.Argument(..., help="stage id"),
     backend: str = typer.Option("auto", "--backend", "-b",

@@ -6,10 +6,10 @@ from rich.table import Table
 
 from grader.backends.discovery import discover
 from grader.course.sinks import for_terminal
-from lab.cli.app import app, console
+from lab.cli.app import STUDENTS, app, console
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def devices() -> None:
     """List usable devices (backend, index, kind) and why other backends are not usable."""
     found = discover()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import typer
 
-from lab.cli.app import app, console, fail
+from lab.cli.app import INSTRUCTORS, app, console, fail
 
 
-@app.command()
+@app.command(rich_help_panel=INSTRUCTORS)
 def gradescope(
     stages: list[str] = typer.Argument(..., help="the assignment's stages, e.g. transpose_naive transpose_coalesced"),
     out: Path = typer.Option(Path("autograder.zip"), "--out", "-o", help="the zip to write"),

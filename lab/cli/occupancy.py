@@ -15,7 +15,7 @@ from grader.backends.registry import BackendKind
 from grader.course.checks.source_checks import SubmissionError, read_submission, strip_comments
 from grader.course.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
 from grader.course.sinks import for_terminal
-from lab.cli.app import app, console, fail
+from lab.cli.app import STUDENTS, app, console, fail
 from lab.cli.course import load_catalog, load_stage
 
 
@@ -100,7 +100,7 @@ def _device_resources(kind: BackendKind, source: str, defines: dict[str, int | f
     return chosen, compiled[chosen].resources, device_limits(backend.info.limits), where
 
 
-@app.command("occupancy")
+@app.command("occupancy", rich_help_panel=STUDENTS)
 def occupancy_command(
     file: Path = typer.Argument(..., help="a .cu or .cl kernel file"),
     stage: str = typer.Option(None, "--stage", "-s", help="take defines and block size from this stage"),

@@ -24,7 +24,17 @@ from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
 from grader.course.sinks import for_json, for_terminal
-from lab.cli.app import EXIT_FAILED, EXIT_NOT_WRITTEN, EXIT_PASSED, EXIT_USAGE, app, console, errors, fail
+from lab.cli.app import (
+    EXIT_FAILED,
+    EXIT_NOT_WRITTEN,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    STUDENTS,
+    app,
+    console,
+    errors,
+    fail,
+)
 from lab.cli.course import load_catalog, load_stage
 
 
@@ -51,7 +61,7 @@ def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileRe
     return target.name, None
 
 
-@app.command("profile")
+@app.command("profile", rich_help_panel=STUDENTS)
 def profile_command(
     stage: str = typer.Argument(..., help="stage id, e.g. transpose_padded"),
     file: Path = typer.Argument(..., help="a kernel for the stage: .cu, or .cl (read on an NVIDIA GPU "

@@ -9,11 +9,11 @@ import typer
 from grader.course.catalog import Catalog
 from grader.course.release_config import CONFIG_NAME, ReleaseConfigError, load_release_config
 from grader.course.sinks import for_terminal
-from lab.cli.app import EXIT_GRADER_ERROR, app, console, fail
+from lab.cli.app import EXIT_GRADER_ERROR, INSTRUCTORS, app, console, fail
 from lab.cli.course import load_catalog
 
 
-@app.command("release")
+@app.command("release", rich_help_panel=INSTRUCTORS)
 def release(
     out: Path = typer.Option(Path("release-out"), "--out", "-o", help="the folder the copy and its zip go into"),
     config: Path = typer.Option(None, "--config", help=f"the course's release file (default: {CONFIG_NAME} "

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from grader.course.sinks import for_csv_cell, for_terminal
-from lab.cli.app import EXIT_USAGE, app, console, errors, fail
+from lab.cli.app import COURSE_SERVER, EXIT_USAGE, INSTRUCTORS, app, console, errors, fail
 
 DEFAULT_DATABASE = "lab-server.db"
 
@@ -56,7 +56,7 @@ def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
         fail(str(error))
 
 
-@app.command()
+@app.command(rich_help_panel=COURSE_SERVER)
 def serve(
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="a SQLite file, or a database URL "
                                  "(postgresql://USER@HOST/NAME)"),
@@ -134,7 +134,7 @@ def serve(
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
 
-@app.command()
+@app.command(rich_help_panel=INSTRUCTORS)
 def tokens(
     roster: Path = typer.Argument(None, help="the class roster (a lab roster CSV or a Canvas gradebook export): "
                                   "every student in it without a token gets one"),
@@ -225,7 +225,7 @@ def _write_tokens(issued: list[tuple[str, str, str]], out: Path | None) -> None:
     errors.print(f"{len(issued)} token(s) written to {for_terminal(str(out))}")
 
 
-@app.command("export-grades")
+@app.command("export-grades", rich_help_panel=INSTRUCTORS)
 def export_grades(
     database: str = typer.Option(DEFAULT_DATABASE, "--database", help="the server's SQLite file or database URL"),
     deadline: str | None = typer.Option(None, "--deadline", help="only submissions stored by then count, e.g. "
@@ -295,7 +295,7 @@ def export_grades(
                      f"{', '.join(str(s.id) for s in export.failed)}; regrade them, then export again")
 
 
-@app.command()
+@app.command(rich_help_panel=COURSE_SERVER)
 def work(
     url: str = typer.Argument(..., help="the course server's address"),
     token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),

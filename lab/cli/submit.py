@@ -10,7 +10,7 @@ from rich.table import Table
 
 from grader.course.sinks import for_terminal
 from grader.outputs import FEEDBACK_SUFFIXES
-from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, app, console, errors, fail
+from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, STUDENTS, app, console, errors, fail
 
 POLL_S = 1.0
 MARKS = {"held": "held for review", "cheated": "not counted: marked as not your own work"}
@@ -35,7 +35,7 @@ def _client(url: str | None = None, token: str | None = None):
         fail(str(error))
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def login(
     url: str = typer.Argument(..., help="the course server's address, e.g. https://gpu.course.example"),
     token: str = typer.Option(..., "--token", help="your token, from your instructor"),
@@ -64,7 +64,7 @@ def _state_line(shown: dict) -> str:
     return str(shown["state"])
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def submit(
     stage: str = typer.Argument(..., help="stage id, e.g. transpose_coalesced"),
     file: Path = typer.Argument(..., help="your kernel: a .cu (CUDA) or .cl (OpenCL) file"),
@@ -129,7 +129,7 @@ def submit(
     finish(report, report_file, json_file, json_to_stdout)
 
 
-@app.command()
+@app.command(rich_help_panel=STUDENTS)
 def history(stage: str = typer.Argument(None, help="only this stage's submissions")) -> None:
     """List your submissions to the course server, newest first, with scores and speedups."""
     from grader.report import Status

@@ -79,7 +79,7 @@ def room(tmp_path_factory) -> Classroom:
 def graded(room: Classroom, tmp_path_factory) -> tuple[Path, object, float]:
     out = tmp_path_factory.mktemp("results") / "results"
     started = time.monotonic()
-    result = lab("batch", room.root, "--out", out, *FAST)
+    result = lab("batch", "run", room.root, "--out", out, *FAST)
     elapsed = time.monotonic() - started
     assert result.exit_code == (0 if HAS_CUDA else 3), result.output
     return out, result, elapsed
@@ -194,7 +194,7 @@ def test_summary_has_pass_rates_and_reasons_and_names_no_student(room, graded):
 def test_rerun_grades_nothing_and_a_change_regrades_only_that_file(room, graded):
     out, _, _ = graded
     before = {k: json.dumps(v, sort_keys=True) for k, v in results(out).items()}
-    again = lab("batch", room.root, "--out", out, *FAST)
+    again = lab("batch", "run", room.root, "--out", out, *FAST)
     assert up_to_date(again.output) == (0, room.submissions), again.output
     assert {k: json.dumps(v, sort_keys=True) for k, v in results(out).items()} == before
 
@@ -202,7 +202,7 @@ def test_rerun_grades_nothing_and_a_change_regrades_only_that_file(room, graded)
     original = changed.read_text(encoding="utf-8")
     try:
         changed.write_text(original + "\n// resubmitted\n", encoding="utf-8")
-        third = lab("batch", room.root, "--out", out, *FAST)
+        third = lab("batch", "run", room.root, "--out", out, *FAST)
         assert up_to_date(third.output) == (1, room.submissions - 1), third.output
         after = {k: json.dumps(v, sort_keys=True) for k, v in results(out).items()}
         assert [k for k in after if after[k] != before[k]] == ["amara/reduce_sequential"]
@@ -240,7 +240,7 @@ def _kill_when_results_appear(command: list[str], out: Path, at_least: int, tota
 
 def test_a_batch_killed_with_sigkill_resumes_without_regrading(room, tmp_path):
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "lab", "batch", str(room.root), "--out", str(out), *FAST]
+    command = [sys.executable, "-m", "lab", "batch", "run", str(room.root), "--out", str(out), *FAST]
     _kill_when_results_appear(command, out, at_least=6, total=room.submissions)
 
     kept = results(out)  # every result.json there parses (json.loads above) ...
@@ -251,7 +251,7 @@ def test_a_batch_killed_with_sigkill_resumes_without_regrading(room, tmp_path):
     leftovers = [p for p in out.rglob(".*") if p.is_file() and p.name != ".lab-batch.lock"]
     assert all(is_temp_file(p.name) for p in leftovers), leftovers  # ... and no temp file looks like one
 
-    resumed = lab("batch", room.root, "--out", out, *FAST)
+    resumed = lab("batch", "run", room.root, "--out", out, *FAST)
     assert resumed.exit_code == (0 if HAS_CUDA else 3), resumed.output
     assert up_to_date(resumed.output) == (room.submissions - len(kept), len(kept)), resumed.output
     final = results(out)
@@ -271,7 +271,7 @@ def test_with_timing_results_carry_speedups_and_a_leaderboard(tmp_path):
         (root / student).mkdir(parents=True)
         (root / student / f"{stage}.cl").write_text(text, encoding="utf-8")
     out = tmp_path / "out"
-    first = lab("batch", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--cpu-timing")
+    first = lab("batch", "run", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--cpu-timing")
     assert first.exit_code == 0, first.output
     for student in ("ana", "ben"):
         gradescope = json.loads((out / student / stage / "results.json").read_text())
@@ -286,18 +286,18 @@ def test_with_timing_results_carry_speedups_and_a_leaderboard(tmp_path):
     assert 0 < phases["timed_kernels"] <= phases["benchmark"]
     assert "Where the gradings'" in html and "of which the timed kernels themselves" in html
     assert "of which the timed kernels themselves" in " ".join(first.output.split())  # however the line wraps
-    forced = lab("batch", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--force")
+    forced = lab("batch", "run", root, "--out", out, "--jobs", "1", "--time-limit", "10", "--force")
     assert up_to_date(forced.output) == (3, 0), forced.output
 
 
 def test_usage_errors_are_one_line(room, tmp_path):
     cases = [
-        (("batch", tmp_path / "nowhere", "--out", tmp_path / "o"), "no such folder"),
-        (("batch", room.root, "--out", room.root / "results"), "outside SUBMISSIONS"),
-        (("batch", room.root, "--out", tmp_path / "o", "--jobs", "0"), "--jobs"),
-        (("batch", room.root, "--out", tmp_path / "o", "--backend", "metal"), "--backend"),
-        (("batch", room.root, "--out", tmp_path / "o", "--device", "no-such-device"), "matches no device"),
-        (("batch", room.root, "--out", tmp_path / "o", "--gpus", "x"), "--gpus"),
+        (("batch", "run", tmp_path / "nowhere", "--out", tmp_path / "o"), "no such folder"),
+        (("batch", "run", room.root, "--out", room.root / "results"), "outside SUBMISSIONS"),
+        (("batch", "run", room.root, "--out", tmp_path / "o", "--jobs", "0"), "--jobs"),
+        (("batch", "run", room.root, "--out", tmp_path / "o", "--backend", "metal"), "--backend"),
+        (("batch", "run", room.root, "--out", tmp_path / "o", "--device", "no-such-device"), "matches no device"),
+        (("batch", "run", room.root, "--out", tmp_path / "o", "--gpus", "x"), "--gpus"),
     ]
     for args, words in cases:
         result = lab(*args)

@@ -15,7 +15,7 @@ from lab.batch.devices import build_pool
 from lab.batch.exports import read_class
 from lab.batch.gradebook import gradebook_rows
 from lab.batch.intake import take_in
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import batch_options
 from lab.batch.layout import (
     BOTH_BACKENDS,
     HIDDEN,
@@ -71,7 +71,7 @@ def test_a_sparse_giant_is_refused_by_its_size_and_never_read(tmp_path):
     sub = _submission(tmp_path)
     os.truncate(sub.path, 8 << 30)  # 8 GiB of nothing, in no disk space
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False)
+    options = batch_options(timing=False)
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
 
     def grade(spec, path, target, shown_as):
@@ -132,7 +132,7 @@ def test_a_stage_name_in_the_wrong_case_gets_a_suggestion(tmp_path):
 def test_a_result_that_could_not_be_written_gets_no_grade_in_the_gradebook(tmp_path, monkeypatch):
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False)
+    options = batch_options(timing=False)
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
     save = store.save
 
@@ -200,7 +200,7 @@ def test_the_batch_grades_the_bytes_it_opened_once_not_the_file_as_it_is_later(t
     original.unlink()
     original.symlink_to(secret)  # too late: the batch read it already
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False)
+    options = batch_options(timing=False)
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
     graded: list[str] = []
 
@@ -257,7 +257,7 @@ def test_lab_batch_on_a_12_gib_sparse_file_writes_its_summary(tmp_path):
     sub = _submission(tmp_path)
     os.truncate(sub.path, 12 << 30)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(tmp_path / "subs"), "--out", str(out), "--no-timing",
+    result = CliRunner().invoke(app, ["batch", "run", str(tmp_path / "subs"), "--out", str(out), "--no-timing",
                                       "--time-limit", "5", "--jobs", "1", "--backend", "opencl"])
     assert "Traceback" not in result.output and "MemoryError" not in result.output, result.output
     assert (out / "summary.html").is_file(), result.output

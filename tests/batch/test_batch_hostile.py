@@ -55,7 +55,7 @@ def batch(tmp_path_factory) -> tuple[Path, Path, object]:
     for name, folder in NOT_GRADED_FILES.items():
         (root / (folder or "") / name).write_text("not a kernel", encoding="utf-8")
     out = root.parent / "results"
-    result = CliRunner().invoke(app, ["batch", str(root), "--out", str(out), "--no-timing",
+    result = CliRunner().invoke(app, ["batch", "run", str(root), "--out", str(out), "--no-timing",
                                       "--time-limit", "5", "--jobs", "1"])
     return root, out, result
 

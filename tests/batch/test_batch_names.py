@@ -47,7 +47,7 @@ def batch(tmp_path_factory) -> tuple[Path, object]:
         (root / name).mkdir(parents=True)
         (root / name / f"{STAGE}.cl").write_text(KERNEL, encoding="utf-8")
     out = root.parent / "results"
-    result = CliRunner().invoke(app, ["batch", str(root), "--out", str(out), "--no-timing", "--time-limit", "5",
+    result = CliRunner().invoke(app, ["batch", "run", str(root), "--out", str(out), "--no-timing", "--time-limit", "5",
                                       "--jobs", "2", "--backend", "opencl", "--gradebook", "moodle"])
     return out, result
 

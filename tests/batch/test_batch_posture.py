@@ -29,7 +29,7 @@ def _batch(tmp_path: Path) -> tuple[Path, object]:
     (root / "ann").mkdir(parents=True)
     (root / "ann" / f"{STAGE}.cl").write_text("#error not yet\n", encoding="utf-8")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(root), "--out", str(out), "--no-timing", "--time-limit", "5",
+    result = CliRunner().invoke(app, ["batch", "run", str(root), "--out", str(out), "--no-timing", "--time-limit", "5",
                                       "--jobs", "1", "--backend", "opencl", "--gradebook", "moodle"])
     return out, result
 

@@ -14,14 +14,14 @@ import pytest
 from grader.backends.discovery import Discovery, Target
 from grader.course.catalog import Catalog
 from grader.gradescope import gradescope_results
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, DeviceShown, Performance, Report
 from grader.results import FailureKind
 from lab.batch import keys as keys_module
 from lab.batch.charts import speedup_histogram
 from lab.batch.devices import PoolError, build_pool, parse_gpus
 from lab.batch.failures import classify
 from lab.batch.gradebook import render_gradebook
-from lab.batch.keys import GradingOptions, file_digest, result_key, stage_digest
+from lab.batch.keys import batch_options, file_digest, result_key, stage_digest
 from lab.batch.layout import (
     BOTH_BACKENDS,
     EMPTY_STUDENT,
@@ -60,7 +60,7 @@ def report(status: str = PASSED, score: int = 70, speedup: float | None = 2.0, f
                         Check("correct", PASSED, "correct on 5 shapes", 60, 60),
                         Check("fast", PENDING, "speed is graded on a GPU only", 0, 30)]
     return Report(assignment=STAGE, title="t", concept="c", backend="opencl",
-                  device={"name": "Test CPU", "kind": "cpu"}, file=file, status=status, score=score,
+                  device=DeviceShown("Test CPU", "cpu"), file=file, status=status, score=score,
                   max_score=100, checks=checks, performance=perf, grader_version="1", duration_s=1.6)
 
 
@@ -121,7 +121,7 @@ def test_pool_one_worker_per_gpu_jobs_on_a_cpu_and_reasons_for_the_rest():
 
 
 def test_the_key_changes_with_every_input_it_covers(tmp_path, monkeypatch):
-    options = GradingOptions(timing=False, run_limit_s=5)
+    options = batch_options(timing=False, run_limit_s=5)
     spec = catalog().get(STAGE)
     base = result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options)
     assert base == result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options)
@@ -129,7 +129,7 @@ def test_the_key_changes_with_every_input_it_covers(tmp_path, monkeypatch):
         result_key("abd", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options),
         result_key("abc", stage_digest(catalog(), spec, "cuda"), "opencl", "Test CPU", options),
         result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Other CPU", options),
-        result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", GradingOptions(True, 5)),
+        result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", batch_options(True, 5)),
     ]
     monkeypatch.setattr(keys_module, "GRADER_VERSION", "999")
     variants.append(result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options))
@@ -266,7 +266,7 @@ def test_the_summary_names_no_student():
         bad = report(FAILED, 0, None, file=f"subs/{student}/{STAGE}.cl",
                      checks=[Check("compiles", FAILED, f"compile error: {student} is not declared", 0, 10)])
         outcomes.append(outcome_of(sub, StoredResult(bad), True))
-    stats = BatchStats(2, 2, 0, 0, 60.0, 3.0, (), GradingOptions())
+    stats = BatchStats(2, 2, 0, 0, 60.0, 3.0, (), batch_options())
     summary = summarize([catalog().get(STAGE)], ["ann", "bob.smith"], outcomes, [], stats)
     text = json.dumps([r.__dict__ for r in summary.stages[0].reasons])
     assert "ann" not in text and "bob.smith" not in text
@@ -276,7 +276,7 @@ def test_the_summary_names_no_student():
 def test_the_run_loop_records_every_submission_whatever_the_grader_does(tmp_path):
     subs = [_submission(tmp_path, name) for name in ("ann", "bob", "cid", "dee")]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False, run_limit_s=5)
+    options = batch_options(timing=False, run_limit_s=5)
     pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=2)
 
     def grade(spec, path, target, shown_as):
@@ -302,7 +302,7 @@ def test_the_run_loop_records_every_submission_whatever_the_grader_does(tmp_path
 def test_an_interrupted_run_keeps_what_finished_and_drops_what_was_in_flight(tmp_path):
     subs = [_submission(tmp_path, name) for name in ("ann", "bob", "cid")]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False)
+    options = batch_options(timing=False)
     pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
     runner_box: list[Runner] = []
 
@@ -334,7 +334,7 @@ def test_a_machine_without_the_device_keeps_a_real_grade_of_the_same_file(tmp_pa
     path.write_text('extern "C" __global__ void reduce() {}')
     sub = scan(tmp_path / "subs", catalog().ids()).submissions[0]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False)
+    options = batch_options(timing=False)
     on_gpu = build_pool(Discovery(GPUS), {"cuda"})
     Runner(store, options, lambda spec, p, target, shown_as: report(file=str(p))).run(
         make_plan([sub], catalog(), on_gpu, store, options), on_gpu)
@@ -370,14 +370,14 @@ def test_the_batch_says_when_a_grading_waits_for_its_device():
 def test_the_time_split_names_the_counters_and_what_no_phase_covers():
     phases = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0, "timed_kernels": 0.5,
               "counters": 20.0}
-    split = BatchStats(4, 4, 0, 0, 40.0, 32.0, (), GradingOptions(counters=True), phase_s=phases).time_split()
+    split = BatchStats(4, 4, 0, 0, 40.0, 32.0, (), batch_options(counters=True), phase_s=phases).time_split()
     labels = [label for label, _, _ in split]
     assert labels[4] == "of which the timed kernels themselves"
     assert labels[5] == "reading the hardware counters (Nsight Compute)"
     rest = split[-1]
     assert rest[0].startswith("the rest") and abs(rest[1] - 2.0) < 1e-9 and abs(rest[2] - 2.0 / 32.0) < 1e-9
     covered = {"startup": 2.0, "compiling": 3.0, "correctness": 1.0, "benchmark": 4.0}
-    assert [label for label, _, _ in BatchStats(1, 1, 0, 0, 10.0, 10.0, (), GradingOptions(),
+    assert [label for label, _, _ in BatchStats(1, 1, 0, 0, 10.0, 10.0, (), batch_options(),
                                                phase_s=covered).time_split()][-1] == "timing"
 
 
@@ -386,7 +386,7 @@ def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tm
     grade: stored without a key, and a result stored as an error by an earlier run is not fresh."""
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False, run_limit_s=5)
+    options = batch_options(timing=False, run_limit_s=5)
     pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
     fault = [Check("compiles", PASSED, "compiles", 10, 10),
              Check("correct", ERROR, "killed from outside (SIGKILL)", 0, 60, failure=FailureKind.GRADER_ERROR),
@@ -418,7 +418,7 @@ def test_a_grading_that_could_not_start_is_no_grade(tmp_path):
 
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
-    options = GradingOptions(timing=False, run_limit_s=5)
+    options = batch_options(timing=False, run_limit_s=5)
     pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
 
     def grade(spec, path, target, shown_as):

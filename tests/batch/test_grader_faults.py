@@ -125,7 +125,7 @@ def _lab_batch(submissions: Path, results: Path, cache: Path):
 
     env = {**os.environ, "POCL_CACHE_DIR": str(cache), "LAB_SANDBOX": "off",
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "lab", "batch", str(submissions), "--out", str(results),
+    return subprocess.run([sys.executable, "-m", "lab", "batch", "run", str(submissions), "--out", str(results),
                            "--backend", "opencl", "--no-timing", "--jobs", "1"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=500)
 

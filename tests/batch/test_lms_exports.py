@@ -209,7 +209,7 @@ def test_lab_batch_on_a_zip_claiming_4_gib_stays_small_and_writes_its_summary(tm
     source = make_zip(tmp_path / "claim.zip", {f"smithann_101_9001_{A}.cl": KERNEL_TEXT})
     _lie_about_size(source, 0xFFFFFFF0)
     out = tmp_path / "out"
-    code, output, peak_kib = run_measured([sys.executable, "-m", "lab", "batch", str(source), "--out", str(out),
+    code, output, peak_kib = run_measured([sys.executable, "-m", "lab", "batch", "run", str(source), "--out", str(out),
                                            *FAST], tmp_path, timeout_s=300)
     assert code == 0, output
     assert (out / "summary.html").is_file() and "MemoryError" not in output
@@ -340,7 +340,7 @@ def test_lab_batch_grades_a_canvas_zip_into_a_gradebook_canvas_imports(tmp_path)
                       '"    Points Possible","","","","","100"\r\n"Smith, Ann","101","S-1","asmith","P2",""\r\n'
                       '"Jones, Bob","102","S-2","bjones","P2",""\r\n"Lee, Cy","103","S-3","clee","P2",""\r\n')
     out = tmp_path / "out"
-    result = lab("batch", source, "--out", out, *FAST, "--roster", roster, "--gradebook", "canvas",
+    result = lab("batch", "run", source, "--out", out, *FAST, "--roster", roster, "--gradebook", "canvas",
                  "--canvas-assignment", f"{A}=4757")
     assert result.exit_code == 0, result.output
     assert "read as a Canvas submissions export" in result.output and "1 submission marked late" in result.output
@@ -363,7 +363,7 @@ def test_lab_batch_grades_a_canvas_zip_into_a_gradebook_canvas_imports(tmp_path)
     assert any("Lee, Cy" in r[2] for r in check[1:])
     feedback = (out / "smithann_101" / B / "feedback.md").read_text(encoding="utf-8")
     assert f"smithann_101/{B}.cl" in feedback and "lab-batch-input" not in feedback
-    again = lab("batch", source, "--out", out, *FAST)
+    again = lab("batch", "run", source, "--out", out, *FAST)
     assert again.exit_code == 0 and "0 to grade, 3 up to date" in again.output
 
 
@@ -372,7 +372,7 @@ def test_lab_batch_grades_a_gradescope_export_into_a_gradebook_moodle_imports(tm
     c = catalog()
     source = make_zip(tmp_path / "gs.zip", gradescope_files(solution(c, A), wrong_kernels(c, B)[0]))
     out = tmp_path / "out"
-    result = lab("batch", source, "--out", out, *FAST, "--gradebook", "moodle")
+    result = lab("batch", "run", source, "--out", out, *FAST, "--gradebook", "moodle")
     assert result.exit_code == 0, result.output
     assert "read as a Gradescope export" in result.output
     moodle = table(out / "gradebook_moodle.csv")

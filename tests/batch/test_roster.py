@@ -117,7 +117,7 @@ def test_lab_batch_names_the_columns_it_does_not_read_once(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     (tmp_path / "subs" / "ann").mkdir(parents=True)
     write(tmp_path, "folder,notes,email\nann,hi,a@x.edu\n")
-    result = CliRunner().invoke(app, ["batch", "subs", "--out", "out", "--roster", "roster.csv", "--backend", "x"])
+    result = CliRunner().invoke(app, ["batch", "run", "subs", "--out", "out", "--roster", "roster.csv", "--backend", "x"])
     assert result.exit_code == 2  # the note comes while the options are read; a bad option still stops it
     assert result.output.count("'notes' not read") == 1 and "unknown column" not in result.output
 
@@ -244,7 +244,7 @@ def test_format_and_assignment_options_are_checked():
 def test_lab_batch_says_what_is_wrong_with_an_lms_option_in_one_line(tmp_path, monkeypatch, args, words):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "subs" / "ann").mkdir(parents=True)
-    result = CliRunner().invoke(app, ["batch", "subs", "--out", "out", *args])
+    result = CliRunner().invoke(app, ["batch", "run", "subs", "--out", "out", *args])
     assert result.exit_code == 2, result.output
     assert words in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
@@ -261,7 +261,7 @@ def test_lab_batch_matches_a_roster_with_folders_to_a_gradescope_export_by_email
     roster = write(tmp_path, "folder,email,id_number,notes\nann,ANN@example.edu,1001,front row\n"
                              "bob,bob@example.edu,1002,\ncy,cy@example.edu,1003,\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(source), "--out", str(out), *FAST, "--roster", str(roster),
+    result = CliRunner().invoke(app, ["batch", "run", str(source), "--out", str(out), *FAST, "--roster", str(roster),
                                       "--gradebook", "moodle:idnumber"])
     assert result.exit_code == 0, result.output
     assert result.output.count("'notes' not read") == 1

@@ -1,4 +1,4 @@
-"""A Slurm run's tasks grade the copies `lab batch --slurm` took when it planned the run
+"""A Slurm run's tasks grade the copies `lab batch slurm` took when it planned the run
 (lab.batch.intake): a file swapped for a link to another student's private file afterwards is
 never read, and the final job's class outputs name the files as SUBMISSIONS does."""
 

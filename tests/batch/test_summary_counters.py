@@ -14,10 +14,10 @@ from grader.backends.discovery import Target
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
 from grader.course.counter_spec import Better
-from grader.report import FAILED, PASSED, Check, Performance, Report
+from grader.report import FAILED, PASSED, Check, DeviceShown, Performance, Report
 from lab.batch.concept_chart import concept_histogram
 from lab.batch.html import render_summary_html
-from lab.batch.keys import GradingOptions, result_key
+from lab.batch.keys import batch_options, counters_asked, options_from_key, options_key, result_key
 from lab.batch.outcome import outcome_from_result
 from lab.batch.summary import BatchStats, summarize
 from tests.conftest import catalog
@@ -59,9 +59,9 @@ def result(stage: str, counters: CountersShown | None, status: str = PASSED, bac
               Check("correct", status, "correct" if status == PASSED else "wrong result", 60 if status == PASSED
                     else 0, 60)]
     report = Report(assignment=stage, title="t", concept="c", backend=backend,
-                    device={"name": "Test GPU", "kind": "gpu"}, file=file, status=status,
+                    device=DeviceShown("Test GPU", "gpu"), file=file, status=status,
                     score=70 if status == PASSED else 10, max_score=100, checks=checks, performance=perf, grader_version="1",
-                    duration_s=2.0, counters=counters)
+                    duration_s=2.0, sections={"counters": counters} if counters is not None else {})
     # Through JSON, as result.json is read back (enums become strings).
     return json.loads(json.dumps(report.to_json(), default=str))
 
@@ -72,7 +72,7 @@ def outcome(student: str, stage: str, counters: CountersShown | None, **kw):
 
 def summary(outcomes, counters: bool = True, stages=(NAIVE, COALESCED, REDUCE)):
     students = sorted({o.student for o in outcomes})
-    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 60.0, 30.0, (), GradingOptions(counters=counters))
+    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 60.0, 30.0, (), batch_options(counters=counters))
     return summarize([catalog().get(s) for s in stages], students, outcomes, [], stats)
 
 
@@ -171,17 +171,17 @@ def test_a_stage_that_names_no_counters():
     spec = catalog().get(REDUCE)
     bare = replace(spec, counters=None)
     outcomes = [outcome("a", REDUCE, None)]
-    stats = BatchStats(1, 1, 0, 0, 1.0, 1.0, (), GradingOptions(counters=True))
+    stats = BatchStats(1, 1, 0, 0, 1.0, 1.0, (), batch_options(counters=True))
     c = summarize([bare], ["a"], outcomes, [], stats).stages[0].concept
     assert c.reason == Unavailable.NO_SPEC and "names no hardware counters" in c.reason_text
 
 
 def test_counters_change_the_result_key_only_when_asked_for():
-    plain = GradingOptions()
-    assert "counters" not in plain.as_dict()  # results graded before this option keep their keys
+    plain = batch_options()
+    assert "counters" not in options_key(plain)  # results graded before this option keep their keys
     assert result_key("s", "t", "cuda", "GPU", plain) != result_key("s", "t", "cuda", "GPU",
-                                                                     GradingOptions(counters=True))
-    assert GradingOptions(**GradingOptions(counters=True).as_dict()).counters  # a Slurm run's manifest
+                                                                     batch_options(counters=True))
+    assert counters_asked(options_from_key(options_key(batch_options(counters=True))))  # a Slurm run's manifest
 
 
 @pytest.mark.parametrize("counters", [
@@ -216,7 +216,7 @@ def test_hostile_names_are_shown_as_text():
                                         result(hostile_spec.id, unavailable(Unavailable.FAILED,
                                                                             f"ncu: {students[0]}"),
                                                status=PASSED), True))
-    stats = BatchStats(4, 4, 0, 0, 1.0, 1.0, (), GradingOptions(counters=True))
+    stats = BatchStats(4, 4, 0, 0, 1.0, 1.0, (), batch_options(counters=True))
     html = render_summary_html(summarize([hostile_spec], students, outcomes, [], stats))
     parsed = parse_html(html)
     assert not {"script", "img", "iframe", "object", "embed"} & set(parsed.tags)
@@ -250,9 +250,9 @@ def test_the_batch_passes_counters_to_each_grading(monkeypatch):
 
     seen = []
     monkeypatch.setattr(runner_module, "take_worker", lambda backend, start_next=False: None)
-    monkeypatch.setattr(runner_module, "grade", lambda request: seen.append(request.options.counters))
+    monkeypatch.setattr(runner_module, "grade", lambda request: seen.append(counters_asked(request.options)))
     for asked in (False, True):
-        runner_module.pipeline_grader(catalog(), GradingOptions(counters=asked))(None, None, CPU, "a/x.cl")
+        runner_module.pipeline_grader(catalog(), batch_options(counters=asked))(None, None, CPU, "a/x.cl")
     assert seen == [False, True]
 
 
@@ -269,7 +269,7 @@ def test_lab_batch_counters_on_pocl_says_why_none(tmp_path):
     example = catalog().root / "examples" / f"{COALESCED}.cl"
     (root / "ann" / f"{COALESCED}.cl").write_text(example.read_text())
     out = tmp_path / "results"
-    result = CliRunner().invoke(app, ["batch", str(root), "--out", str(out), "--no-timing", "--counters",
+    result = CliRunner().invoke(app, ["batch", "run", str(root), "--out", str(out), "--no-timing", "--counters",
                                       "--jobs", "1"])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "ann" / COALESCED / "result.json").read_text())

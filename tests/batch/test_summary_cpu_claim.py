@@ -9,7 +9,7 @@ from html import unescape
 import pytest
 
 from lab.batch.html import render_summary_html
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import batch_options
 from lab.batch.outcome import outcome_from_result
 from lab.batch.summary import BatchStats, summarize
 from tests.batch.test_summary_counters import COALESCED, Sub, result
@@ -20,7 +20,7 @@ def cpu_summary(cpu_timing: bool):
     graded = result(COALESCED, None, speedup=None)
     graded["device"] = {"name": "Test CPU", "kind": "cpu"}
     outcomes = [outcome_from_result(Sub("s0", COALESCED), graded, True)]
-    stats = BatchStats(1, 1, 0, 0, 60.0, 30.0, (), GradingOptions(cpu_timing=cpu_timing))
+    stats = BatchStats(1, 1, 0, 0, 60.0, 30.0, (), batch_options(cpu_timing=cpu_timing))
     return summarize([catalog().get(COALESCED)], ["s0"], outcomes, [], stats)
 
 

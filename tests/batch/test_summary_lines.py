@@ -11,7 +11,7 @@ from rich.console import Console
 from grader.results import FailureKind
 from lab.batch.failures import Failure
 from lab.batch.html import render_summary_html
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import batch_options
 from lab.batch.outcome import Outcome
 from lab.batch.summary import BatchStats, summarize
 from lab.cli import batch_common
@@ -26,7 +26,7 @@ def outcome(student: str, status: str, score: int | None, failure: Failure | Non
 
 
 def class_summary(outcomes: list[Outcome]):
-    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 6.0, 5.0, (), GradingOptions())
+    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 6.0, 5.0, (), batch_options())
     return summarize([catalog().get(STAGE)], [o.student for o in outcomes], outcomes, [], stats)
 
 

@@ -40,6 +40,52 @@ def test_list_shows_stages_in_course_order():
     assert out.index("transpose_naive") < out.index("transpose_coalesced") < out.index("transpose_padded")
 
 
+def _listed(monkeypatch, *args: str, width: int = 80) -> list[str]:
+    import io
+
+    from rich.console import Console
+
+    from lab.cli import course
+
+    out = io.StringIO()
+    monkeypatch.setattr(course, "console", Console(file=out, width=width, highlight=False, emoji=False))
+    assert lab("list", *args).exit_code == 0
+    return out.getvalue().splitlines()
+
+
+def test_list_is_one_line_a_stage_in_80_columns(monkeypatch):
+    from grader.course.catalog import default_catalog
+
+    stages = default_catalog().stages
+    lines = _listed(monkeypatch)
+    assert len(lines) == 1 + len(stages) and max(len(line) for line in lines) <= 80, lines
+    assert lines[0].split() == ["stage", "track", "points", "title"]
+    for spec, line in zip(stages, lines[1:]):
+        words = line.split()
+        assert words[:4] == [spec.id, spec.track, str(spec.stage), str(spec.max_score)], line
+        shown = " ".join(words[4:])
+        assert spec.title.startswith(shown.removesuffix("…").rstrip()) and (shown == spec.title) != shown.endswith("…")
+    long = "\n".join(_listed(monkeypatch, "--long"))
+    assert all(spec.baseline in long for spec in stages if spec.baseline) and "baseline" in long
+
+
+def test_help_groups_the_commands_by_who_uses_them():
+    import typer.main
+
+    panels = {name: getattr(command, "rich_help_panel", None)
+              for name, command in typer.main.get_command(app).commands.items()}
+    assert {"Students", "Instructors", "Course server"} <= set(panels.values()), panels
+    assert {name for name, panel in panels.items() if panel == "Students"} >= {
+        "list", "show", "init", "grade", "devices", "occupancy", "profile", "login", "submit", "history"}
+    assert {name for name, panel in panels.items() if panel == "Instructors"} >= {
+        "batch", "gradescope", "release", "tokens", "export-grades"}
+    assert {name for name, panel in panels.items() if panel == "Course server"} >= {"serve", "work"}
+    shown = lab("--help").output
+    at = [shown.index(f"{panel} ") for panel in ("─ Students", "│ list", "─ Instructors", "│ batch", "│ gradescope",
+                                                 "─ Course server", "│ serve")]
+    assert at == sorted(at), shown  # the panels in this order, `lab batch` first among the instructors'
+
+
 def test_show_prints_the_readme():
     result = lab("show", "transpose_padded")
     assert result.exit_code == 0 and "bank" in result.output.lower()

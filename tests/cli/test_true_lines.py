@@ -35,7 +35,7 @@ def run_lab(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
 
 @pytest.mark.parametrize("args", [("grade", "reduce_interleaved", "nope.cl"),
                                   ("grade", "no_such_stage", "nope.cl"),
-                                  ("batch", "nosuch", "--out", "results")])
+                                  ("batch", "run", "nosuch", "--out", "results")])
 def test_a_usage_error_says_only_the_error(tmp_path, args):
     done = run_lab(*args, cwd=tmp_path)
     assert done.returncode == 2
@@ -56,14 +56,14 @@ def test_batch_says_the_sandbox_note_once(tmp_path):
     for student in ("alice", "bob", "carol"):
         (tmp_path / "class" / student).mkdir(parents=True)
         (tmp_path / "class" / student / "reduce_interleaved.cl").write_text(as_submission(REFERENCE.read_text()))
-    done = run_lab("batch", "class", "--out", "results", "--jobs", "2", cwd=tmp_path)
+    done = run_lab("batch", "run", "class", "--out", "results", "--jobs", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (done.stderr + done.stdout).count(NO_SANDBOX) == 1
 
 
 def test_bare_lab_prints_the_help_and_exits_2_and_h_is_help(tmp_path):
     bare = run_lab(cwd=tmp_path)
-    assert bare.returncode == 2 and "Usage:" in bare.stdout + bare.stderr and "Commands" in bare.stdout
+    assert bare.returncode == 2 and "Usage:" in bare.stdout + bare.stderr and "Students" in bare.stdout  # a panel of commands
     for args in (("-h",), ("grade", "-h"), ("batch", "-h")):
         done = run_lab(*args, cwd=tmp_path)
         assert done.returncode == 0 and "Usage:" in done.stdout, (args, done.stderr)

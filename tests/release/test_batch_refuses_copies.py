@@ -25,7 +25,7 @@ def test_the_batch_refuses_the_copies_and_lists_them(tmp_path: Path) -> None:
     for student, text in {"ann": reference, "bob": renamed(reference), "cyd": as_submission(reference)}.items():
         (subs / student).mkdir(parents=True)
         (subs / student / f"{STAGE}.cl").write_text(text, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "lab", "batch", str(subs), "--out", str(out), "--jobs", "1"],
+    done = subprocess.run([sys.executable, "-m", "lab", "batch", "run", str(subs), "--out", str(out), "--jobs", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert "Traceback" not in done.stderr, done.stderr
     outcome = {s: json.loads((out / s / STAGE / "result.json").read_text()) for s in ("ann", "bob", "cyd")}

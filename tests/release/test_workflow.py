@@ -38,7 +38,7 @@ def test_release_student_grades_canvas_export_batch(release: Release, tmp_path: 
         archive.writestr(f"jonesbob_102_9002_{HELD}.cl", renamed(reference))
     # 3. The instructor grades the export with the instructor's checkout.
     out = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "lab", "batch", str(export), "--out", str(out), "--jobs", "1"],
+    done = subprocess.run([sys.executable, "-m", "lab", "batch", "run", str(export), "--out", str(out), "--jobs", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert "Traceback" not in done.stderr, done.stderr
     rows = {row[0]: row for row in csv.reader(io.StringIO((out / "gradebook.csv").read_text(encoding="utf-8")))}

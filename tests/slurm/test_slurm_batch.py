@@ -1,14 +1,14 @@
-"""`lab batch --slurm` on a real Slurm: the synthetic class of tests/batch/classroom.py (38
+"""`lab batch slurm` on a real Slurm: the synthetic class of tests/batch/classroom.py (38
 submissions) graded by a job array of 3 tasks and a final job, on PoCL, on the single-node
 cluster of scripts/slurm_single_node.sh (CI starts it before pytest where it can).
 
 Mid-way one array task is killed hard, as a node failure kills it (frozen, then SIGKILL to
 each of its processes): it loses exactly the submissions it had in flight, the other tasks take the
 rest of its share, the final job writes the class outputs with those few "not graded yet", and
-`lab batch --status` names them. Another task is then stopped the way a time limit or a
+`lab batch status` names them. Another task is then stopped the way a time limit or a
 preemption stops it (SIGTERM): it gives back what it had in flight and loses nothing. The
 same command run again grades exactly what was lost, and the outputs equal those of a plain
-`lab batch` of the same class apart from timings and the random inputs each grading draws.
+`lab batch run` of the same class apart from timings and the random inputs each grading draws.
 Skipped, with the reason, where sbatch does not answer.
 """
 
@@ -47,7 +47,7 @@ pytestmark = [
 ]
 
 GRADING = ("--no-timing", "--time-limit", "5", "--jobs", "1")
-CLUSTER = ("--slurm", "--tasks", "3", "--cpus-per-task", "1", "--mem", "1G")
+CLUSTER = ("--tasks", "3", "--cpus-per-task", "1", "--mem", "1G")
 EXIT_DONE = 0 if HAS_CUDA else 3  # the class's one .cu file has no device without CUDA
 NO_DEVICE = 0 if HAS_CUDA else 1  # ... and a result that is not a grade is tried again by every run
 runner = CliRunner()
@@ -126,7 +126,7 @@ def room(tmp_path_factory) -> Classroom:
 @pytest.fixture(scope="module")
 def plain(room: Classroom, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("plain") / "results"
-    result = lab("batch", room.root, "--out", out, *GRADING)
+    result = lab("batch", "run", room.root, "--out", out, *GRADING)
     assert result.exit_code == EXIT_DONE, result.output
     return out
 
@@ -136,14 +136,14 @@ def killed(room: Classroom, tmp_path_factory) -> dict:
     """The first cluster run: task 1 killed hard mid-way, task 0 stopped by SIGTERM later."""
     out = tmp_path_factory.mktemp("cluster") / "results"
     started = time.monotonic()
-    submitted = lab("batch", room.root, "--out", out, *GRADING, *CLUSTER)
+    submitted = lab("batch", "slurm", room.root, "--out", out, *GRADING, *CLUSTER)
     assert submitted.exit_code == 0, submitted.output
     folder = RunFolder.latest(out)
     jobs = folder.jobs()
     assert jobs is not None and f"array job {jobs.array_job}" in submitted.output
-    assert f"lab batch --status {out}" in submitted.output and f"scancel {jobs.array_job}" in submitted.output
+    assert f"lab batch status {out}" in submitted.output and f"scancel {jobs.array_job}" in submitted.output
     run_id = folder.run_id
-    plain = lab("batch", room.root, "--out", out, *GRADING)  # the tasks are writing there
+    plain = lab("batch", "run", room.root, "--out", out, *GRADING)  # the tasks are writing there
     assert plain.exit_code == 2 and f"is being graded by Slurm run {run_id}" in " ".join(plain.output.split())
 
     # Task 1, once it has written two results: frozen with something in flight, then killed.
@@ -206,7 +206,7 @@ def test_the_final_job_wrote_the_class_outputs_with_the_lost_ones_ungraded(room,
 
 def test_status_says_what_is_done_and_what_failed(room, killed):
     out = killed["out"]
-    shown = lab("batch", "--status", out)
+    shown = lab("batch", "status", out)
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
     lost = len(killed["lost"])
@@ -220,7 +220,7 @@ def resumed(room, killed) -> dict:
     out = killed["out"]
     before = results(out)
     started = time.monotonic()
-    again = lab("batch", room.root, "--out", out, *GRADING, *CLUSTER, "--wait")
+    again = lab("batch", "slurm", room.root, "--out", out, *GRADING, *CLUSTER, "--wait")
     return {"result": again, "before": before, "elapsed": time.monotonic() - started}
 
 
@@ -266,12 +266,12 @@ def test_the_outputs_equal_a_plain_batch_of_the_same_class(room, plain, killed, 
         assert _verdict(ours[key]) == _verdict(theirs[key]), key
         assert ours[key]["batch"]["slurm"]["node"]
     # the plain batch takes the cluster's results as up to date: the same keys
-    again = lab("batch", room.root, "--out", out, *GRADING)
+    again = lab("batch", "run", room.root, "--out", out, *GRADING)
     assert f"0 to grade, {room.submissions} up to date" in again.output, again.output
 
 
 def test_a_rerun_with_nothing_new_grades_nothing(room, killed, resumed):
-    again = lab("batch", room.root, "--out", killed["out"], *GRADING, *CLUSTER, "--wait")
+    again = lab("batch", "slurm", room.root, "--out", killed["out"], *GRADING, *CLUSTER, "--wait")
     assert f"{NO_DEVICE} to grade, {room.submissions - NO_DEVICE} up to date" in again.output, again.output
     if not NO_DEVICE:
         assert "nothing to grade: no job submitted" in again.output, again.output
@@ -285,7 +285,7 @@ def test_student_names_never_reach_a_shell(tmp_path):
         (root / name).mkdir(parents=True)
         (root / name / "reduce_sequential.cl").write_text(source, encoding="utf-8")
     out = tmp_path / "results"
-    done = lab("batch", root, "--out", out, *GRADING, "--slurm", "--cpus-per-task", "1", "--wait")
+    done = lab("batch", "slurm", root, "--out", out, *GRADING, "--cpus-per-task", "1", "--wait")
     assert done.exit_code == 0, done.output
     folder = RunFolder.latest(out)
     assert folder.script.read_text(encoding="utf-8") == slurm.JOB_SCRIPT

@@ -1,4 +1,4 @@
-"""The pieces of `lab batch --slurm` that need no Slurm and no device: claims, the run folder,
+"""The pieces of `lab batch slurm` that need no Slurm and no device: claims, the run folder,
 sbatch's command lines and the job script, the cluster's idea of "up to date", array tasks
 sharing a run (with a fake grading function), what the final job gathers, the status, and
 the command line's one-line refusals."""
@@ -25,7 +25,7 @@ from lab.batch.cluster_run import RunFolder, RunItem, RunJobs, RunManifest, Task
 from lab.batch.cluster_status import ItemState, run_status
 from lab.batch.cluster_task import ClusterRunner, ClusterTask
 from lab.batch.devices import Lane, Pool
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import batch_options
 from lab.batch.layout import Submission, scan
 from lab.batch.store import ResultStore
 from lab.batch.stored import SlurmInfo
@@ -34,7 +34,7 @@ from tests.conftest import catalog
 
 STAGE = "reduce_sequential"
 HOSTILE = "o'brien; $(touch pwned) `id` \"x\" *"
-OPTIONS = GradingOptions(timing=False, run_limit_s=5.0)
+OPTIONS = batch_options(timing=False, run_limit_s=5.0)
 runner = CliRunner()
 
 
@@ -187,7 +187,7 @@ def test_tasks_share_a_run_each_submission_graded_once_and_recorded_with_its_nod
     # a rerun finds everything up to date, whichever GPU graded it
     assert not make_cluster_plan(subs, catalog(), store, OPTIONS).to_grade
     assert len(make_cluster_plan(subs, catalog(), store, OPTIONS, force=True).to_grade) == 10
-    other = GradingOptions(timing=False, run_limit_s=9.0)
+    other = batch_options(timing=False, run_limit_s=9.0)
     assert len(make_cluster_plan(subs, catalog(), store, other).to_grade) == 10
 
 
@@ -260,34 +260,52 @@ def _lab(*args: object):
     return runner.invoke(app, [str(a) for a in args])
 
 
-@pytest.mark.parametrize("extra, words", [
-    (("--slurm", "--device", "0"), "Slurm picks the devices"),
-    (("--slurm", "--gpus", "0,1"), "number of GPUs each array task gets"),
-    (("--slurm", "--time", "2h"), "not a Slurm time limit"),
-    (("--slurm", "--tasks", "0"), "--tasks must be at least 1"),
-    (("--time", "10"), "--time is an option of --slurm runs"),
-    (("--partition", "gpu"), "--partition is an option of --slurm runs"),
+@pytest.mark.parametrize("command, extra, words", [
+    ("slurm", ("--device", "0"), "No such option: --device"),  # Slurm picks the devices
+    ("slurm", ("--gpus", "0,1"), "'0,1' is not a valid integer"),
+    ("slurm", ("--gpus", "0"), "--gpus: the number of GPUs each array task gets"),
+    ("slurm", ("--time", "2h"), "not a Slurm time limit"),
+    ("slurm", ("--tasks", "0"), "--tasks must be at least 1"),
+    ("slurm", ("--time-limit", "0"), "--time-limit must be positive"),
+    ("slurm", ("--roster", "r.csv"), "No such option: --roster"),
+    ("run", ("--time", "10"), "No such option: --time"),
+    ("run", ("--partition", "gpu"), "No such option: --partition"),
+    ("run", ("--wait",), "No such option: --wait"),
 ])
-def test_usage_errors_are_one_line(tmp_path, extra, words):
+def test_usage_errors_are_one_line(tmp_path, command, extra, words):
     _class(tmp_path / "subs", ["ann"])
-    result = _lab("batch", tmp_path / "subs", "--out", tmp_path / "out", *extra)
+    result = _lab("batch", command, tmp_path / "subs", "--out", tmp_path / "out", *extra)
     assert result.exit_code == 2, result.output
     assert words in " ".join(result.output.split()) and "Traceback" not in result.output
 
 
 def test_status_without_a_run_and_without_arguments(tmp_path):
     (tmp_path / "out").mkdir()
-    for args, words in ((("--status", tmp_path / "out"), "no Slurm run was submitted into it"),
-                        (("--status", tmp_path / "nowhere"), "no such results folder"),
-                        ((), "needs SUBMISSIONS and --out RESULTS")):
+    for args, words in ((("status", tmp_path / "out"), "no Slurm run was submitted into it"),
+                        (("status", tmp_path / "nowhere"), "no such results folder"),
+                        (("status",), "Missing argument 'RESULTS'"),
+                        ((), "Usage: lab batch")):
         result = _lab("batch", *args)
         assert result.exit_code == 2 and words in " ".join(result.output.split()), result.output
+
+
+@pytest.mark.parametrize("old, new, words", [
+    (("--status", "{out}"), "status", "no Slurm run was submitted into it"),
+    (("{subs}", "--out", "{out}", "--slurm", "--tasks", "0"), "slurm", "--tasks must be at least 1"),
+    (("{subs}", "--out", "{out}", "--jobs", "0"), "run", "--jobs must be at least 1"),
+])
+def test_the_old_spellings_still_work_for_a_release(tmp_path, old, new, words):
+    _class(tmp_path / "subs", ["ann"])
+    (tmp_path / "out").mkdir()
+    result = _lab("batch", *(arg.format(subs=tmp_path / "subs", out=tmp_path / "out") for arg in old))
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and words in said and f"this is now `lab batch {new} ...`" in said, result.output
 
 
 def test_no_sbatch_leaves_no_run_behind(tmp_path, monkeypatch):
     _class(tmp_path / "subs", ["ann"])
     monkeypatch.setenv("PATH", str(tmp_path))
-    result = _lab("batch", tmp_path / "subs", "--out", tmp_path / "out", "--slurm")
+    result = _lab("batch", "slurm", tmp_path / "subs", "--out", tmp_path / "out")
     assert result.exit_code == 2 and "sbatch is not on PATH" in result.output, result.output
     assert not list((tmp_path / "out" / ".lab-slurm" / "runs").iterdir())
     assert RunFolder.latest(tmp_path / "out") is None

@@ -20,10 +20,10 @@ from grader.outputs import (
     by_name,
     feedback_format,
 )
-from grader.report import FAILED, PASSED, Check, Report
+from grader.report import FAILED, PASSED, Check, DeviceShown, Report
 from grader.results import FailureKind
 from lab.batch.gradebook_formats import GradebookFormat
-from lab.batch.keys import GradingOptions
+from lab.batch.keys import batch_options
 from lab.batch.layout import scan
 from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions
 from lab.batch.outcome import outcome_of
@@ -43,7 +43,7 @@ def report(student: str = "ann", passed: bool = True) -> Report:
                Check("correct", FAILED, "crashed (SIGSEGV) in case 1", 0, 90, {"signal": "SIGSEGV"},
                      FailureKind.CRASH))
     return Report(assignment=STAGE, title="t", concept="c", backend="opencl",
-                  device={"name": "Test CPU", "kind": "cpu"}, file=f"{student}/{STAGE}.cl",
+                  device=DeviceShown("Test CPU", "cpu"), file=f"{student}/{STAGE}.cl",
                   status=PASSED if passed else FAILED, score=100 if passed else 10, max_score=100,
                   checks=[Check("compiles", PASSED, "compiles", 10, 10), correct], performance=None,
                   grader_version="1", duration_s=1.0)
@@ -102,7 +102,7 @@ def graded(tmp_path):
         stored = store.save(sub, report(sub.student, passed=sub.student == "ann"), "key",
                             BatchInfo(sub.student, sub.stage, sub.relative))
         outcomes.append(outcome_of(sub, stored, graded_now=True))
-    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 2.0, 2.0, ("w",), GradingOptions(timing=False))
+    stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 2.0, 2.0, ("w",), batch_options(timing=False))
     return tmp_path, layout, store, outcomes, stats
 
 

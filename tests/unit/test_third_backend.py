@@ -94,7 +94,7 @@ def test_a_batch_of_two_students_and_its_gradebooks(course, tmp_path):
         (submissions / student / f"{STAGE}{fakelang.SUFFIX}").write_text(
             fakelang.student(operation, student), encoding="utf-8")
 
-    result = CliRunner().invoke(app, ["batch", str(submissions), "--out", str(out), "--no-timing",
+    result = CliRunner().invoke(app, ["batch", "run", str(submissions), "--out", str(out), "--no-timing",
                                       "--jobs", "1", "--backend", fakelang.NAME, "--gradebook", "moodle"])
     assert result.exit_code == 0, result.output
     assert "class summary" in result.output
