@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from grader import settings
 
 if TYPE_CHECKING:
-    from grader.backends.registry import BackendKind
+    from grader.backends.registry import BackendKind, JitCache
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 MIN_BWRAP = (0, 8)  # --disable-userns, --size and --perms for --tmpfs
@@ -683,7 +683,7 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
     unchanged, with a note once, where there is none. Raises SandboxUnavailable where one is
     required. `courses`: course folders to see read-only besides the project's; `writable`:
     folders to see read-write (compute-sanitizer's log); `backend`: the row of the backend the
-    command grades on, whose JIT-cache template it may be given (its jit_warmup;
+    command grades on, whose driver's JIT-cache template it may be given (its jit_cache;
     Launch.nv_cache_template); None: none."""
     refusal = problem()
     if refusal is not None:
@@ -693,62 +693,53 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
         if plan != OFF:
             _say_once(plan)
         return Launch(list(command), dict(env), SandboxInfo(False, reason=plan))
-    warm = backend.jit_warmup if backend is not None else None
-    template = _nv_template(plan, env, warm) if warm else None
+    jit = backend.jit_cache if backend is not None else None
+    template = _jit_template(plan, env, jit) if jit is not None else None
     launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
     if template:
         launch.nv_cache_template = template
     return launch
 
 
-# -- NVIDIA's JIT cache -----------------------------------------------------------------------
-# NVIDIA's OpenCL compiles kernels of its own each time it makes a context (0.13 s on an H100)
-# and keeps them in the CUDA JIT cache (~/.nv/ComputeCache). A worker's cache is its own (in
-# its /tmp: shared and writable, a worker could plant machine code that later gradings run),
-# so it starts from a copy of a template made once per driver by a sandboxed process that runs
-# no student code (it only makes a context on each NVIDIA device).
-_nv_templates: dict[str, str | None] = {}
+# -- a driver's JIT cache ----------------------------------------------------------------------
+# Some drivers compile kernels of their own each time they make a context (NVIDIA's OpenCL: 0.13 s
+# on an H100) and keep them in a JIT cache (the backend's row's JitCache). A worker's cache is its
+# own (in its /tmp: shared and writable, a worker could plant machine code that later gradings
+# run), so it starts from a copy of a template made once per driver version by a sandboxed
+# process that runs no student code (the row's warmup: NVIDIA's makes a context on each device).
+_jit_templates: dict[tuple[str, str], str | None] = {}  # (the templates' folder, driver version) -> template
 
 
-def _driver_version() -> str | None:
-    for path in ("/sys/module/nvidia/version", "/proc/driver/nvidia/version"):
-        try:
-            text = Path(path).read_text(errors="replace")
-        except OSError:
-            continue
-        match = re.search(r"\d+\.\d+(?:\.\d+)?", text)
-        if match:
-            return match.group(0)
-    return None
-
-
-def _nv_template(plan: _Plan, env: dict[str, str], warm: str) -> str | None:
-    """The template's folder (holding ComputeCache/), made here the first time; None where
-    there is no NVIDIA driver or it could not be made."""
-    version = _driver_version()
-    if version is None or not os.path.exists("/dev/nvidiactl"):
+def _jit_template(plan: _Plan, env: dict[str, str], cache: JitCache) -> str | None:
+    """The template's folder (holding the cache's own folder, named as cache.home's last part:
+    ComputeCache/), made here the first time; None where the cache's driver is not here or the
+    template could not be made."""
+    version = cache.driver_version()
+    if version is None:
         return None
-    folder = settings.value(settings.XDG_CACHE_HOME) / "gpu-teaching-lab" / "nv-compute-cache" / version
-    if (folder / "ComputeCache").is_dir():
+    held = Path(cache.home).name
+    folder = settings.value(settings.XDG_CACHE_HOME) / "gpu-teaching-lab" / cache.folder / version
+    if (folder / held).is_dir():
         return str(folder)
-    with _nv_lock:
-        if version in _nv_templates:
-            return _nv_templates[version]
-        _nv_templates[version] = None
+    key = (cache.folder, version)
+    with _jit_lock:
+        if key in _jit_templates:
+            return _jit_templates[key]
+        _jit_templates[key] = None
         build = None
         try:
             import tempfile
 
             folder.parent.mkdir(parents=True, exist_ok=True)
             build = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
-            launch = _argv(plan, [sys.executable, "-c", warm], env, (), (str(build),))
-            launch.env["CUDA_CACHE_PATH"] = str(build / "ComputeCache")
+            launch = _argv(plan, [sys.executable, "-c", cache.warmup], env, (), (str(build),))
+            launch.env[cache.env] = str(build / held)
             try:
                 done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True,
                                       timeout=120, stdin=subprocess.DEVNULL)
             finally:
                 launch.close()
-            if done.returncode != 0 or not (build / "ComputeCache").is_dir():
+            if done.returncode != 0 or not (build / held).is_dir():
                 return None
             for root, _dirs, files in os.walk(build):  # the grader's again, readable, not writable
                 for name in [root, *(os.path.join(root, f) for f in files)]:
@@ -759,17 +750,17 @@ def _nv_template(plan: _Plan, env: dict[str, str], warm: str) -> str | None:
                 os.rename(build, folder)
             except OSError:  # another process made it first
                 pass
-            if (folder / "ComputeCache").is_dir():
-                _nv_templates[version] = str(folder)
+            if (folder / held).is_dir():
+                _jit_templates[key] = str(folder)
         except (OSError, subprocess.SubprocessError):
             return None
         finally:
             if build is not None and build.exists():
                 shutil.rmtree(build, ignore_errors=True)
-        return _nv_templates[version]
+        return _jit_templates[key]
 
 
-_nv_lock = threading.Lock()
+_jit_lock = threading.Lock()
 
 
 def sees(launch_courses: tuple[str, ...], path: str) -> bool:

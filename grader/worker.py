@@ -17,6 +17,8 @@ from typing import TextIO
 
 import numpy as np
 
+from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.course.problems import load_problem
 from grader.results import (
@@ -83,16 +85,13 @@ def die_with_parent() -> None:
         pass
 
 
-def preload(backend: str) -> None:
+def preload(kind: BackendKind | None) -> None:
     """Import the backend's GPU library, start its driver and import every module the steps use,
     while the request is on its way (no device context: that is made for this one submission,
-    after the request)."""
+    after the request). None (a test's device of no row): nothing."""
+    if kind is None:
+        return
     try:
-        from grader.backends import registry
-
-        kind = registry.find(backend)
-        if kind is None:
-            return
         kind.preload()
         import grader.course.problems.base  # noqa: F401
         import grader.device_ops  # noqa: F401
@@ -114,16 +113,18 @@ def send_cache_entries(channel: Channel) -> None:
     kernel_cache.sink = send
 
 
-def copy_driver_cache(template: str) -> None:
-    """Sandboxed with NVIDIA's OpenCL: start from a copy of the template JIT cache at `template`
-    (its own kernels, compiled at every context otherwise: grader.sandbox), in this worker's own
-    HOME; nothing where `template` is ""."""
-    if template:
+def copy_driver_cache(template: str, kind: BackendKind | None) -> None:
+    """Sandboxed, on a backend whose driver keeps a JIT cache of its own kernels (its row's
+    jit_cache: NVIDIA's OpenCL): start from a copy of the template at `template` (its kernels,
+    compiled at every context otherwise: grader.sandbox), in this worker's own HOME; nothing
+    where `template` is "" or the backend has no such cache."""
+    cache = kind.jit_cache if kind is not None else None
+    if template and cache is not None:
         import shutil
 
         try:
-            shutil.copytree(os.path.join(template, "ComputeCache"),
-                            os.path.join(os.path.expanduser("~"), ".nv", "ComputeCache"), dirs_exist_ok=True)
+            shutil.copytree(os.path.join(template, Path(cache.home).name),
+                            os.path.join(os.path.expanduser("~"), cache.home), dirs_exist_ok=True)
         except OSError:
             pass
 
@@ -148,15 +149,25 @@ def limit_file_size(nbytes: int = WORKER_FILE_BYTES) -> None:
         pass
 
 
+def _row(name: str) -> BackendKind | None:
+    """The row of the backend the worker's command line names; None for none (a test's device of
+    no row), or where the table cannot be read (LAB_BACKENDS: the grading itself says why)."""
+    try:
+        return registry.find(name)
+    except Exception:  # noqa: BLE001 - said by the grading's own lookup, as a grader error
+        return None
+
+
 def main() -> int:
     die_with_parent()
     limit_file_size()
     start = WorkerStart.from_argv(sys.argv[1:])
+    kind = _row(start.backend)
     channel = private_channel()
     if start.sandboxed:
         send_cache_entries(channel)
-        copy_driver_cache(start.nv_cache_template)
-    preload(start.backend)
+        copy_driver_cache(start.nv_cache_template, kind)
+    preload(kind)
     limit = None
     try:
         text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers

@@ -27,7 +27,7 @@ from grader.backends.base import (
 )
 from grader.backends.confine import confined
 from grader.backends.nvcc import parse_ptxas_report
-from grader.backends.registry import BackendKind, KernelSyntax, ShipError, Shipping, Target
+from grader.backends.registry import BackendKind, JitCache, KernelSyntax, ShipError, Shipping, Target
 from grader.course.sinks import for_regex_replacement
 
 if TYPE_CHECKING:  # numpy is imported where it is used: `lab grade` reads KIND before it starts the worker
@@ -394,6 +394,8 @@ NVIDIA_JIT_WARMUP = ("import pyopencl as cl\n"
                      "    if 'NVIDIA' in p.name:\n"
                      "        for d in p.get_devices():\n"
                      "            cl.CommandQueue(cl.Context([d])).finish()\n")
+NVIDIA_JIT_CACHE = JitCache(NVIDIA_JIT_WARMUP, nvidia_driver.JIT_CACHE_ENV, nvidia_driver.JIT_CACHE_HOME,
+                            nvidia_driver.JIT_TEMPLATES, nvidia_driver.driver_version)
 
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+)", re.M)
 
@@ -476,5 +478,5 @@ KIND = BackendKind(
     sandbox_env=("OCL_", "POCL_", "PYOPENCL_", *nvidia_driver.ENV_PREFIXES),
     cache_env=("POCL_CACHE_DIR", nvidia_driver.JIT_CACHE_ENV),
     counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
-    jit_warmup=NVIDIA_JIT_WARMUP, shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
+    jit_cache=NVIDIA_JIT_CACHE, shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
 )

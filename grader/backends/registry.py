@@ -81,6 +81,22 @@ class KernelSyntax:
     terms: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class JitCache:
+    """A driver's cache of the kernels it compiles for itself at every context (NVIDIA's OpenCL:
+    0.13 s of its own kernels on an H100, kept in the CUDA JIT cache). A sandboxed worker's cache
+    is its own (in its /tmp, where a worker could plant machine code for later gradings), so it
+    starts from a copy of a template that `warmup` fills, made once per driver version by a
+    sandboxed process that runs no student code (grader.sandbox; the copy: grader.worker)."""
+
+    warmup: str  # a Python program that makes the driver fill its cache (it runs no student code)
+    env: str  # the variable naming the cache's folder ("CUDA_CACHE_PATH"): the template is filled there
+    home: str  # the cache's folder under HOME where `env` is unset (".nv/ComputeCache"): a worker's copy
+    folder: str  # the templates' folder in the lab's cache, one template per driver version ("nv-compute-cache")
+    # The driver's version, which names its template; None where its driver is not here (no template).
+    driver_version: Callable[[], str | None]
+
+
 class ShipError(Exception):
     """A trusted kernel cannot be compiled for a students' copy of the course; one line says why."""
 
@@ -149,10 +165,9 @@ class BackendKind:
     # to (PoCL's POCL_CACHE_DIR): an unsandboxed worker gets a folder of its own there, emptied
     # when it ends (grader.pocl_scratch). None: the backend needs none.
     scratch_env: str | None = None
-    # A Python program that makes the driver fill its JIT cache with its own kernels (NVIDIA's
-    # OpenCL compiles some at every context): a sandboxed worker starts from a copy of the cache
-    # it leaves, made once per driver (grader.sandbox). None: the backend needs none.
-    jit_warmup: str | None = None
+    # Its driver's JIT cache of its own kernels (NVIDIA's OpenCL compiles some at every context):
+    # a sandboxed worker starts from a copy of a template of it (grader.sandbox). None: none.
+    jit_cache: JitCache | None = None
     # How hardware counters reach its kernels (grader.counters): the route's name in the
     # counters' cache key, and whether they run its kernels' PTX through CUDA (OpenCL);
     # None: no counters for this backend.

@@ -11,25 +11,40 @@ arguments the grader binds (its buffers and scalars). Other lines are comments o
 the compiler ignores. Nothing it runs says anything about a real kernel.
 
 Its row also says what the sandbox keeps and binds for it (ENV_PREFIX's variables, not
-CACHE_ENV; DEVICE_NODES), how a students' copy ships its trusted kernels (FakeBinaries: BINARY
-files, one per ARCHS), and where `auto` ranks it: before every other backend, and its kernels run
-without a GPU (so `auto` takes it where no GPU is found).
+CACHE_ENV; DEVICE_NODES), its "driver's" JIT cache (JIT_CACHE: a template filled once per
+DRIVER_ENV version, copied into each sandboxed worker's HOME), how a students' copy ships its
+trusted kernels (FakeBinaries: BINARY files, one per ARCHS), and where `auto` ranks it: before
+every other backend, and its kernels run without a GPU (so `auto` takes it where no GPU is found).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from grader.backends.base import CompileError
 from grader.backends.fake import FakeBackend, FakeBuffer, FakeFunction, FakeKernel
-from grader.backends.registry import BackendKind, KernelSyntax, ShipError, Shipping, Target
+from grader.backends.registry import BackendKind, JitCache, KernelSyntax, ShipError, Shipping, Target
 
 NAME, SUFFIX = "fakelang", ".fk"
 ENV_PREFIX, CACHE_ENV = "FAKELANG_", "FAKELANG_CACHE"  # its driver's variables, and its cache's
 DEVICE_NODES = ("/dev/nul[l]",)  # its "driver's" device file: one every machine has, as a pattern
 BINARY, ARCHS = "FKB", ("fk1", "fk2")  # what a students' copy ships of its trusted kernels
+DRIVER_ENV = "FAKELANG_DRIVER"  # its "driver's" version, where a test sets it (else: no driver, no JIT template)
+JIT_WARMUP = ("import os, pathlib\n"
+              "cache = pathlib.Path(os.environ['FAKELANG_JIT'])\n"
+              "cache.mkdir(parents=True, exist_ok=True)\n"
+              "(cache / 'kernels').write_text('the driver\\'s own kernels')\n")
+
+
+def driver_version() -> str | None:
+    return os.environ.get(DRIVER_ENV) or None
+
+
+JIT_CACHE = JitCache(JIT_WARMUP, env="FAKELANG_JIT", home=".fakelang/jit", folder="fakelang-jit",
+                     driver_version=driver_version)
 DECLARATION = re.compile(r"\bfkernel\s+void\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)")
 DEFINITION = re.compile(DECLARATION.pattern + r"\s*=\s*(?P<operation>\w+)")
 
@@ -99,7 +114,7 @@ KIND = BackendKind(
     syntax=KernelSyntax(entry="fkernel", declaration=DECLARATION, barrier="fsync()", shared_memory="fake memory",
                         threads="fibres", block="bundle", label="FakeLang"),
     probe=probe, open=FakeLangBackend,
-    device_nodes=DEVICE_NODES, sandbox_env=(ENV_PREFIX,), cache_env=(CACHE_ENV,),
+    device_nodes=DEVICE_NODES, sandbox_env=(ENV_PREFIX,), cache_env=(CACHE_ENV,), jit_cache=JIT_CACHE,
     shipping=Shipping(BINARY, FakeBinaries), auto_rank=-1, without_a_gpu=True,
 )
 

@@ -155,6 +155,30 @@ def test_the_sandbox_keeps_and_binds_what_its_row_names(course, monkeypatch):
     assert ("--dev-bind-try", "/dev/null", "/dev/null") in binds
 
 
+def test_a_sandboxed_worker_starts_from_a_copy_of_its_drivers_jit_cache(course, tmp_path, monkeypatch):
+    """sandbox.py and worker.py name no driver: the third backend's row's JitCache is filled once
+    per driver version into a template (its warmup run in the sandbox) and copied into a worker's
+    HOME."""
+    from grader import sandbox, worker
+
+    monkeypatch.setenv("LAB_SANDBOX", "require")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(fakelang.DRIVER_ENV, "7.1")
+    kind = registry.by_name(fakelang.NAME)
+    try:
+        launch = sandbox.wrap(["true"], dict(os.environ), backend=kind)
+    except sandbox.SandboxUnavailable as error:
+        pytest.skip(f"no sandbox here: {error}")
+    launch.close()
+    template = tmp_path / "cache" / "gpu-teaching-lab" / fakelang.JIT_CACHE.folder / "7.1"
+    assert launch.nv_cache_template == str(template)
+    assert (template / "jit" / "kernels").read_text(encoding="utf-8") == "the driver's own kernels"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    worker.copy_driver_cache(launch.nv_cache_template, kind)
+    assert (tmp_path / "home" / ".fakelang" / "jit" / "kernels").read_text(encoding="utf-8") == \
+        "the driver's own kernels"
+
+
 def test_a_students_copy_ships_its_trusted_kernels_as_its_row_says(course, tmp_path):
     """lab/release.py names no backend: a held-back solution of the third backend ships as the
     binaries its row's compiler makes, named by its row, listed in the manifest."""
