@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader.backends.base import KernelResources
 from grader.course.sinks import (
     for_json,
     for_markdown_code,
@@ -204,11 +205,12 @@ _RESOURCES = (("registers", "registers per thread", "registers"),
               ("spill_bytes", "bytes spilled", "spills"))
 
 
-def resources_text(resources: dict[str, Any], device_kind: str) -> str:
+def resources_text(resources: KernelResources, device_kind: str) -> str:
     """A kernel's registers, shared memory and spills in words; what the device did not report
     is named as such, with why, never shown as '?'."""
-    known = [f"{resources[key]} {words}" for key, words, _ in _RESOURCES if resources.get(key) is not None]
-    missing = [short for key, _, short in _RESOURCES if resources.get(key) is None]
+    known = [f"{getattr(resources, key)} {words}" for key, words, _ in _RESOURCES
+             if getattr(resources, key) is not None]
+    missing = [short for key, _, short in _RESOURCES if getattr(resources, key) is None]
     text = ", ".join(known)
     if missing:
         why = ("OpenCL on a CPU does not report them" if device_kind == "cpu"

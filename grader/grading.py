@@ -27,7 +27,7 @@ from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.pipeline import Limits
 from grader.plugins import registered
-from grader.report import Report
+from grader.report import DeviceShown, Report
 from grader.results import NOT_STARTED, FailureKind, Grading, SourceResult
 from grader.scoring import build_report, report_phases
 from grader.steps.parent import CheckSource, Parent, RunWorker
@@ -191,22 +191,22 @@ def refused_report(spec: Spec, message: str, filename: str, target: Target, seed
                         device=_refused_on(target))
 
 
-def _shown(target: Target) -> dict[str, str]:
+def _shown(target: Target) -> DeviceShown:
     """The device as the report shows it where the worker never opened one."""
     if target.index < 0:
-        return {"name": f"no {target.backend} device opened (nothing ran)", "kind": "none"}
-    return {"name": target.name, "kind": target.kind}
+        return DeviceShown(f"no {target.backend} device opened (nothing ran)", "none")
+    return DeviceShown(target.name, target.kind)
 
 
-def _refused_on(target: Target) -> dict[str, Any]:
+def _refused_on(target: Target) -> DeviceShown:
     """The device a refused file would have run on, named as the worker would pick it (the
     refusal happens before a worker opens one): so an H100's refusal says H100, not CPU."""
     if target.index >= 0:
-        return {**_shown(target), "ran": False}
+        return replace(_shown(target), ran=False)
     from grader.backends.discovery import choose, discover
 
     try:
         found = choose(discover((target.backend,)), target.backend, target.name or None)
     except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
         return _shown(target)
-    return {"name": found.name, "kind": found.kind, "ran": False}  # "ran": the feedback says it was refused
+    return DeviceShown(found.name, found.kind, ran=False)  # ran False: the feedback says it was refused

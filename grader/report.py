@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from grader.backends.base import KernelResources
 from grader.json_reading import json_object, read
 from grader.results import FailureKind
 from grader.sandbox import SandboxInfo
@@ -41,7 +42,7 @@ PASSED, FAILED, SKIPPED, ERROR, PENDING, REVIEW = (Status.PASSED, Status.FAILED,
                                                    Status.PENDING, Status.REVIEW)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Check:
     name: str  # "compiles" | "correct" | "fast"
     status: Status
@@ -52,7 +53,7 @@ class Check:
     failure: FailureKind | None = None  # why it failed (or could not run): from the step that saw it
 
     def __post_init__(self) -> None:
-        self.status = Status(self.status)
+        object.__setattr__(self, "status", Status(self.status))
 
     @property
     def signal(self) -> str | None:
@@ -78,7 +79,7 @@ class CaseOutcome:
     picture: dict[str, Any] | None = None  # the wrong output (grader.course.mismatch_picture), where drawn
 
 
-@dataclass
+@dataclass(frozen=True)
 class Performance:
     case: dict[str, int | float]
     time_ms: float
@@ -119,21 +120,55 @@ class Performance:
                 and self.checked_launches >= self.submission_launches)
 
 
-@dataclass
+@dataclass(frozen=True)
+class DeviceShown:
+    """The device a report was graded on, as the worker opened it or the parent named it."""
+
+    name: str
+    kind: str  # "gpu" | "cpu" | "other"; "none" where no device was opened (`name` says why); "unknown"
+    vendor: str = ""
+    platform: str = ""
+    ran: bool = True  # False: the file was refused before anything ran there
+
+    def to_json(self) -> dict[str, Any]:
+        """As reports have always held it: vendor and platform where known, `ran` where False."""
+        data: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        data.update({key: value for key, value in (("vendor", self.vendor), ("platform", self.platform)) if value})
+        if not self.ran:
+            data["ran"] = False
+        return data
+
+
+@dataclass(frozen=True)
+class OccupancyShown:
+    """The submission's theoretical occupancy on the device (grader.course.occupancy), as shown."""
+
+    threads_per_block: int
+    registers_per_thread: int
+    shared_per_block: int
+    blocks_per_sm: int
+    active_warps: int
+    max_warps: int
+    occupancy: float  # active warps over the most a multiprocessor holds
+    limited_by: str  # "threads", "registers", "shared memory", "blocks per SM"
+    blocks_allowed_by: dict[str, int]  # blocks per SM each resource alone would allow
+
+
+@dataclass(frozen=True)
 class Report:
     assignment: str
     title: str
     concept: str
     backend: str
-    device: dict[str, Any]
+    device: DeviceShown
     file: str
     status: Status
     score: int | None  # None when the submission could not be graded (status ERROR)
     max_score: int  # the stage's full maximum, wherever it was graded
     checks: list[Check]
     performance: Performance | None
-    resources: dict[str, Any] | None = None
-    occupancy: dict[str, Any] | None = None
+    resources: dict[str, KernelResources] | None = None  # each entry point's, where it compiled
+    occupancy: OccupancyShown | None = None
     cases: list[CaseOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # for a human to look at
@@ -159,7 +194,7 @@ class Report:
     sections: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.status = Status(self.status)
+        object.__setattr__(self, "status", Status(self.status))
 
     @property
     def nothing_failed(self) -> bool:
@@ -177,17 +212,17 @@ class Report:
     @property
     def device_name(self) -> str:
         """The device's name as the worker reported it ("" where none is recorded)."""
-        return str(self.device.get("name", ""))
+        return self.device.name
 
     @property
     def device_kind(self) -> str:
         """"gpu", "cpu", ...; "none" where no device was opened ("" where none is recorded)."""
-        return str(self.device.get("kind", ""))
+        return self.device.kind
 
     @property
     def device_ran(self) -> bool:
         """False where the file was refused before anything ran on the device."""
-        return self.device.get("ran") is not False
+        return self.device.ran
 
     def section(self, name: str) -> Any:
         """The section the plugin `name` added, or None."""
@@ -202,6 +237,7 @@ class Report:
         sections = self.sections
         data = asdict(replace(self, sections={}))
         del data["sections"]
+        data["device"] = self.device.to_json()
         for each in registered():  # null where a plugin added nothing: every report has every key
             data[each.name] = None
         for name, section in sections.items():

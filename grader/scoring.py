@@ -5,10 +5,12 @@ the Report is built once, never patched afterwards."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import Any
 
+from grader.backends.base import KernelResources
 from grader.course.mismatch_picture import output_tile
-from grader.course.occupancy import device_limits, occupancy
+from grader.course.occupancy import Occupancy, device_limits, occupancy
 from grader.course.spec import Spec
 from grader.device_floor import IMPOSSIBLE_FRACTION, impossible, near_floor
 from grader.report import (
@@ -20,6 +22,8 @@ from grader.report import (
     SKIPPED,
     CaseOutcome,
     Check,
+    DeviceShown,
+    OccupancyShown,
     Performance,
     Report,
     Status,
@@ -226,16 +230,16 @@ def implausible(perf: Performance) -> bool:
 
 
 def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
-                 grader_version: str, device: dict[str, str] | None = None,
+                 grader_version: str, device: DeviceShown | None = None,
                  notes: tuple[str, ...] = (), later: tuple[tuple[str, str], ...] = ()) -> Report:
     """The verdict's Report: the core's checks and score (the plugins' sections are added to it
     by grader.grading). `device`: what the parent knows of the device, where the worker never
     said. `notes`: the caller's own lines, after the grading's. `later`: (id, concept) of the
     stages after this one in its track, in course order."""
     opened = g.device
-    shown_device = ({"name": opened.name, "kind": opened.kind, "vendor": opened.vendor,
-                     "platform": opened.platform} if opened else dict(device or {"name": "unknown", "kind": "unknown"}))
-    kind = shown_device.get("kind", "unknown")
+    shown_device = (DeviceShown(opened.name, opened.kind, opened.vendor, opened.platform) if opened
+                    else device or DeviceShown("unknown", "unknown"))
+    kind = shown_device.kind
     compiles = _compiles(spec, g)
     checks = [compiles]
     correct = _correct(spec, g, compiles)
@@ -264,17 +268,16 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     resources = None
     occ = None
     if compiles.status == PASSED and g.compiled and g.compiled.resources:
-        resources = g.compiled.resources
-        main = resources.get(spec.kernel.name, {})
+        resources = {name: kernel_resources(values) for name, values in g.compiled.resources.items()}
+        main = resources.get(spec.kernel.name, KernelResources())
         threads = 1
         for b in spec.launch_shape(spec.test_cases[0])[1]:
             threads *= b
-        if kind == "gpu" and main.get("registers") is not None and opened is not None:
-            found = occupancy(threads, int(main["registers"]), int(main.get("shared_bytes") or 0),
-                              device_limits(opened.limits))
-            occ = found.as_dict() if found else None
-        if main.get("spill_bytes"):
-            shown_notes.append(f"the compiler spilled {main['spill_bytes']} bytes of registers to local memory "
+        if kind == "gpu" and main.registers is not None and opened is not None:
+            found = occupancy(threads, int(main.registers), int(main.shared_bytes or 0), device_limits(opened.limits))
+            occ = occupancy_shown(found) if found else None
+        if main.spill_bytes:
+            shown_notes.append(f"the compiler spilled {main.spill_bytes} bytes of registers to local memory "
                          f"(slow): fewer live values per thread would avoid it")
 
     status = report_status(checks, grader_failed=bool(g.errors))
@@ -313,6 +316,18 @@ def build_report(spec: Spec, g: Grading, *, file: str, backend: str, seed: int,
     )
 
 
+def kernel_resources(values: dict[str, Any]) -> KernelResources:
+    """An entry point's resources as the worker sent them (asdict of KernelResources)."""
+    known = {f.name for f in fields(KernelResources)}
+    return KernelResources(**{key: value for key, value in values.items() if key in known})
+
+
+def occupancy_shown(found: Occupancy) -> OccupancyShown:
+    return OccupancyShown(found.threads_per_block, found.registers_per_thread, found.shared_per_block,
+                          found.blocks_per_sm, found.active_warps, found.max_warps, round(found.fraction, 4),
+                          found.limited_by, dict(found.limits))
+
+
 def report_phases(g: Grading) -> dict[str, float]:
     """Wall seconds by kind of phase, and the device time of the timed launches themselves."""
     phases = {name: round(value, 3) for name, value in g.phases.items()}
@@ -327,7 +342,7 @@ def not_graded(spec: Spec, message: str, kind: FailureKind, *, file: str, backen
     own failure, ...): its first check an error with `message` and `kind`, the rest not run, no
     score. `note`: what to do about it, shown after the checks."""
     return build_report(spec, Grading(errors=[GraderError(message, failure=kind)]), file=file, backend=backend,
-                        seed=0, grader_version=grader_version, device={"name": "(no device)", "kind": "none"},
+                        seed=0, grader_version=grader_version, device=DeviceShown("(no device)", "none"),
                         notes=(note,) if note else ())
 
 

@@ -102,8 +102,8 @@ def render(report: Report, console: Console) -> None:
             console.print(Text(" · ".join(summary)))
     if report.occupancy:
         o = report.occupancy
-        console.print(f"occupancy {100 * o['occupancy']:.0f}% ({o['active_warps']}/{o['max_warps']} warps, "
-                      f"{o['blocks_per_sm']} blocks per SM), limited by {o['limited_by']}")
+        console.print(f"occupancy {100 * o.occupancy:.0f}% ({o.active_warps}/{o.max_warps} warps, "
+                      f"{o.blocks_per_sm} blocks per SM), limited by {o.limited_by}")
     render_sections(report, console, before_resources=True)
     if report.resources:
         for name, r in report.resources.items():

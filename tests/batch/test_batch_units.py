@@ -14,7 +14,7 @@ import pytest
 from grader.backends.discovery import Discovery, Target
 from grader.course.catalog import Catalog
 from grader.gradescope import gradescope_results
-from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, Performance, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, DeviceShown, Performance, Report
 from grader.results import FailureKind
 from lab.batch import keys as keys_module
 from lab.batch.charts import speedup_histogram
@@ -60,7 +60,7 @@ def report(status: str = PASSED, score: int = 70, speedup: float | None = 2.0, f
                         Check("correct", PASSED, "correct on 5 shapes", 60, 60),
                         Check("fast", PENDING, "speed is graded on a GPU only", 0, 30)]
     return Report(assignment=STAGE, title="t", concept="c", backend="opencl",
-                  device={"name": "Test CPU", "kind": "cpu"}, file=file, status=status, score=score,
+                  device=DeviceShown("Test CPU", "cpu"), file=file, status=status, score=score,
                   max_score=100, checks=checks, performance=perf, grader_version="1", duration_s=1.6)
 
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from grader.report import PASSED, Report
+from grader.report import PASSED, DeviceShown, Report
 from lab.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
 from lab.batch.keys import batch_options
 from lab.batch.layout import scan
@@ -194,7 +194,8 @@ def test_student_text_is_escaped_in_the_html_and_the_csv(tmp_path):
 def test_the_batch_writes_the_files_and_the_summary_names_no_one(tmp_path):
     room = similar_class.build(tmp_path / "subs")
     layout = scan(room.root, catalog().ids())
-    outcomes = [outcome_of(s, StoredResult(Report(s.stage, "t", "c", s.backend, {}, s.relative, PASSED, 70, 100, [],
+    outcomes = [outcome_of(s, StoredResult(Report(s.stage, "t", "c", s.backend, DeviceShown("", ""), s.relative,
+                                                  PASSED, 70, 100, [],
                                                   None)), True) for s in layout.submissions]
     stats = BatchStats(len(outcomes), len(outcomes), 0, 0, 60.0, 30.0, (), batch_options(timing=False))
     store = ResultStore(tmp_path / "out")

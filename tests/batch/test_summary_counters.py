@@ -14,7 +14,7 @@ from grader.backends.discovery import Target
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
 from grader.course.counter_spec import Better
-from grader.report import FAILED, PASSED, Check, Performance, Report
+from grader.report import FAILED, PASSED, Check, DeviceShown, Performance, Report
 from lab.batch.concept_chart import concept_histogram
 from lab.batch.html import render_summary_html
 from lab.batch.keys import batch_options, counters_asked, options_from_key, options_key, result_key
@@ -59,7 +59,7 @@ def result(stage: str, counters: CountersShown | None, status: str = PASSED, bac
               Check("correct", status, "correct" if status == PASSED else "wrong result", 60 if status == PASSED
                     else 0, 60)]
     report = Report(assignment=stage, title="t", concept="c", backend=backend,
-                    device={"name": "Test GPU", "kind": "gpu"}, file=file, status=status,
+                    device=DeviceShown("Test GPU", "gpu"), file=file, status=status,
                     score=70 if status == PASSED else 10, max_score=100, checks=checks, performance=perf, grader_version="1",
                     duration_s=2.0, sections={"counters": counters} if counters is not None else {})
     # Through JSON, as result.json is read back (enums become strings).

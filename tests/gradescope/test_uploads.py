@@ -6,7 +6,7 @@ import os
 
 from grader.backends import registry
 from grader.course.checks.source_checks import MAX_BYTES
-from grader.report import ERROR, FAILED, PASSED, PENDING, Check, Report
+from grader.report import ERROR, FAILED, PASSED, PENDING, Check, DeviceShown, Report
 from lab.autograder.config import AutograderConfig, ConfigError, load_config
 from lab.autograder.results import failure_results, upload_results
 from lab.autograder.uploads import MAX_ENTRIES, SHOWN_IGNORED, scan_upload, take_in
@@ -94,7 +94,7 @@ def test_a_large_upload_is_cut_short_and_said(tmp_path, monkeypatch):
 
 
 def report(stage: str, status, score, checks) -> Report:
-    return Report(assignment=stage, title=stage, concept="", backend="opencl", device={"name": "cpu", "kind": "cpu"},
+    return Report(assignment=stage, title=stage, concept="", backend="opencl", device=DeviceShown("cpu", "cpu"),
                   file=f"{stage}.cl", status=status, score=score, max_score=sum(c.max_points for c in checks),
                   checks=checks, performance=None, duration_s=1.4)
 

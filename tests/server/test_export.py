@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from grader.feedback import render_json
-from grader.report import Report
+from grader.report import DeviceShown, Report
 from lab.server.states import Role
 from tests.server.running import ROOT, lab_env, needs_server_extra
 
@@ -23,7 +23,7 @@ def graded(store, user, n: int, score: int, status: str = "passed"):
     submission, _ = store.submit(user, STAGE, "k.cl", "opencl", f"// {n}\n".encode())
     claimed, _ = store.claim_next()
     assert claimed.id == submission.id
-    report = render_json(Report(STAGE, "t", "c", "opencl", {"name": "H100", "kind": "gpu"}, "k.cl", status, score,
+    report = render_json(Report(STAGE, "t", "c", "opencl", DeviceShown("H100", "gpu"), "k.cl", status, score,
                                 100, [], None))  # as grading_lane stores it
     store.finish(submission.id, GradingRecord(status, score, 100, None, report, ""))
     return store.get(submission.id)

@@ -9,8 +9,10 @@ import io
 import pytest
 from rich.console import Console
 
+from grader.backends.base import KernelResources
 from grader.course.spec import load_spec
 from grader.feedback import check_label, device_text, render_html, render_markdown, resources_text
+from grader.report import DeviceShown
 from grader.results import CompileResult, DeviceOpened, FailureKind, Grading, SourceResult
 from grader.scoring import build_report
 from grader.terminal import render
@@ -32,7 +34,7 @@ def terminal(report) -> str:
 def test_a_refused_file_is_not_accepted_and_nothing_ran(spec, failure):
     g = Grading(source=SourceResult(refused="this file is the skeleton of st as handed out", failure=failure))
     report = build_report(spec, g, file="st.cl", backend="opencl", seed=1, grader_version="1",
-                          device={"name": "Test CPU", "kind": "cpu", "ran": False})
+                          device=DeviceShown("Test CPU", "cpu", ran=False))
     assert check_label(report.check("compiles")) == "accepted"
     assert device_text(report) == "opencl on Test CPU (cpu), where nothing ran: the file was refused"
     shown = terminal(report)
@@ -51,9 +53,9 @@ def test_a_compile_error_is_still_compiles(spec):
 
 
 def test_what_a_device_does_not_report_is_said_in_words(spec):
-    assert resources_text({"registers": 32, "shared_bytes": 4224, "spill_bytes": 0}, "gpu") == (
+    assert resources_text(KernelResources(registers=32, shared_bytes=4224, spill_bytes=0), "gpu") == (
         "32 registers per thread, 4224 bytes of shared memory per block, 0 bytes spilled")
-    assert resources_text({"registers": None, "shared_bytes": 1024, "spill_bytes": None}, "cpu") == (
+    assert resources_text(KernelResources(shared_bytes=1024), "cpu") == (
         "1024 bytes of shared memory per block; registers and spills: not known (OpenCL on a CPU does not "
         "report them)")
     g = Grading()

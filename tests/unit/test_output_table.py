@@ -20,7 +20,7 @@ from grader.outputs import (
     by_name,
     feedback_format,
 )
-from grader.report import FAILED, PASSED, Check, Report
+from grader.report import FAILED, PASSED, Check, DeviceShown, Report
 from grader.results import FailureKind
 from lab.batch.gradebook_formats import GradebookFormat
 from lab.batch.keys import batch_options
@@ -43,7 +43,7 @@ def report(student: str = "ann", passed: bool = True) -> Report:
                Check("correct", FAILED, "crashed (SIGSEGV) in case 1", 0, 90, {"signal": "SIGSEGV"},
                      FailureKind.CRASH))
     return Report(assignment=STAGE, title="t", concept="c", backend="opencl",
-                  device={"name": "Test CPU", "kind": "cpu"}, file=f"{student}/{STAGE}.cl",
+                  device=DeviceShown("Test CPU", "cpu"), file=f"{student}/{STAGE}.cl",
                   status=PASSED if passed else FAILED, score=100 if passed else 10, max_score=100,
                   checks=[Check("compiles", PASSED, "compiles", 10, 10), correct], performance=None,
                   grader_version="1", duration_s=1.0)

@@ -3,6 +3,7 @@ with one line naming the field."""
 
 import inspect
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
 from grader.course.counter_spec import Better
 from grader.feedback import render_json
-from grader.report import Report
+from grader.report import DeviceShown, Report
 from grader.sandbox import SandboxInfo
 from tests.unit.test_scoring_and_feedback import spec  # noqa: F401 - the fixture, for the scoring tests
 
@@ -46,12 +47,10 @@ def a_report(**changes) -> Report:
     counters = CountersShown(True, None, "", {"n": 4}, (CounterRow(
         "dram", "DRAM bytes", Better.LOWER, 1, 2.0, 1.5, None, True, "more than the reference"),),
         True, "", {"baseline": "failed"}, 0.5, "H100", "")
-    report = Report("a", "A", "idea", "opencl", {"name": "d", "kind": "cpu"}, "k.cl", "pending", 90, 100, [],
+    report = Report("a", "A", "idea", "opencl", DeviceShown("d", "cpu"), "k.cl", "pending", 90, 100, [],
                     None, phase_log=[("compiling", 0.25)], output_tile=(16, 32),
                     sandbox=SandboxInfo(True, "nobody"), sections={"counters": counters})
-    for name, value in changes.items():
-        setattr(report, name, value)
-    return report
+    return replace(report, **changes)
 
 
 def test_nested_types_come_back_typed():

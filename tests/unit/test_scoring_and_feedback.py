@@ -72,7 +72,7 @@ def test_fast_kernel_passes_with_all_points(spec):
     assert (r.status, r.score, r.max_score) == ("passed", 100, 100)
     assert r.performance.speedup == pytest.approx(1 / 0.33)
     assert r.performance.required_speedup == pytest.approx(0.8 / 0.32)
-    assert r.occupancy["limited_by"] in ("threads", "registers", "shared memory", "blocks per SM")
+    assert r.occupancy.limited_by in ("threads", "registers", "shared memory", "blocks per SM")
 
 
 def test_slow_kernel_fails_the_speed_check_only(spec):

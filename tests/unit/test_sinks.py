@@ -16,6 +16,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
+from grader.backends.base import KernelResources
 from grader.course.sinks import (
     for_csv_cell,
     for_html,
@@ -31,7 +32,7 @@ from grader.course.sinks import (
 )
 from grader.feedback import TEMPLATES, render_html, render_json, render_markdown
 from grader.gradescope import gradescope_results
-from grader.report import Check, Report
+from grader.report import Check, DeviceShown, Report
 from grader.results import FailureKind, SanitizerFinding, SanitizerResult
 from grader.terminal import render
 from lab.batch.gradebook import render_gradebook
@@ -180,9 +181,9 @@ def hostile_report(text: str) -> Report:
     checks = [Check("compiles", "failed", f"compile error: {text}", 0, 10, failure=FailureKind.COMPILE_ERROR),
               Check("correct", "skipped", text, 0, 90)]
     return Report(assignment="reduce_interleaved", title="t", concept=text, backend="opencl",
-                  device={"name": text, "kind": "cpu"}, file=f"{text}/reduce_interleaved.cl", status="failed",
+                  device=DeviceShown(text, "cpu"), file=f"{text}/reduce_interleaved.cl", status="failed",
                   score=0, max_score=100, checks=checks, performance=None,
-                  resources={text: {"registers": 1, "shared_bytes": 0, "spill_bytes": 0}},
+                  resources={text: KernelResources(registers=1, shared_bytes=0, spill_bytes=0)},
                   notes=[text], flags=[text], hints={"compile": text},
                   sections={"sanitizer": SanitizerResult((SanitizerFinding("memcheck", (text,), text),))},
                   compile_log=f"error: {text}\n{text}", output_tail=text, seed=1, grader_version="3")
