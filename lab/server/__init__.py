@@ -14,8 +14,9 @@ Modules, one concept each:
   server            the server's state, shared by the API and the pages
   body_limit        request bodies bounded by their route, in size and in time, never read ahead
   private_answers   Cache-Control: no-store on every answer
-  service           the FastAPI app and its JSON API
-  web               the browser pages (templates/)
+  service           the FastAPI app: its middleware, its error answers, its routers
+  routes/           the routers by concern (students, instructors, workers, pages: the browser's,
+                    templates/) and what they share (dependencies, sessions, html)
   report_json       a Report read back from its JSON
   gradebook_export  gradebook.csv (and the LMS files) by a deadline
   roster_logins     the login a roster row's student gets, and the row's ids that lead to it

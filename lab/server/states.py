@@ -24,6 +24,9 @@ class Mark(StrEnum):
     CHEATED = "cheated"  # kept and shown, never counted
 
 
+MARK_NOTE_LIMIT = 1000  # characters of an instructor's note on a mark (the API's and the page's form)
+
+
 class Role(StrEnum):
     STUDENT = "student"  # sees only their own submissions
     INSTRUCTOR = "instructor"  # sees every submission, may regrade
