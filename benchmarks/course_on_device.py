@@ -11,6 +11,7 @@ nothing about a GPU.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 import json
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ def row(report, backend: str, label: str) -> dict:
     checks = {c.name: c.status for c in report.checks}
     return {
         "backend": backend,
-        "device": report.device.get("name"),
+        "device": report.device_name,
         "stage": label,
         "status": report.status,
         "checks": checks,
@@ -42,8 +43,8 @@ def row(report, backend: str, label: str) -> dict:
         "required_speedup": perf.required_speedup if perf else None,
         "spread": perf.spread.get("submission") if perf else None,
         "percent_of_ceiling": perf.percent_of_ceiling if perf else None,
-        "occupancy": report.occupancy,
-        "resources": report.resources,
+        "occupancy": asdict(report.occupancy) if report.occupancy else None,
+        "resources": {name: asdict(r) for name, r in (report.resources or {}).items()},
         "messages": {c.name: c.message for c in report.checks if c.status != "passed"},
     }
 

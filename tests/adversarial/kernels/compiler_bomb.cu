@@ -1,8 +1,8 @@
-// verdict: compiles failed timed out during compiling
+// verdict: compiles failed its macros expand to more than
 // A compiler bomb: each macro doubles the one before, so the last one expands to 2^28
-// terms. The compiler would run for hours and eat all the memory there is; the grader
-// stops it at the compile time limit (and on a CPU device the grading process also has a
-// memory limit), and says the compile took too long.
+// terms. The compiler would run for hours and eat all the memory there is; the source
+// check's own preprocessing stops at its token bound, before any compiler sees the file
+// (and a compile that still runs long is stopped at the compile time limit).
 #define A0(x) x + x
 #define A1(x) A0(x) + A0(x)
 #define A2(x) A1(x) + A1(x)
