@@ -12,10 +12,10 @@ from rich.text import Text
 
 from grader import settings
 from grader.course.sinks import for_terminal
-from lab.cli.app import EXIT_USAGE, app, console, errors
+from lab.cli.app import EXIT_USAGE, INSTRUCTORS, app, console, errors
 
 
-@app.command("config")
+@app.command("config", rich_help_panel=INSTRUCTORS)
 def config(
     as_json: bool = typer.Option(False, "--json", help="print the table as JSON: one object per variable"),
     markdown: bool = typer.Option(False, "--markdown", help="print the table as docs/configuration.md "
