@@ -109,6 +109,8 @@ def _lab_cache(name: str) -> Path:
 
 
 class SandboxMode(StrEnum):
+    """LAB_SANDBOX's value: sandbox where it can be set up, never, or refuse to grade without it."""
+
     ON = "on"
     OFF = "off"
     REQUIRE = "require"
