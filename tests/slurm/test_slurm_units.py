@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from grader import GRADER_VERSION
 from grader.backends.discovery import Target
-from grader.report import Report
+from grader.report import DeviceShown, Report, Status
 from grader.results import FailureKind
 from grader.scoring import not_graded
 from lab.batch import cluster_status, slurm
@@ -135,9 +136,7 @@ def _class(root: Path, students: list[str]) -> list[Submission]:
 def _report(sub: Submission, kind: FailureKind = FailureKind.WRONG) -> Report:
     report = not_graded(catalog().get(STAGE), "wrong results", kind, file=sub.relative, backend=sub.backend,
                         grader_version=GRADER_VERSION)
-    report.device = {"name": "Fake GPU", "kind": "gpu"}
-    report.status, report.score = "failed", 10
-    return report
+    return replace(report, device=DeviceShown("Fake GPU", "gpu"), status=Status.FAILED, score=10)
 
 
 def _run(tmp_path: Path, students: list[str], tasks: int = 2):
