@@ -58,7 +58,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
-from trees import batch_run_words  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 from tests.layers import LAYERS, PACKAGES, layer_index  # noqa: E402 - this checkout's layer table
 
@@ -326,6 +325,8 @@ def main() -> None:
         klass = scratch / "class" / "student"
         klass.mkdir(parents=True)
         shutil.copyfile(submission, klass / f"{args.stage}{submission.suffix}")
+        from trees import batch_run_words  # benchmarks/ is on sys.path when this runs as a script
+
         batch = [*batch_run_words(checkout), str(scratch / "class"), "--out", str(scratch / "results"), "--jobs", "1"]
         print("lab batch (one student, one submission), traced", file=sys.stderr)
         batched = follow("batch", batch, checkout, site, cache, scratch, args.timeout)
