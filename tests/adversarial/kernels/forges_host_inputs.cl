@@ -1,5 +1,7 @@
-// verdict: correct failed out of bounds ... the grader's own copy of the inputs
+// verdict: correct failed
 // devices: cpu
+// (Its search reads memory around `in` that may not be mapped: where the process's layout puts
+// a hole within SPAN of `in`, the kernel crashes first, a failed correctness check as well.)
 // An attack on the verdict through the grader's own memory. On a CPU device (PoCL) the
 // kernel runs inside the grading process, so a pointer walked out of `in` reaches the host
 // copy of the inputs that the oracle reads. One work-item searches the memory around `in`
