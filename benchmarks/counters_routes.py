@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The lesson's counters of each stage's reference read both ways, side by side: in the grading
-worker's own process (CUPTI's Range Profiler: grader.steps.counters, the default where a libcupti
+worker's own process (CUPTI's Range Profiler: grader.plugins.counters_steps, the default where a libcupti
 is found) and by Nsight Compute after the worker (LAB_CUPTI=off), each in a fresh counter cache.
 
     python3 benchmarks/counters_routes.py --stages transpose_coalesced,transpose_padded,reduce_unrolled

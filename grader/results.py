@@ -174,7 +174,7 @@ class MemoryShort:
 @dataclass(frozen=True)
 class CountersRead:
     """The hardware counters the worker read in its own process, after the timed benchmark
-    (grader.steps.counters: CUPTI): one entry per profiled launch, [role, entry point, {metric:
+    (grader.plugins.counters_steps: CUPTI): one entry per profiled launch, [role, entry point, {metric:
     value}], in the roles' order; or why none were read (`reason`: a
     grader.counters.model.Unavailable value, with a short detail). The parent reads them the
     ncu way where `reason` is set."""

@@ -349,7 +349,7 @@ class RangeProfiler:
 
 def preload() -> None:
     """Load libcupti and NVIDIA's perf host library (a tenth of a second or more) in a thread of
-    their own, started as the benchmark starts (grader.steps.counters.LoadProfiler): after the
+    their own, started as the benchmark starts (grader.plugins.counters_steps.LoadProfiler): after the
     compile, whose own library loads would wait on the dynamic loader's lock, and before the
     counters are read. Only the libraries: nothing that touches the CUDA driver."""
 

@@ -1,5 +1,5 @@
 """Counters in a grading: read by the grading's worker itself after its benchmark where it can
-(CUPTI, in its own process: grader.steps.counters; an OpenCL kernel on NVIDIA's OpenCL through
+(CUPTI, in its own process: grader.plugins.counters_steps; an OpenCL kernel on NVIDIA's OpenCL through
 CUDA, its PTX: grader.backends.opencl_ptx), else after the worker under Nsight Compute, the
 submission launched once on the stage's benchmark case in the worker's sandbox
 (grader.counters.runner; the reference's and the baseline's counters from the cache where a
@@ -116,7 +116,7 @@ def _worker_reads_here(spec: Spec, target: Target) -> bool:
 
 def worker_route(backend: str) -> bool:
     """Whether a grading's worker reads this backend's counters itself, in its own process
-    (CUPTI's Range Profiler: grader.steps.counters), where a libcupti is found
+    (CUPTI's Range Profiler: grader.plugins.counters_steps), where a libcupti is found
     (grader.counters.cupti.library_path; LAB_CUPTI=off: never): a backend the counters reach
     directly (CUDA), or one read through CUDA (NVIDIA's OpenCL: its PTX) where PyCUDA is
     installed beside it."""

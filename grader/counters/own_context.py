@@ -8,12 +8,12 @@ this module's own. The thread makes the context (a tenth of a second or more on 
 loads the grader's own kernels into it (grader.device_ops: the measurement makes its inputs with
 them). `wait()` is called before the benchmark starts: nothing of the thread runs while anything
 is timed. The profiler itself is enabled only after the benchmark,
-inside the grading's exclusive turn on the device (grader.steps.counters): a Range Profiler
+inside the grading's exclusive turn on the device (grader.plugins.counters_steps): a Range Profiler
 enabled in one process makes another process's range fail (CUPTI_ERROR_HARDWARE_BUSY, seen on
 an H100), so one kept from before the turn would refuse other gradings' counters.
 
 A CUDA grading needs none of it: its counters are read in its own context, on the benchmark's
-buffers (grader.steps.counters).
+buffers (grader.plugins.counters_steps).
 """
 
 from __future__ import annotations

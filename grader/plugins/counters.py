@@ -2,7 +2,7 @@
 a grading reads them by default): the submission's beside the reference's and the baseline's.
 
 Read by the worker itself after its benchmark where it can (CUPTI in its own process: the worker
-steps of grader.steps.counters), else after the worker under Nsight Compute (its runs started
+steps of grader.plugins.counters_steps), else after the worker under Nsight Compute (its runs started
 before the worker, so that ncu's start overlaps it), in a turn of the device's queue. Nothing of
 it runs in a timed phase, and no outcome of it changes a verdict: its section comes after it."""
 
@@ -58,7 +58,12 @@ class CountersPlugin(Plugin):
                                             parent.target, state.reads.metrics)
 
     def worker_steps(self) -> list[tuple[str, Step]]:
-        from grader.steps.counters import LoadProfiler, OpenCountersContext, ReadCountersHere, SendProgram
+        from grader.plugins.counters_steps import (
+            LoadProfiler,
+            OpenCountersContext,
+            ReadCountersHere,
+            SendProgram,
+        )
 
         return [("OpenDevice", OpenCountersContext()), ("Compile", SendProgram()), ("Correctness", LoadProfiler()),
                 ("Benchmark", ReadCountersHere())]

@@ -1,5 +1,5 @@
 """The counters read in the grading worker's own process (CUPTI's Range Profiler:
-grader.counters.cupti, grader.steps.counters) and the parent's use of them
+grader.counters.cupti, grader.plugins.counters_steps) and the parent's use of them
 (grader.steps.parent.ReadCounters), without a GPU: where no libcupti is found the route says
 "unavailable" and the parent reads them the ncu way; the worker's typed result crosses the pipe
 and is checked before it is believed. The CUPTI calls themselves run on a GPU only
@@ -222,7 +222,7 @@ def _worker_context(backend: str, kind: str, platform: str, counters: tuple[str,
 
 
 def test_the_counters_context_is_made_for_an_opencl_gpu_grading_only():
-    from grader.steps.counters import OpenCountersContext
+    from grader.plugins.counters_steps import OpenCountersContext
 
     step = OpenCountersContext()
     assert step.wanted(_worker_context("opencl", "gpu", "NVIDIA CUDA"))
@@ -236,7 +236,7 @@ def test_the_counters_context_is_made_for_an_opencl_gpu_grading_only():
 def test_an_opencl_grading_off_nvidias_platform_says_why():
     from types import SimpleNamespace
 
-    from grader.steps.counters import measure_through_cuda
+    from grader.plugins.counters_steps import measure_through_cuda
 
     ctx = _worker_context("opencl", "gpu", "AMD Accelerated Parallel Processing")
     ctx.benchmark = SimpleNamespace(roles={}, case={}, on_device=True)
