@@ -22,19 +22,6 @@ class Occupancy:
     def fraction(self) -> float:
         return self.active_warps / self.max_warps if self.max_warps else 0.0
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "threads_per_block": self.threads_per_block,
-            "registers_per_thread": self.registers_per_thread,
-            "shared_per_block": self.shared_per_block,
-            "blocks_per_sm": self.blocks_per_sm,
-            "active_warps": self.active_warps,
-            "max_warps": self.max_warps,
-            "occupancy": round(self.fraction, 4),
-            "limited_by": self.limited_by,
-            "blocks_allowed_by": self.limits,
-        }
-
 
 REQUIRED = ("warp_size", "max_threads_per_sm", "registers_per_sm", "shared_per_sm")
 
