@@ -39,3 +39,14 @@ def test_the_old_sections_come_back_typed() -> None:
     assert isinstance(report.occupancy, OccupancyShown) and report.occupancy.limited_by == "threads"
     refused = Report.from_json(json.loads((STORED[0].parent / "626ef28_refused.json").read_text()))
     assert not refused.device_ran
+
+
+def test_why_the_sanitizer_could_not_run_is_in_every_feedback_file() -> None:
+    """--sanitize where compute-sanitizer cannot run: its section says why, on the terminal and
+    in the Markdown and HTML feedback (a note there before the sanitizer was a plugin)."""
+    from dataclasses import replace
+
+    base = Report.from_json(json.loads((STORED[0].parent / "626ef28_pocl_wrong.json").read_text()))
+    report = replace(base, sections={"sanitizer": SanitizerResult(error="compute-sanitizer was not found")})
+    for shown in (render_text(report), render_markdown(report), render_html(report)):
+        assert "--sanitize: compute-sanitizer was not found" in shown
