@@ -35,6 +35,7 @@ from lab.batch.plan import Job, Unavailable, submission_digest
 from lab.batch.runner import BatchEvent, GradeFunction, Runner
 from lab.batch.store import LOCK, ResultStore
 from lab.batch.stored import BatchInfo, SlurmInfo
+from lab.engine import Engine
 
 # A grading that ends in a crash while the task is being stopped was most likely killed by
 # the same signal (Slurm signals every process of the job): wait this long for the task's own
@@ -123,6 +124,7 @@ class ClusterTask:
         # generator takes it again to count a skipped submission.
         self._lock = threading.RLock()
         self._in_flight: set[int] = set()
+        self._claims_of: dict[str, Iterator[tuple[RunItem, Job]]] = {}  # by kernel language
         self._skipped = 0
 
     # -- which submission next -----------------------------------------------------------
@@ -159,22 +161,33 @@ class ClusterTask:
             yield item, Job(sub, self.catalog.get(item.stage), fingerprint)
 
     # -- the loop ------------------------------------------------------------------------
-    def _work(self, target: Target, claims: Iterator[tuple[RunItem, Job]]) -> None:
-        while not self.runner.stop.is_set():
-            with self._lock:
-                try:
-                    item, job = next(claims)
-                except StopIteration:
-                    return
-                self._in_flight.add(item.index)
-            try:
-                self.runner.grade_one(job, target)
-            except Exception as error:  # noqa: BLE001 - never lose a worker thread
-                self.runner.note_problem(f"{job.submission.relative}: {type(error).__name__}: {error}")
-            finally:
-                if not self.runner.stop.is_set():
-                    with self._lock:
-                        self._in_flight.discard(item.index)
+    def take(self, target: Target) -> tuple[RunItem, Job] | None:
+        """lab.engine's Source: the next submission of `target`'s kernel language that this task
+        claims (None: none left)."""
+        if self.runner.stop.is_set():
+            return None
+        with self._lock:
+            claims = self._claims_of.get(target.backend)
+            found = next(claims, None) if claims is not None else None
+            if found is not None:
+                self._in_flight.add(found[0].index)
+        return found
+
+    def exhausted(self) -> bool:
+        return True  # a slot with nothing to take is done: the run's list only shrinks
+
+    def _grade(self, claimed: tuple[RunItem, Job], target: Target) -> None:
+        item, job = claimed
+        try:
+            self.runner.grade_one(job, target)
+        finally:
+            if not self.runner.stop.is_set():
+                with self._lock:
+                    self._in_flight.discard(item.index)
+
+    def _lost(self, error: BaseException, claimed: tuple[RunItem, Job] | None) -> None:
+        where = claimed[1].submission.relative if claimed is not None else "the run's claims"
+        self.runner.note_problem(f"{where}: {type(error).__name__}: {error}")
 
     def _no_device(self, items: list[RunItem], backend: str) -> None:
         why = self.pool.why_missing(backend) or f"no device grades {backend} on this node"
@@ -185,28 +198,27 @@ class ClusterTask:
         freed = self.claims.release_earlier_incarnations(self.holder)
         order = self.order()
         interrupted = False
+        engine: Engine[Target, tuple[RunItem, Job]] | None = None
         try:
             for backend in registry.names():
                 items = [item for item in order if item.backend == backend]
-                if not items or self.runner.stop.is_set():
-                    continue
-                lanes = self.pool.lanes_of(backend)
-                if not lanes:
+                if items and not self.pool.lanes_of(backend):
                     self._no_device(items, backend)
-                    continue
-                claims = self._claims(items)
-                threads = [threading.Thread(target=self._work, args=(lane.target, claims),
-                                            name=f"grade-{lane.target.label}-{n}", daemon=True)
-                           for lane in lanes for n in range(lane.workers)]
-                for thread in threads:
-                    thread.start()
-                self.runner._join(threads)
+                elif items:
+                    self._claims_of[backend] = self._claims(items)
+            if not self.runner.stop.is_set():
+                engine = Engine(self.pool.slots(), self, self._grade, on_error=self._lost,
+                                label=lambda target: target.label)
+                engine.start()
+                engine.join()
         except KeyboardInterrupt:
             interrupted = True
             self.runner.stop.set()
         released: list[int] = []
         if self.runner.stop.is_set():
             interrupted = True
+            if engine is not None:
+                engine.stop()
             self.runner._stop_workers()
             with self._lock:
                 in_flight = sorted(self._in_flight)

@@ -1,10 +1,13 @@
-"""Which devices grade which backend in a batch, and how many workers each one gets.
+"""Which devices grade which backend in a batch, and how many gradings each one runs at once
+(its slots: lab.engine).
 
-A GPU gets exactly one worker, so no two kernels are ever timed on it at once (and the
-shared device queue, grader.device_queue, gives other processes' gradings on it their turns
-apart from the batch's); `--gpus` picks how many GPUs (or which ones). A CPU device (PoCL) gets `--jobs` workers: speed is
-not graded there (nothing is timed unless --cpu-timing), and most of the time goes to compiling,
-which runs in parallel well.
+A GPU gets `per_gpu` slots for each kernel language it runs (PER_GPU unless --per-gpu says
+otherwise): while one grading times its kernels, the others start, compile and wait; the
+machine's device queue (grader.device_queue) gives the timed phases their turns one at a time
+and keeps every other kernel off the GPU meanwhile, for the batch's gradings and every other
+process's alike. `--gpus` picks how many GPUs (or which ones). A CPU device (PoCL) gets
+`--jobs` slots: speed is not graded there (nothing is timed unless --cpu-timing), and most of
+the time goes to compiling, which runs in parallel well.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 from grader.backends import registry
 from grader.backends.discovery import Discovery, Target
+from lab.engine import PER_GPU
 
 
 class PoolError(ValueError):
@@ -33,6 +37,12 @@ class Lane:
 class Pool:
     lanes: tuple[Lane, ...]
     missing: tuple[tuple[str, str], ...] = ()  # (backend, why nothing grades it on this run)
+
+    def slots(self) -> tuple[Target, ...]:
+        """One entry per slot (lab.engine): each lane's target, as many times as it has workers,
+        the lanes interleaved (every device's first slot, then every second one, ...)."""
+        most = max((lane.workers for lane in self.lanes), default=0)
+        return tuple(lane.target for n in range(most) for lane in self.lanes if n < lane.workers)
 
     def lanes_of(self, backend: str) -> tuple[Lane, ...]:
         return tuple(lane for lane in self.lanes if lane.target.backend == backend)
@@ -75,10 +85,14 @@ def _matches(target: Target, device: str) -> bool:
 
 
 def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "auto",
-               device: str | None = None, gpus: str | None = None, jobs: int | None = None) -> Pool:
-    """The lanes that grade each backend in `needed`, and why any of them has none."""
+               device: str | None = None, gpus: str | None = None, jobs: int | None = None,
+               per_gpu: int = PER_GPU) -> Pool:
+    """The lanes that grade each backend in `needed`, and why any of them has none: a GPU's
+    lane has `per_gpu` workers, a CPU device's `jobs` (default_jobs() where None)."""
     if jobs is not None and jobs < 1:
         raise PoolError("--jobs must be at least 1")
+    if per_gpu < 1:
+        raise PoolError("--per-gpu must be at least 1")
     wanted_gpus = parse_gpus(gpus) if gpus is not None else None
     workers = jobs or default_jobs()
     lanes: list[Lane] = []
@@ -108,7 +122,7 @@ def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "au
         on_gpu = [t for t in candidates if t.kind == "gpu"]
         if on_gpu:
             gpu_found = True
-            lanes.extend(Lane(t, 1) for t in _pick_gpus(name, on_gpu, wanted_gpus))
+            lanes.extend(Lane(t, per_gpu) for t in _pick_gpus(name, on_gpu, wanted_gpus))
         else:
             lanes.append(Lane(candidates[0], workers))
     if device is not None and any_candidates and not device_matched:

@@ -1,9 +1,10 @@
-"""The run loop: worker threads, each pinned to one device, take submissions from a queue and
+"""The run loop: threads, each pinned to one device, take submissions from the plan and
 grade each one through grader.grading.grade, which runs it in a child process of its
 own (that is where the isolation is: a crash or a hang there becomes a verdict).
 
-A GPU has one worker, a CPU device --jobs of them (lab.batch.devices). The backends are
-graded one after the other, so a CUDA and an OpenCL kernel never share one GPU at once.
+The threads are lab.engine's slots: a GPU has `per_gpu` of them for each kernel language it
+runs, a CPU device --jobs (lab.batch.devices); every language is graded at once, and the
+machine's device queue gives the timed phases on one GPU their turns, one at a time.
 Whatever goes wrong with one submission becomes its error result; the batch goes on. On an
 interrupt the workers stop taking submissions, the gradings in flight are killed and their
 results dropped, and everything finished so far stays on disk for the next run.
@@ -11,7 +12,6 @@ results dropped, and everything finished so far stays on disk for the next run.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +37,7 @@ from lab.batch.plan import Job, Plan, Unavailable, submission_digest
 from lab.batch.processes import kill_child_workers
 from lab.batch.store import ResultStore
 from lab.batch.stored import BatchInfo, StoredResult
+from lab.engine import Engine, ListSource
 
 try:  # grader.pipeline's preexec_fn imports `resource` in the forked child of a CPU grading;
     import resource  # noqa: F401 - loaded here first, that import takes no lock in the child
@@ -84,6 +85,11 @@ def pipeline_grader(catalog: Catalog, options: GradeOptions,
     return grade_with
 
 
+def _fits(target: Target, job: Job) -> bool:
+    """Whether a slot on `target` grades `job` (its kernel language)."""
+    return target.backend == job.submission.backend
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -99,6 +105,7 @@ class Runner:
         self._lock = threading.Lock()
         self._outcomes: list[Outcome] = []
         self._problems: list[str] = []
+        self._engine: Engine[Target, Job] | None = None
 
     # -- one submission ------------------------------------------------------------------
     def _meta(self, job: Job, graded: bool, device: str | None, digest: str | None) -> BatchInfo:
@@ -149,6 +156,8 @@ class Runner:
                           note="The next run of the batch grades it again.")
 
     def grade_one(self, job: Job, target: Target) -> None:
+        if self.stop.is_set():
+            return  # interrupted: nothing more is graded
         sub = job.submission
         self._emit(Started(job, target.label))
         before = submission_digest(sub)
@@ -174,19 +183,9 @@ class Runner:
                      digest=before if before == after else None)
 
     # -- the loop ------------------------------------------------------------------------
-    def _work(self, target: Target, jobs: queue.Queue[Job]) -> None:
-        while not self.stop.is_set():
-            try:
-                job = jobs.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                self.grade_one(job, target)
-            except Exception as error:  # noqa: BLE001 - never lose a worker thread
-                with self._lock:
-                    self._problems.append(f"{job.submission.relative}: {type(error).__name__}: {error}")
-
     def run(self, plan: Plan, pool: Pool) -> RunResult:
+        """Grade the plan's submissions on the pool's slots (lab.engine), every kernel language
+        at once: the device queue keeps their timed phases apart on a GPU they share."""
         started = time.monotonic()
         interrupted = False
         try:
@@ -194,33 +193,29 @@ class Runner:
                 if self.stop.is_set():
                     break
                 self.record_unavailable(item)
-            for backend in registry.names():
-                jobs = [job for job in plan.to_grade if job.submission.backend == backend]
-                if not jobs or self.stop.is_set():
-                    continue
-                waiting: queue.Queue[Job] = queue.Queue()
-                for job in jobs:
-                    waiting.put(job)
-                threads = [threading.Thread(target=self._work, args=(lane.target, waiting),
-                                            name=f"grade-{lane.target.label}-{n}", daemon=True)
-                           for lane in pool.lanes_of(backend) for n in range(lane.workers)]
-                for thread in threads:
-                    thread.start()
-                self._join(threads)
+            if not self.stop.is_set():
+                source: ListSource[Target, Job] = ListSource(plan.to_grade, _fits)
+                self._engine = Engine(pool.slots(), source, self.grade_one,
+                                      on_error=self._lost, label=lambda target: target.label)
+                self._engine.start()
+                self._engine.join()
         except KeyboardInterrupt:
             interrupted = True
             self.stop.set()
         if self.stop.is_set():
             interrupted = True
+            if self._engine is not None:
+                self._engine.stop()
             self._stop_workers()
         with self._lock:
             outcomes, problems = tuple(self._outcomes), tuple(self._problems)
         return RunResult(outcomes, interrupted, time.monotonic() - started, problems)
 
-    def _join(self, threads: list[threading.Thread]) -> None:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.2)
+    def _lost(self, error: BaseException, job: Job | None) -> None:
+        """What grade_one could not turn into a result (it turns everything it can)."""
+        where = job.submission.relative if job is not None else "the batch"
+        with self._lock:
+            self._problems.append(f"{where}: {type(error).__name__}: {error}")
 
     def _stop_workers(self) -> None:
         """Kill the gradings in flight and wait for their threads, however long Ctrl-C is held."""

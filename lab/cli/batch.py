@@ -20,6 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from lab.cli.app import INSTRUCTORS, app, errors
+from lab.engine import PER_GPU
 
 RUN, SLURM, STATUS = "run", "slurm", "status"
 HELP_OPTIONS = ("-h", "--help")
@@ -91,8 +92,10 @@ def run(
     backend: Backend = "auto",
     device: Annotated[str | None, typer.Option("--device", "-d", help="device index or part of its name",
                                                show_default=False)] = None,
-    gpus: Annotated[str | None, typer.Option("--gpus", help="GPUs to grade on, one worker each: a count (2) or "
-                                             "indices (0,2); default: every GPU", show_default=False)] = None,
+    gpus: Annotated[str | None, typer.Option("--gpus", help="GPUs to grade on: a count (2) or indices (0,2); "
+                                             "default: every GPU", show_default=False)] = None,
+    per_gpu: Annotated[int, typer.Option("--per-gpu", help="gradings under way at once on a GPU, per kernel "
+                                         "language (their timed phases take turns)", min=1)] = PER_GPU,
     jobs: Jobs = None,
     no_timing: NoTiming = False,
     cpu_timing: CpuTiming = False,
@@ -118,7 +121,7 @@ def run(
 
     options = grading_options(no_timing, cpu_timing, time_limit, counters, jobs)
     run_batch(submissions, out, backend, device, gpus, jobs, options, force, input_kind, roster, gradebooks,
-              canvas_assignments)
+              canvas_assignments, per_gpu=per_gpu)
 
 
 @batch_app.command(SLURM)

@@ -43,6 +43,7 @@ from lab.cli.batch_common import (
     terminate_as_interrupt,
 )
 from lab.cli.course import load_catalog
+from lab.engine import PER_GPU
 
 
 def _announce(layout: Layout, plan: Plan, pool: Pool, force: bool) -> None:
@@ -124,7 +125,8 @@ def _discover(layout: Layout) -> Discovery:
 
 def run_batch(submissions: Path, out: Path, backend: str, device: str | None, gpus: str | None, jobs: int | None,
               options: GradeOptions, force: bool, input_kind: str | None = None, roster: Path | None = None,
-              gradebooks: list[str] | None = None, canvas_assignments: list[str] | None = None) -> None:
+              gradebooks: list[str] | None = None, canvas_assignments: list[str] | None = None,
+              per_gpu: int = PER_GPU) -> None:
     """What `lab batch run` does (lab/cli/batch.py registers the command): grade SUBMISSIONS into
     RESULTS with `options` (lab.batch.keys.batch_options), then write the class files. Exits
     with the batch's code (docs/batch.md); every bad input is one line, exit 2. An LMS export's
@@ -133,11 +135,12 @@ def run_batch(submissions: Path, out: Path, backend: str, device: str | None, gp
 
     lms = lms_options(input_kind, roster, gradebooks, canvas_assignments)
     with tempfile.TemporaryDirectory(prefix="lab-batch-input-") as work:
-        _run_batch(submissions, out, backend, device, gpus, jobs, options, force, input_kind, lms, Path(work))
+        _run_batch(submissions, out, backend, device, gpus, jobs, options, force, input_kind, lms, Path(work), per_gpu)
 
 
 def _run_batch(submissions: Path, out: Path, backend: str, device: str | None, gpus: str | None, jobs: int | None,
-               options: GradeOptions, force: bool, input_kind: str | None, lms: LmsOptions, work: Path) -> None:
+               options: GradeOptions, force: bool, input_kind: str | None, lms: LmsOptions, work: Path,
+               per_gpu: int = PER_GPU) -> None:
     from lab.cli.batch_lms import read_submissions
 
     check_backend(backend)
@@ -150,7 +153,8 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str | None, g
     if not layout.students and not layout.not_graded:
         fail(f"{submissions}: empty; it should hold one folder per student")
     try:
-        pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs)
+        pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs,
+                          per_gpu)
     except PoolError as error:
         fail(str(error))
     try:  # once per batch, with the arguments found good and before the progress display

@@ -1,6 +1,6 @@
-"""A grading lane: one thread that grades the server's queue on one device, one at a time,
-through `lab grade`'s own path (grader.grading.grade: the same sandbox, verdicts, timing
-and reports).
+"""The server's grading lanes: lab.engine's slots (the engine `lab batch` grades with), each
+grading the server's queue on one device, one submission at a time, through `lab grade`'s own
+path (grader.grading.grade: the same sandbox, verdicts, timing and reports).
 
 A lane claims the next submission in round-robin order (marked grading, committed), grades it,
 and stores the report (done) or, where the grader or the machine failed, the reason (failed:
@@ -13,16 +13,19 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course.catalog import Catalog
+from lab.engine import Engine
 from lab.server.database import GradingRecord, Store, Submission
+from lab.server.lane_plan import LanePlan
 from lab.server.serving_process import ServingProcess
 
 log = logging.getLogger("lab.server")
 
-IDLE_WAIT_S = 1.0  # a lane with nothing queued looks again after this long, or when woken
+IDLE_WAIT_S = 1.0  # a lane with nothing queued looks again after this long, or when woken (at once)
 
 
 @dataclass
@@ -108,50 +111,53 @@ def _queue_line(on_phase):
     return lambda event: on_phase(describe(event))
 
 
-class Lane:
-    """One device's grading thread. `wake()` after a submission is stored; `stop()` to end it
-    (the grading under way finishes first)."""
+class Lanes:
+    """The server's grading lanes: lab.engine's slots, one per LanePlan, each taking the next
+    submission of its kernel languages from the store (Store.claim_next: round-robin across
+    students) and grading it. `wake()` after a submission is stored; `stop()` to end them (the
+    gradings under way finish first)."""
 
-    def __init__(self, store: Store, catalog: Catalog, progress: Progress, device: str | None = None,
-                 server: ServingProcess | None = None, lease_s: float = 0.0, backends: frozenset[str] | None = None):
-        """`server`: the lab serve process the lane's claims belong to, held `lease_s` (its
-        sweeper renews them); `backends`: the kernel languages it takes (None: any)."""
-        self.store, self.catalog, self.progress, self.device = store, catalog, progress, device
-        self.server, self.lease_s, self.backends = server, lease_s, backends
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lab-lane-{device or 'auto'}", daemon=True)
+    def __init__(self, store: Store, catalog: Catalog, progress: Progress, plans: Sequence[LanePlan],
+                 server: ServingProcess | None = None, lease_s: float = 0.0):
+        """`server`: the lab serve process the lanes' claims belong to, held `lease_s` (its
+        sweeper renews them)."""
+        self.store, self.catalog, self.progress = store, catalog, progress
+        self.server, self.lease_s = server, lease_s
+        self.engine: Engine[LanePlan, tuple[Submission, bytes]] = Engine(
+            plans, self, self.grade_one, idle_wait_s=IDLE_WAIT_S, on_error=self._error,
+            label=lambda plan: plan.device or "auto", name="lab-lane")
 
     def start(self) -> None:
-        self._thread.start()
+        self.engine.start()
 
     def wake(self) -> None:
-        self._wake.set()
+        self.engine.wake()
 
     def stop(self, wait_s: float = 0.0) -> None:
-        self._stop.set()
-        self._wake.set()
+        self.engine.stop()
         if wait_s:
-            self._thread.join(wait_s)
+            self.engine.join(wait_s)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                claimed = self.store.claim_next(server=self.server, lease_s=self.lease_s, backends=self.backends)
-            except Exception:  # noqa: BLE001 - the database is away for a moment: try again
-                log.exception("cannot read the queue")
-                claimed = None
-            if claimed is None:
-                self._wake.wait(IDLE_WAIT_S)
-                self._wake.clear()
-                continue
-            self.grade_one(*claimed)
+    # lab.engine's Source
+    def take(self, plan: LanePlan) -> tuple[Submission, bytes] | None:
+        return self.store.claim_next(server=self.server, lease_s=self.lease_s, backends=plan.backends)
 
-    def grade_one(self, submission: Submission, source: bytes) -> None:
-        """Grade one claimed submission and store what came of it; never raises."""
+    def exhausted(self) -> bool:
+        return False  # a server's queue is never over: an idle lane waits to be woken
+
+    @staticmethod
+    def _error(error: BaseException, claimed: tuple[Submission, bytes] | None) -> None:
+        if claimed is None:  # the database is away for a moment: the lane tries again
+            log.error("cannot read the queue: %s", error)
+        else:
+            log.error("submission %d: %s", claimed[0].id, error)
+
+    def grade_one(self, claimed: tuple[Submission, bytes], plan: LanePlan) -> None:
+        """Grade one claimed submission on `plan`'s device and store what came of it; never raises."""
+        submission, source = claimed
         self.progress.enter(submission.id, "starting")
         try:
-            outcome = grade_submission(self.catalog, submission, source, self.device,
+            outcome = grade_submission(self.catalog, submission, source, plan.device,
                                        on_phase=lambda phase: self.progress.enter(submission.id, phase))
         except Exception as error:  # noqa: BLE001 - a fault of the grader or the machine, never a grade
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__

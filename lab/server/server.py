@@ -10,7 +10,7 @@ from typing import Any
 
 from grader.course.catalog import Catalog
 from lab.server.database import RateLimited, Store, Submission, User, now
-from lab.server.grading_lane import Lane, Progress
+from lab.server.grading_lane import Lanes, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
 from lab.server.roster_logins import alias_key
 from lab.server.serving_process import ServingProcess
@@ -37,8 +37,7 @@ class Server:
         self.store = Store(settings.database_url)
         self.progress = Progress()
         self.identity = ServingProcess.this_one()
-        self.lanes = [Lane(self.store, catalog, self.progress, plan.device, self.identity, settings.lease_s,
-                           plan.backends) for plan in settings.lanes]
+        self.lanes = Lanes(self.store, catalog, self.progress, settings.lanes, self.identity, settings.lease_s)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
 
@@ -48,16 +47,14 @@ class Server:
         again = self.store.requeue_interrupted(self.identity)
         if again:
             log.info("%d submission(s) interrupted mid-grading are queued again", again)
-        for lane in self.lanes:
-            lane.start()
+        self.lanes.start()
         self._sweeper.start()
 
     def stop(self) -> None:
         """Stop the lanes and queue again what they were grading (another server, or this one
         started again, grades it)."""
         self._stopping.set()
-        for lane in self.lanes:
-            lane.stop()
+        self.lanes.stop()
         self._sweeper.join(5)
         try:
             self.store.release(self.identity)
@@ -81,8 +78,7 @@ class Server:
                 self.wake()
 
     def wake(self) -> None:
-        for lane in self.lanes:
-            lane.wake()
+        self.lanes.wake()
 
     def accept(self, user: User, stage: str, filename: str | None, data: bytes,
                requested_by: User | None = None) -> Accepted:

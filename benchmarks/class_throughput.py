@@ -1,0 +1,147 @@
+"""How many submissions a minute `lab batch run` grades, for a class made by
+benchmarks/class_generator.py (references with a statement of their own and known-wrong
+kernels, .cu and .cl alternating), on 1..N GPUs, for one or more checkouts side by side; and
+whether a speedup graded in the batch agrees with the same file graded alone.
+
+    python3 benchmarks/class_throughput.py --trees new=.,old=/tmp/old --gpus 1,4 --alone 16
+
+(run from the checkout: trees are relative to the current folder)
+
+For each tree and each GPU count: a fresh results folder, `python3 -m lab batch run CLASS
+--out OUT --gpus G` timed from outside (cwd and PYTHONPATH the tree), the gradings counted from
+OUT/*/*/result.json. `--alone K`: K correct submissions of the class (spread over its stages
+and languages) graded once more each by `lab grade FILE --json` of the first tree, alone on
+the machine; each one's speedup in every batch run is compared with its speedup alone (the
+ratio batch / alone). Progress goes to stderr, the tables to stdout (Markdown), the rows to
+--json. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from class_generator import DEFAULT_STAGES, build, is_wrong  # noqa: E402 - benchmarks/ is on sys.path as a script
+from trees import batch_run_words, child_env, parse_trees, run_timed  # noqa: E402
+
+
+def results_of(out: Path) -> dict[str, dict]:
+    """Each graded submission's report (result.json), by its file as the class names it."""
+    found: dict[str, dict] = {}
+    for path in out.glob("*/*/result.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        batch = data.get("batch") or {}
+        if batch.get("graded"):
+            found[str(batch.get("submission") or path.parent.relative_to(out))] = data
+    return found
+
+
+def speedup_of(report: dict) -> float | None:
+    performance = report.get("performance") or {}
+    value = performance.get("speedup")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def alone_picks(folder: Path, stages: tuple[str, ...], count: int) -> list[Path]:
+    """`count` files of the class that hold the reference (class_generator.is_wrong says which
+    do not), taken round-robin over stage and language."""
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for path in sorted(folder.glob("*/*.c[lu]")):
+        student = int(path.parent.name.removeprefix("student"))
+        if path.stem in stages and not is_wrong(student, stages.index(path.stem)):
+            groups.setdefault((path.stem, path.suffix), []).append(path)
+    picks: list[Path] = []
+    while len(picks) < count and any(groups.values()):
+        for key in sorted(groups):
+            if groups[key] and len(picks) < count:
+                picks.append(groups[key].pop(0))
+    return picks
+
+
+def grade_alone(tree: Path, path: Path, scratch: Path, timeout: float) -> dict | None:
+    out = scratch / f"alone-{path.parent.name}-{path.name}.json"
+    backend = "cuda" if path.suffix == ".cu" else "opencl"
+    code, _ = run_timed([sys.executable, "-m", "lab", "grade", path.stem, str(path), "--backend", backend,
+                         "--json", str(out)], tree, child_env(tree), timeout, scratch / "alone.log")
+    try:
+        return json.loads(out.read_text(encoding="utf-8")) if code is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", default="new=.", metavar="NAME=PATH,...")
+    parser.add_argument("--gpus", default="1",
+                        help="GPU counts, comma-separated (each run: lab batch run --gpus G; 0: no --gpus, a CPU device)")
+    parser.add_argument("--students", type=int, default=50)
+    parser.add_argument("--stages", default=",".join(DEFAULT_STAGES))
+    parser.add_argument("--alone", type=int, default=0, help="submissions also graded alone, for the agreement table")
+    parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--batch-args", default="", help="more words for lab batch run (space-separated)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    trees = parse_trees(args.trees)
+    counts = [int(g) for g in args.gpus.split(",") if g]
+    stages = tuple(s for s in args.stages.split(",") if s)
+    scratch = Path(tempfile.mkdtemp(prefix="class-throughput-"))
+    folder = scratch / "class"
+    total = build(folder, args.students, stages)
+    print(f"class: {total} submissions in {folder}", file=sys.stderr)
+    rows: list[dict] = []
+    for gpus in counts:
+        for name, tree in trees:
+            out = scratch / f"out-{name}-{gpus}"
+            words = [sys.executable, "-m", "lab", *batch_run_words(tree), str(folder), "--out", str(out),
+                     *(["--gpus", str(gpus)] if gpus else []), *args.batch_args.split()]
+            print(f"{name}, {gpus} GPU(s): {' '.join(words[2:])}", file=sys.stderr)
+            code, wall = run_timed(words, tree, child_env(tree), args.timeout, scratch / f"batch-{name}-{gpus}.log")
+            graded = results_of(out)
+            rows.append({"tree": name, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
+                         "per_minute": round(60 * len(graded) / wall, 1) if wall > 0 else 0.0,
+                         "speedups": {k: speedup_of(v) for k, v in graded.items()},
+                         "statuses": {k: v.get("status") for k, v in graded.items()}})
+            print(f"  {len(graded)} graded in {wall:.1f} s (exit {code})", file=sys.stderr)
+    alone: dict[str, dict] = {}
+    if args.alone:
+        first = trees[0][1]
+        for path in alone_picks(folder, stages, args.alone):
+            key = f"{path.parent.name}/{path.name}"
+            report = grade_alone(first, path, scratch, 600.0)
+            if report is not None:
+                alone[key] = {"speedup": speedup_of(report), "status": report.get("status")}
+            print(f"alone {key}: {alone.get(key)}", file=sys.stderr)
+
+    print("| tree | GPUs | graded | wall s | per minute | over 1 GPU |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        one = next((r for r in rows if r["tree"] == row["tree"] and r["gpus"] == min(1, row["gpus"])), None)
+        over = f"{row['per_minute'] / one['per_minute']:.2f}x" if one and one["per_minute"] else ""
+        print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['wall_s']} | {row['per_minute']} | {over} |")
+    if alone:
+        print()
+        print("| tree | GPUs | compared | median |batch/alone - 1| | max | same status |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for row in rows:
+            gaps, same = [], 0
+            for key, seen in alone.items():
+                batch = row["speedups"].get(key)
+                if batch and seen["speedup"]:
+                    gaps.append(abs(batch / seen["speedup"] - 1))
+                same += row["statuses"].get(key) == seen["status"]
+            if gaps:
+                print(f"| {row['tree']} | {row['gpus']} | {len(gaps)} | {100 * statistics.median(gaps):.2f}% | "
+                      f"{100 * max(gaps):.2f}% | {same}/{len(alone)} |")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "alone": alone}, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
