@@ -11,6 +11,7 @@ import typer
 
 from grader.course.sinks import for_csv_cell, for_terminal
 from lab.cli.app import COURSE_SERVER, EXIT_USAGE, INSTRUCTORS, app, console, errors, fail
+from lab.engine import PER_GPU
 
 DEFAULT_DATABASE = "lab-server.db"
 
@@ -40,7 +41,7 @@ def _open_store(database: str):
         fail(str(error))
 
 
-def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
+def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int, per_gpu: int = PER_GPU):
     """The grading lanes of `lab serve` or `lab work` (lab.server.lane_plan): the named devices,
     else those this machine has."""
     from lab.server.lane_plan import PoolError, plan_lanes
@@ -51,7 +52,7 @@ def _plan_lanes(device: list[str] | None, gpus: str | None, cpu_lanes: int):
 
         discovery = discover()
     try:
-        return plan_lanes(discovery, device or (), gpus, cpu_lanes)
+        return plan_lanes(discovery, device or (), gpus, cpu_lanes, per_gpu)
     except PoolError as error:
         fail(str(error))
 
@@ -66,8 +67,9 @@ def serve(
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name), one grading lane each, any kernel language; repeat for several "
                                      "(default: one lane per GPU present, as lab batch plans them)"),
-    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on, one lane each: a count (2) or indices "
-                                    "(0,2) (default: all)"),
+    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on: a count (2) or indices (0,2) (default: all)"),
+    per_gpu: int = typer.Option(PER_GPU, "--per-gpu", min=1, help="lanes on each GPU per kernel language (their "
+                                "timed phases take turns)"),
     cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
@@ -118,7 +120,7 @@ def serve(
             roster_ids = roster_aliases(load_roster(roster).entries)
         except RosterError as error:
             fail(str(error))
-    lanes = _plan_lanes(device, gpus, cpu_lanes) if local else ()
+    lanes = _plan_lanes(device, gpus, cpu_lanes, per_gpu) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
                               body_timeout_s=body_timeout, secure_cookies=secure_cookies, roster_ids=roster_ids)
     try:
@@ -302,8 +304,9 @@ def work(
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name), one lane each, any kernel language; repeat for several (default: one "
                                      "lane per GPU present, as lab batch plans them)"),
-    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on, one lane each: a count (2) or indices "
-                                    "(0,2) (default: all)"),
+    gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on: a count (2) or indices (0,2) (default: all)"),
+    per_gpu: int = typer.Option(PER_GPU, "--per-gpu", min=1, help="lanes on each GPU per kernel language (their "
+                                "timed phases take turns)"),
     cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
     once: bool = typer.Option(False, "--once", help="each lane grades one submission (or none, where the queue is "
                               "empty), then stops"),
@@ -318,7 +321,7 @@ def work(
     from lab.server.remote_worker import RemoteWorker
 
     catalog = load_catalog()
-    plans = _plan_lanes(device, gpus, cpu_lanes)
+    plans = _plan_lanes(device, gpus, cpu_lanes, per_gpu)
     lanes = []
     try:
         for plan in plans:

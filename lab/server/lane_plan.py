@@ -1,11 +1,11 @@
-"""Which grading lanes a server (`lab serve`) or a remote worker (`lab work`) runs: one per GPU
-by default, planned by `lab batch`'s own lane planning (lab.batch.devices.build_pool).
+"""Which grading lanes a server (`lab serve`) or a remote worker (`lab work`) runs, planned by
+`lab batch`'s own planning (lab.batch.devices.build_pool): the lanes are lab.engine's slots.
 
 A lane grades one submission at a time on one device. Planned from the devices present, each
-GPU gets one lane per backend that reaches it (CUDA, and OpenCL where the GPU has an OpenCL
-driver too; the machine's device queue, grader.device_queue, gives their timed phases turns on
-the GPU), `--gpus` picks how many GPUs or which, and a CPU device (PoCL) gets `--cpu-lanes`
-lanes. A kernel language with no device here is taken by the first lane, whose grading then
+GPU gets `--per-gpu` lanes per backend that reaches it (CUDA, and OpenCL where the GPU has an
+OpenCL driver too; the machine's device queue, grader.device_queue, gives their timed phases
+turns on the GPU), `--gpus` picks how many GPUs or which, and a CPU device (PoCL) gets
+`--cpu-lanes` lanes. A kernel language with no device here is taken by the first lane, whose grading then
 fails with the reason (as `lab grade` says it), never left queued unseen. Named devices
 (`--device`, repeated) keep their meaning: one lane each, any language, the device picked by
 index or name as `lab grade --device` picks it."""
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from grader.backends import registry
 from grader.backends.discovery import Discovery
 from lab.batch.devices import PoolError, build_pool
+from lab.engine import PER_GPU
 
 __all__ = ["LanePlan", "PoolError", "plan_lanes"]
 
@@ -32,10 +33,10 @@ class LanePlan:
 
 
 def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: str | None = None,
-               cpu_lanes: int = 1) -> tuple[LanePlan, ...]:
+               cpu_lanes: int = 1, per_gpu: int = PER_GPU) -> tuple[LanePlan, ...]:
     """The lanes to run. `devices`: named devices, one lane each (discovery not needed); else
     the lanes lab batch would plan on `discovery` for every backend, with `gpus` (a count, or
-    indices "0,2") and `cpu_lanes` lanes on a CPU device. Raises PoolError where the options
+    indices "0,2"), `per_gpu` lanes per GPU and backend and `cpu_lanes` lanes on a CPU device. Raises PoolError where the options
     cannot be met here (more GPUs than there are, --gpus on a machine without one)."""
     if devices:
         if gpus is not None:
@@ -49,7 +50,7 @@ def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: s
         present = ", ".join(f"{t.label} {t.name}" for t in discovery.targets) or "none"
         raise PoolError(f"--gpus {gpus}: this machine has no GPU (its devices: {present}); --cpu-lanes sets the "
                         "lanes on a CPU device")
-    pool = build_pool(discovery, set(registry.names()), gpus=gpus, jobs=cpu_lanes)
+    pool = build_pool(discovery, set(registry.names()), gpus=gpus, jobs=cpu_lanes, per_gpu=per_gpu)
     if not pool.lanes:
         return (LanePlan(None),)  # nothing here grades: each grading fails with the reason
     missing = frozenset(backend for backend, _ in pool.missing)

@@ -40,6 +40,7 @@ from lab.batch.runner import Finished, Runner
 from lab.batch.store import RESULT, ResultStore, StoreBusy, is_temp_file
 from lab.batch.stored import BatchInfo, StoredResult
 from lab.batch.summary import BatchStats, Redactor, summarize
+from lab.engine import PER_GPU
 from tests.conftest import catalog
 
 STAGE = "reduce_sequential"
@@ -98,11 +99,15 @@ def test_layout_grades_what_fits_and_lists_everything_else(tmp_path):
         scan(tmp_path / "top.cl", catalog().ids())
 
 
-def test_pool_one_worker_per_gpu_jobs_on_a_cpu_and_reasons_for_the_rest():
+def test_pool_per_gpu_workers_jobs_on_a_cpu_and_reasons_for_the_rest():
     both = Discovery(GPUS + [CPU])
     pool = build_pool(both, {"cuda", "opencl"}, jobs=3)
-    assert [(lane.target.label, lane.workers) for lane in pool.lanes] == [("cuda:0", 1), ("cuda:1", 1),
+    assert [(lane.target.label, lane.workers) for lane in pool.lanes] == [("cuda:0", PER_GPU), ("cuda:1", PER_GPU),
                                                                           ("opencl:0", 3)]
+    # The engine's slots: every lane's first, then every second one, ...
+    slots = [t.label for t in build_pool(both, {"cuda", "opencl"}, jobs=3, per_gpu=1).slots()]
+    assert slots == ["cuda:0", "cuda:1", "opencl:0", "opencl:0", "opencl:0"]
+    assert [t.label for t in pool.slots()][:3] == ["cuda:0", "cuda:1", "opencl:0"]
     assert [lane.target.index for lane in build_pool(both, {"cuda"}, gpus="1").lanes] == [0]
     assert [lane.target.index for lane in build_pool(both, {"cuda"}, gpus="1,0").lanes] == [1, 0]
     only_cl = build_pool(both, {"cuda", "opencl"}, backend="opencl")
@@ -110,7 +115,7 @@ def test_pool_one_worker_per_gpu_jobs_on_a_cpu_and_reasons_for_the_rest():
     no_cuda = build_pool(Discovery([CPU], {"cuda": "PyCUDA is not installed"}), {"cuda", "opencl"})
     assert no_cuda.why_missing("cuda").startswith("no CUDA device on this machine")
     for bad, words in (({"gpus": "3"}, "has 2 GPUs"), ({"gpus": "0,7"}, "no GPU 7"), ({"device": "nope"}, "matches no"),
-                       ({"jobs": 0}, "--jobs")):
+                       ({"jobs": 0}, "--jobs"), ({"per_gpu": 0}, "--per-gpu")):
         with pytest.raises(PoolError, match=words):
             build_pool(both, {"cuda"}, **bad)
     with pytest.raises(PoolError, match="--jobs for them"):

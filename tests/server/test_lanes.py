@@ -12,6 +12,7 @@ import pytest
 
 from grader.backends.discovery import Discovery, discover
 from grader.backends.registry import Target
+from lab.engine import PER_GPU
 from lab.server.lane_plan import LanePlan, PoolError, plan_lanes
 from tests.server.running import (
     EXAMPLE,
@@ -31,14 +32,14 @@ HERE = discover()
 
 
 def expected_from(found: Discovery, cpu_lanes: int = 1) -> list[tuple[str, str]]:
-    """(backend, device index) of each lane lab batch plans on `found`: every GPU of a backend,
-    else its first device, `cpu_lanes` times."""
+    """(backend, device index) of each lane lab batch plans on `found`: every GPU of a backend
+    PER_GPU times, else its first device, `cpu_lanes` times."""
     lanes = []
     for backend in ("cuda", "opencl"):
         targets = found.of(backend)
         gpus = [t for t in targets if t.kind == "gpu"]
         if gpus:
-            lanes += [(backend, str(t.index)) for t in gpus]
+            lanes += [(backend, str(t.index)) for t in gpus] * PER_GPU
         elif targets:
             lanes += [(backend, str(targets[0].index))] * cpu_lanes
     return lanes
@@ -68,10 +69,11 @@ def test_named_devices_are_one_lane_each_for_any_language():
 def test_gpus_pick_the_lanes_and_a_machine_without_one_says_so():
     h100s = Discovery([Target("cuda", i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)]
                       + [Target("opencl", i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)])
-    assert [(p.backends, p.device) for p in plan_lanes(h100s, gpus="0,2")] == \
+    assert [(p.backends, p.device) for p in plan_lanes(h100s, gpus="0,2", per_gpu=1)] == \
         [(frozenset({"cuda"}), "0"), (frozenset({"cuda"}), "2"), (frozenset({"opencl"}), "0"),
          (frozenset({"opencl"}), "2")]
-    assert len(plan_lanes(h100s)) == 8 and len(plan_lanes(h100s, gpus="1")) == 2
+    assert len(plan_lanes(h100s, per_gpu=1)) == 8 and len(plan_lanes(h100s, gpus="1", per_gpu=1)) == 2
+    assert len(plan_lanes(h100s)) == 8 * PER_GPU and len(plan_lanes(h100s, gpus="1", per_gpu=3)) == 6
     with pytest.raises(PoolError, match="has 4 GPUs"):
         plan_lanes(h100s, gpus="5")
     cpu_only = Discovery([Target("opencl", 0, "pthread-cpu", "cpu")], {"cuda": "no NVIDIA GPU"})
