@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.backends import registry
 from grader.backends.base import Backend, Buffer, CompiledKernel, CompileError, CompileUnit, KernelLaunch
 from grader.backends.registry import BackendKind
 
@@ -139,7 +138,7 @@ class DeviceOps:
     two float buffers, time a copy."""
 
     def __init__(self, backend: Backend):
-        source = source_file(registry.find(backend.info.backend))
+        source = source_file(backend.row)
         if source is None:
             raise NotImplementedError(f"the grader's device kernels do not exist for backend {backend.name!r}")
         self.backend = backend

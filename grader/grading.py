@@ -69,7 +69,7 @@ class GradeRequest:
     def target(self) -> Target:
         if isinstance(self.device, Target):
             return self.device
-        return Target.to_choose(self.backend.name, self.device)
+        return Target.to_choose(self.backend, self.device)
 
 
 
@@ -158,9 +158,7 @@ def grading_progress(request: GradeRequest) -> Iterator[Report]:
 
 def grade_file(catalog: Catalog, spec: Spec, path: Path, target: Target, **options: Any) -> Report:
     """grade() of a file on `target`, with GradeOptions' fields as keywords (tests, benchmarks)."""
-    from grader.backends import registry
-
-    return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target,
+    return grade(GradeRequest(catalog, spec, path, target.row, target,
                               options=GradeOptions(**options)))
 
 
@@ -171,7 +169,7 @@ def not_started(report: Report) -> Check | None:
     return failed if failed is not None and failed.failure in NOT_STARTED else None
 
 
-def not_started_message(check: Check, backend: str, stage: str, device_named: bool) -> str:
+def not_started_message(check: Check, backend: BackendKind, stage: str, device_named: bool) -> str:
     """The one line a front door says for a grading that could not start (`not_started`'s
     check): its message; for no device, where no device was named, also where this machine
     can grade the stage in the other language (never a backend it cannot run; a named device
@@ -206,7 +204,7 @@ def _refused_on(target: Target) -> DeviceShown:
     from grader.backends.discovery import choose, discover
 
     try:
-        found = choose(discover((target.backend,)), target.backend, target.name or None)
+        found = choose(discover((target.row,)), target.row, target.name or None)
     except Exception:  # noqa: BLE001 - no device, or a driver that fails to answer: name none
         return _shown(target)
     return DeviceShown(found.name, found.kind, ran=False)  # ran False: the feedback says it was refused

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from grader.backends import registry
-from grader.backends.base import Backend, Buffer, CompiledKernel, DeviceInfo, KernelLaunch
+from grader.backends.base import Backend, Buffer, CompiledKernel, KernelLaunch
 from grader.course.problems.base import Launch
 from grader.course.spec import KernelSpec
+
+if TYPE_CHECKING:
+    from grader.backends.registry import BackendKind
 
 
 class LaunchRefused(Exception):
@@ -30,8 +32,8 @@ def kernel_args(backend: Backend, kernel: KernelSpec, values: dict[str, int | fl
     return args
 
 
-def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceInfo, dynamic_shared: int = 0) -> None:
-    """Refuse, with the limit named, a launch the device would reject with an error code.
+def check_limits(kernel: CompiledKernel, block: tuple[int, ...], backend: Backend, dynamic_shared: int = 0) -> None:
+    """Refuse, with the limit named, a launch `backend`'s device would reject with an error code.
     `dynamic_shared`: the bytes of dynamic shared memory the stage launches each block with,
     counted with the kernel's static shared memory."""
     threads = 1
@@ -39,7 +41,7 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
         threads *= b
     r = kernel.resources
     # In the words of the student's language (OpenCL: work-items, work-groups, local memory).
-    kind = registry.find(device.backend)
+    kind, device = backend.row, backend.info
     items, group, memory = ((kind.syntax.threads, kind.syntax.block, kind.syntax.shared_memory) if kind
                             else ("threads", "block", "shared memory"))
     if r.max_threads_per_block is not None and threads > r.max_threads_per_block:
@@ -61,11 +63,10 @@ def check_limits(kernel: CompiledKernel, block: tuple[int, ...], device: DeviceI
         )
 
 
-def dynamic_shared(declared: int, device: DeviceInfo) -> int:
-    """The bytes of dynamic shared memory a launch the stage declares `declared` for gets on
-    `device`: none where the device's language has no such memory (OpenCL: a stage's
-    declaration is CUDA's alone)."""
-    kind = registry.find(device.backend)
+def dynamic_shared(declared: int, kind: BackendKind | None) -> int:
+    """The bytes of dynamic shared memory a launch the stage declares `declared` for gets on a
+    device of the backend `kind` (a Backend's row): none where its language has no such memory
+    (OpenCL: a stage's declaration is CUDA's alone)."""
     return 0 if kind is not None and kind.dynamic_shared is None else declared
 
 
@@ -86,8 +87,8 @@ def run_plan(backend: Backend, kernels: dict[str, CompiledKernel], specs: dict[s
     launches = []
     for step in plan:
         kernel = kernels[step.kernel]
-        shared = dynamic_shared(step.shared, backend.info)
-        check_limits(kernel, step.block, backend.info, shared)
+        shared = dynamic_shared(step.shared, backend.row)
+        check_limits(kernel, step.block, backend, shared)
         bound = {param: buffers[name] for param, name in step.bind.items()}
         args = kernel_args(backend, specs[step.kernel], {**values, **step.values}, {**buffers, **bound})
         launches.append(KernelLaunch(kernel, step.grid, step.block, args, shared))

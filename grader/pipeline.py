@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,11 +129,7 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         worker.discard()
         worker = None
     if worker is None:
-        from grader.backends import registry
-
-        # The request names its backend (it goes to the worker as JSON): its row here.
-        worker = WorkerProcess(registry.find(request.backend), sanitize, course_root=request.course_root,
-                               writable=writable)
+        worker = WorkerProcess(request.backend, sanitize, course_root=request.course_root, writable=writable)
     grading.sandbox = worker.sandbox
     turn = DeviceTurn(on_queue)
     try:
@@ -198,7 +194,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     with worker.errors as errors:
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(json.dumps(asdict(request)).encode() + b"\n")  # one line: stdin stays
+            proc.stdin.write(json.dumps(request.to_json()).encode() + b"\n")  # one line: stdin stays
             proc.stdin.flush()  # open for the answer to WantDevice
         except BrokenPipeError:
             pass

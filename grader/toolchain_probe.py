@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 from grader import settings
-from grader.backends import registry
 from grader.backends.base import Backend, CompileError
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -50,7 +49,7 @@ def unwritable(folders: list[Path]) -> str | None:
     return None
 
 
-def compiler_fault(backend: Backend, backend_name: str) -> str | None:
+def compiler_fault(backend: Backend) -> str | None:
     """Call after a submission's compile failed. One line saying why that failure is the
     machine's, or None where it is the submission's (the compiler works here)."""
     folder_problem = unwritable(compiler_folders())
@@ -58,7 +57,7 @@ def compiler_fault(backend: Backend, backend_name: str) -> str | None:
         return (f"the compiler could not write its files ({folder_problem}), so the compile failed for a "
                 f"reason outside your kernel: a fault of this machine, not a grade; grade it again once it "
                 f"is fixed")
-    kind = registry.find(backend_name)
+    kind = backend.row
     probe = KERNELS / f"toolchain_probe{kind.suffix}" if kind is not None else None
     if probe is None or not probe.is_file():  # no trivial kernel in this language to try
         return None

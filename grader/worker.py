@@ -149,6 +149,13 @@ def limit_file_size(nbytes: int = WORKER_FILE_BYTES) -> None:
         pass
 
 
+def read_request(text: str) -> Request:
+    """The parent's request, as its JSON line names its backend: with its row. Raises ValueError
+    for a backend the table lacks (said as a grader error)."""
+    data = json.loads(text)
+    return Request(**{**data, "backend": registry.by_name(data["backend"])})
+
+
 def _row(name: str) -> BackendKind | None:
     """The row of the backend the worker's command line names; None for none (a test's device of
     no row), or where the table cannot be read (LAB_BACKENDS: the grading itself says why)."""
@@ -173,7 +180,7 @@ def main() -> int:
         text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
         if not text:  # a worker started ahead that was never needed
             return 0
-        request = Request(**json.loads(text))
+        request = read_request(text)
         limit = request.memory_limit
         grade(request, channel)
     except MemoryError:

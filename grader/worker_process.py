@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader import host_cores, pocl_scratch, sandbox
-from grader.backends import registry
 
 if TYPE_CHECKING:
     from grader.backends.registry import BackendKind
@@ -200,12 +199,10 @@ def prestart_worker(kind: BackendKind | None) -> None:
             pass
 
 
-def take_worker(backend: str, start_next: bool = False) -> WorkerProcess:
-    """This thread's waiting worker for the backend named `backend`, or a new one. (A worker dies
-    with the thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.)
-    `start_next`: start this thread's next one now (prestart_worker), to be ready while this one
-    grades. A name, not the row: its callers (the batch's lanes, the server's) hold names."""
-    kind = registry.find(backend)
+def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerProcess:
+    """This thread's waiting worker for the backend `kind`, or a new one. (A worker dies with the
+    thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`:
+    start this thread's next one now (prestart_worker), to be ready while this one grades."""
     with _spares_lock:
         spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
     if spare is not None and not spare.alive():

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:  # numpy is imported where it is used: the command line's parent process never needs it
     import numpy as np
 
+    from grader.backends.registry import BackendKind
+
 
 class CompileError(Exception):
     """The kernel source did not compile; `log` is the compiler's output, paths mapped to the
@@ -118,6 +120,12 @@ class Backend(ABC, Generic[BufferT, KernelT]):
 
     name: str
     info: DeviceInfo
+
+    @property
+    def row(self) -> BackendKind | None:
+        """The row of the backend that opened this device (grader.backends.registry): the language
+        it compiles and the words its messages use. None: a test's fake device, of no row."""
+        return None
 
     @abstractmethod
     def compile(self, source: str, entries: list[str], defines: dict[str, int | float],

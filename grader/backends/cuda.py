@@ -89,6 +89,10 @@ def _attributes(device: Any) -> dict[str, int]:
 class CudaBackend(Backend[CudaBuffer, CudaKernel]):
     name = "cuda"
 
+    @property
+    def row(self) -> BackendKind:
+        return KIND
+
     def __init__(self, device_index: int = 0, *, own_context: bool = False):
         """`own_context`: a context of this backend's own (made current on the thread that first
         uses it), not the device's primary context that the grading's own backend shares."""
@@ -399,7 +403,7 @@ def probe() -> tuple[list[Target], str | None]:
         return [], "the NVIDIA driver sees no GPU"
     if nvcc_path() is None:
         return [], "nvcc (the CUDA compiler) is not on PATH"
-    return [Target("cuda", i, drv.Device(i).name(), "gpu", "CUDA") for i in range(count)], None
+    return [Target(KIND, i, drv.Device(i).name(), "gpu", "CUDA") for i in range(count)], None
 
 
 def preload() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grader.backends import registry
-from grader.backends.registry import Target
+from grader.backends.registry import BackendKind, Target
 
 __all__ = ["Discovery", "NoDeviceError", "Target", "choose", "discover"]
 
@@ -13,19 +13,20 @@ __all__ = ["Discovery", "NoDeviceError", "Target", "choose", "discover"]
 @dataclass(frozen=True)
 class Discovery:
     targets: list[Target] = field(default_factory=list)
-    problems: dict[str, str] = field(default_factory=dict)  # backend -> why it is not usable
+    problems: dict[str, str] = field(default_factory=dict)  # backend's name -> why it is not usable
 
-    def of(self, backend: str) -> list[Target]:
-        return [t for t in self.targets if t.backend == backend]
+    def of(self, backend: BackendKind) -> list[Target]:
+        return [t for t in self.targets if t.backend == backend.name]
 
 
-def discover(backends: tuple[str, ...] | None = None) -> Discovery:
-    """Every usable device of the named backends (all of them by default), and for each
-    backend that has none, why."""
+def discover(backends: tuple[BackendKind, ...] | None = None) -> Discovery:
+    """Every usable device of these backends (all of them by default), and for each backend
+    that has none, why."""
     targets: list[Target] = []
     problems: dict[str, str] = {}
+    wanted = None if backends is None else {kind.name for kind in backends}
     for kind in registry.backends():
-        if backends is not None and kind.name not in backends:
+        if wanted is not None and kind.name not in wanted:
             continue
         found, problem = kind.probe()
         targets.extend(found)
@@ -38,24 +39,24 @@ class NoDeviceError(LookupError):
     """No usable device matches what was asked for; the message says why."""
 
 
-def other_language_here(backend: str, stage: str) -> str | None:
+def other_language_here(backend: BackendKind, stage: str) -> str | None:
     """Where `backend` has no device: the next step, if this machine grades the other kernel
     language ("this machine grades OpenCL C: `lab init STAGE --backend opencl` writes the .cl
     skeleton"); None where it grades neither (never a backend it cannot run)."""
     for kind in registry.backends():
-        if kind.name != backend and discover((kind.name,)).of(kind.name):
+        if kind.name != backend.name and discover((kind,)).of(kind):
             return (f"this machine grades {kind.language}: `lab init {stage} --backend {kind.name}` writes the "
                     f"{kind.suffix} skeleton")
     return None
 
 
-def choose(discovery: Discovery, backend: str = "auto", device: str | None = None) -> Target:
-    """Pick a target. auto: a GPU, the backends in their rows' auto_rank order (CUDA before
-    OpenCL), else any other device in that order.
+def choose(discovery: Discovery, backend: BackendKind | None = None, device: str | None = None) -> Target:
+    """Pick a target of `backend`; None (auto): a GPU, the backends in their rows' auto_rank
+    order (CUDA before OpenCL), else any other device in that order.
 
     `device` is an index within the backend, or a piece of the device's name.
     """
-    if backend == "auto":
+    if backend is None:
         ranked = [kind.name for kind in registry.by_auto_rank()]
         ordered = sorted(discovery.targets, key=lambda t: (t.kind != "gpu", ranked.index(t.backend)))
     else:
@@ -67,7 +68,7 @@ def choose(discovery: Discovery, backend: str = "auto", device: str | None = Non
             ordered = [t for t in ordered if device.lower() in t.name.lower()]
     if ordered:
         return ordered[0]
-    wanted = "any backend" if backend == "auto" else backend
+    wanted = "any backend" if backend is None else backend.name
     why = "; ".join(f"{b}: {p}" for b, p in discovery.problems.items())
     if device is not None:
         raise NoDeviceError(f"no {wanted} device matches --device {device!r} (`lab devices` lists them)")

@@ -108,6 +108,10 @@ def _nvidia_limits(device: Any) -> dict[str, int]:
 class OpenCLBackend(Backend[OpenCLBuffer, OpenCLKernel]):
     name = "opencl"
 
+    @property
+    def row(self) -> BackendKind:
+        return KIND
+
     def __init__(self, device_index: int = 0):
         import pyopencl as cl
 
@@ -351,7 +355,7 @@ def probe() -> tuple[list[Target], str | None]:
         return [], f"no OpenCL platform ({error}); {install_hint.no_opencl_device()}"
     if not pairs:
         return [], f"no OpenCL device found; {install_hint.no_opencl_device()}"
-    return [Target("opencl", i, d.name.strip(), device_kind(d), p.name.strip())
+    return [Target(KIND, i, d.name.strip(), device_kind(d), p.name.strip())
             for i, (p, d) in enumerate(pairs)], None
 
 

@@ -43,18 +43,23 @@ EXTRA_ENV = settings.BACKENDS.name  # more backends' modules, comma-separated, a
 class Target:
     """One device of one backend: what `--backend` and `--device` pick."""
 
-    backend: str  # a BackendKind name
+    row: BackendKind  # its backend's row
     index: int  # the backend's device index
     name: str
     kind: str  # "gpu" | "cpu" | "other"
     platform: str = ""
 
     @property
+    def backend(self) -> str:
+        """Its backend's name ("cuda"), as messages and records write it."""
+        return self.row.name
+
+    @property
     def label(self) -> str:
         return f"{self.backend}:{self.index}"
 
     @staticmethod
-    def to_choose(backend: str, selector: str | None = None) -> Target:
+    def to_choose(backend: BackendKind, selector: str | None = None) -> Target:
         """A device of `backend` that the grading worker picks itself (index -1): the best one,
         or the one `selector` (--device: an index or part of a name) names."""
         return Target(backend, -1, selector or "", "unknown")

@@ -103,7 +103,7 @@ def _open(request: ProfileRequest) -> Any:
     from grader.backends import registry
     from grader.backends.discovery import Discovery, choose
 
-    kind = registry.by_name(request.backend)
+    kind = registry.by_name(request.backend)  # the request came as JSON: its backend's name becomes its row here
     index = request.device
     if kind.counters_through_cuda and request.device_id and all(r.program for r in request.roles):
         from grader.backends.base import LaunchError
@@ -116,7 +116,7 @@ def _open(request: ProfileRequest) -> Any:
     if index < 0 or kind.counters_through_cuda:
         found, problem = kind.probe()
         discovery = Discovery(found, {kind.name: problem} if problem else {})
-        target = choose(discovery, kind.name, str(index) if index >= 0 else request.device_choice or None)
+        target = choose(discovery, kind, str(index) if index >= 0 else request.device_choice or None)
         index = target.index
         if kind.counters_through_cuda and target.kind != "cpu":
             from grader.backends.opencl_ptx import NotNvidiaOpenCL, OpenCLThroughCuda, is_nvidia_platform
@@ -196,10 +196,9 @@ def _device_ops(backend: Any, problem: Any) -> Any:
     """The grader's own kernels (grader.device_ops.DeviceOps) where they make this problem's
     inputs on this device: a plain CUDA or OpenCL backend and a problem with `uniform_inputs`;
     None elsewhere (an OpenCL kernel run through CUDA: its inputs come from the host)."""
-    from grader.backends import registry
     from grader.device_ops import DeviceOps, supports
 
-    if not hasattr(problem, "uniform_inputs") or not supports(registry.find(backend.name)):
+    if not hasattr(problem, "uniform_inputs") or getattr(backend, "through_cuda", False) or not supports(backend.row):
         return None
     return DeviceOps(backend)
 
@@ -323,8 +322,8 @@ def run(request: ProfileRequest) -> None:
                                       inputs, ops, seed)
                 entry = timed["submission"]
                 for step in entry.plan:  # every launch's limits before the first: none is half made
-                    check_limits(result[step.kernel], step.block, backend.info,
-                                 dynamic_shared(step.shared, backend.info))
+                    check_limits(result[step.kernel], step.block, backend,
+                                 dynamic_shared(step.shared, backend.row))
                 chosen = profiled(entry.plan, spec.counters)
                 for step, take in zip(entry.plan, chosen):
                     if take:  # ncu's table lists these, in this order

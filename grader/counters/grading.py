@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from grader import settings
-from grader.backends.registry import Target
+from grader.backends.registry import BackendKind, Target
 from grader.counters import cache, runner
 from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.course.catalog import Catalog
@@ -99,7 +99,7 @@ def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
     if spec.counters is None or not spec.counters.lesson_metrics:
         return None  # nothing would be said
     kind = None if target.kind == "unknown" else target.kind
-    if not (_worker_reads_here(spec, target) or runner.readable_here(spec, target.backend, kind, target.platform or None)):
+    if not (_worker_reads_here(spec, target) or runner.readable_here(spec, target.row, kind, target.platform or None)):
         return None
     return Reading(mode, spec.counters.lesson_metrics)
 
@@ -110,11 +110,11 @@ def _worker_reads_here(spec: Spec, target: Target) -> bool:
     an OpenCL one on NVIDIA's own platform where the platform is known), its backend's route is
     the worker's (`worker_route`), and the driver lets the grading's user read them."""
     kind = None if target.kind == "unknown" else target.kind
-    return (runner.device_refusal(spec, target.backend, kind, target.platform or None) is None
-            and worker_route(target.backend) and runner.profiling_permitted())
+    return (runner.device_refusal(spec, target.row, kind, target.platform or None) is None
+            and worker_route(target.row) and runner.profiling_permitted())
 
 
-def worker_route(backend: str) -> bool:
+def worker_route(backend: BackendKind) -> bool:
     """Whether a grading's worker reads this backend's counters itself, in its own process
     (CUPTI's Range Profiler: grader.plugins.counters_steps), where a libcupti is found
     (grader.counters.cupti.library_path; LAB_CUPTI=off: never): a backend the counters reach
@@ -122,13 +122,11 @@ def worker_route(backend: str) -> bool:
     installed beside it."""
     import importlib.util
 
-    from grader.backends import registry
     from grader.counters import cupti
 
-    kind = registry.find(backend)
-    if kind is None or kind.counters_route is None or cupti.library_path() is None:
+    if backend.counters_route is None or cupti.library_path() is None:
         return False
-    return not kind.counters_through_cuda or importlib.util.find_spec("pycuda") is not None
+    return not backend.counters_through_cuda or importlib.util.find_spec("pycuda") is not None
 
 
 def correct_so_far(g: Grading) -> bool:
@@ -154,7 +152,7 @@ class EarlyRuns:
                 run.discard()
 
 
-def not_profiled(spec: Spec, g: Grading, backend: str, started: EarlyRuns | None = None,
+def not_profiled(spec: Spec, g: Grading, backend: BackendKind, started: EarlyRuns | None = None,
                  ) -> ProfileResult | None:
     """Why the graded kernel's counters are not read, from the worker's results and without
     running anything (the device it opened, its kernel not correct); None: worth a run. Where
@@ -174,32 +172,28 @@ def start_profiling(catalog: Catalog, spec: Spec, source: str, filename: str, ta
     """The profiling runs started before the grading's worker (EarlyRuns); None where none would
     run. A device the worker is left to pick (kind "unknown") may be a GPU: runs are started, and
     ended unused if it is not. `metrics`: Reading.metrics (default: the stage's whole table)."""
-    from grader.backends import registry
-
-    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(target.backend).suffix)
+    roles = runner.roles_for(catalog, spec, source, filename, target.row.suffix)
     kind = None if target.kind == "unknown" else target.kind
     platform = target.platform or None
-    submission = runner.start_submission_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    submission = runner.start_submission_run(catalog, spec, roles, target.row, kind, platform, metrics=metrics)
     if submission is None:
         return None
-    trusted = runner.start_trusted_run(catalog, spec, roles, target.backend, kind, platform, metrics=metrics)
+    trusted = runner.start_trusted_run(catalog, spec, roles, target.row, kind, platform, metrics=metrics)
     return EarlyRuns(submission, trusted)
 
 
-def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: str,
+def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filename: str, backend: BackendKind,
                     device: int, device_choice: str | None, seed: int = 0,
                     started: EarlyRuns | None = None,
                     metrics: tuple[str, ...] | None = None) -> ProfileResult:
     """The grading's counters; `started` (start_profiling's run) is used or ended here.
     `metrics`: Reading.metrics (default: the stage's whole table)."""
-    from grader.backends import registry
-
     early = not_profiled(spec, g, backend, started)
     if early is not None:
         return early
     # An OpenCL grading's trusted roles are the course's .cl files, run through CUDA as yours is.
     # The submission goes as the worker compiled it (its CompiledProgram): not compiled a second time.
-    roles = runner.roles_for(catalog, spec, source, filename, registry.by_name(backend).suffix,
+    roles = runner.roles_for(catalog, spec, source, filename, backend.suffix,
                              g.extra(CompiledProgram))
     facts = cache.device_facts(g.device.name, g.device.device_id) if g.device is not None else None
     return runner.profile(catalog, spec, roles, backend=backend, device=device, device_choice=device_choice,
@@ -209,7 +203,7 @@ def profile_grading(catalog: Catalog, spec: Spec, g: Grading, source: str, filen
                           started_trusted=started.trusted if started is not None else None)
 
 
-def in_worker(reads: Reading | None, backend: str) -> tuple[str, ...]:
+def in_worker(reads: Reading | None, backend: BackendKind) -> tuple[str, ...]:
     """The metrics the grading's worker reads itself after its benchmark, where it reads counters
     and `worker_route` says so. Empty: the ncu route alone (grader.counters.runner)."""
     if reads is None or not reads.metrics or not worker_route(backend):

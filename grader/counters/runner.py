@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from grader import settings
-from grader.backends import registry
+from grader.backends.cuda import KIND as CUDA
+from grader.backends.registry import BackendKind
 from grader.counters import cache, ncu
 from grader.counters.entry import SANDBOXED, ProfileRequest, RoleRequest
 from grader.counters.model import (
@@ -46,7 +47,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_LIMIT_S = 180.0  # ncu replays each kernel once per pass: tens of passes for a few metrics
 
 
-def before_running(spec: Spec, backend: str, device_kind: str | None = None,
+def before_running(spec: Spec, backend: BackendKind, device_kind: str | None = None,
                    platform: str | None = None) -> ProfileResult | None:
     """Why counters cannot be read the ncu way for this stage, backend and device, decided
     without running anything (None: worth a run): device_refusal's reason, else no ncu."""
@@ -58,7 +59,7 @@ def before_running(spec: Spec, backend: str, device_kind: str | None = None,
     return None
 
 
-def device_refusal(spec: Spec, backend: str, device_kind: str | None = None,
+def device_refusal(spec: Spec, backend: BackendKind, device_kind: str | None = None,
                    platform: str | None = None) -> ProfileResult | None:
     """Why this stage, backend and device have no counters to read, whatever the route (None:
     they may). An OpenCL kernel is read through CUDA (grader.backends.opencl_ptx), on an NVIDIA
@@ -69,10 +70,9 @@ def device_refusal(spec: Spec, backend: str, device_kind: str | None = None,
         return unavailable(Unavailable.NO_SPEC)
     if device_kind == "cpu":
         return unavailable(Unavailable.CPU_DEVICE)
-    kind = registry.find(backend)
-    if kind is None or kind.counters_route is None:
+    if backend.counters_route is None:
         return unavailable(Unavailable.OPENCL)
-    if kind.counters_through_cuda:
+    if backend.counters_through_cuda:
         from grader.backends.opencl_ptx import is_nvidia_platform
 
         if device_kind not in (None, "gpu") or (platform is not None and not is_nvidia_platform(platform)):
@@ -134,7 +134,7 @@ def _runs_as_admin(sandboxed: bool) -> tuple[bool, str | None]:
     return False, None  # the sandbox's user: never root, never a capability
 
 
-def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: str = "cuda",
+def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: BackendKind = CUDA,
             device: int = -1, device_choice: str | None = None, limit_s: float = DEFAULT_LIMIT_S,
             sandboxed: bool = True, seed: int = 0, metrics: tuple[str, ...] | None = None,
             facts: cache.DeviceFacts | None = None, device_id: str = "",
@@ -161,7 +161,7 @@ def profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], *, backend: 
                 run.discard()  # (a run that finished is gone already)
 
 
-def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
+def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: BackendKind,
                          device_kind: str | None, platform: str | None, sandboxed: bool = True,
                          metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
     """The submission's profiling run of a grading (the roles' untrusted part), started before the
@@ -177,7 +177,7 @@ def start_submission_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest],
                         sandboxed=sandboxed)
 
 
-def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: str) -> str:
+def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...], backend: BackendKind) -> str:
     """The name under which the cache remembers that it kept these trusted roles' counters
     (cache.seen): the stage, the roles' files, the metrics and the backend's route, not the
     device (unknown before the worker opens it)."""
@@ -185,7 +185,7 @@ def trusted_hint(spec: Spec, roles: list[RoleRequest], metrics: tuple[str, ...],
                      route(backend))
 
 
-def start_trusted_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str,
+def start_trusted_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: BackendKind,
                       device_kind: str | None, platform: str | None, sandboxed: bool = True,
                       metrics: tuple[str, ...] | None = None) -> ProfilingRun | None:
     """The trusted roles' profiling run, started before a grading's worker where this machine has
@@ -204,7 +204,7 @@ def start_trusted_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], ba
     return ProfilingRun(catalog, spec, trusted, tool, chosen, backend, sandboxed=sandboxed)
 
 
-def readable_here(spec: Spec, backend: str, device_kind: str | None = None, platform: str | None = None,
+def readable_here(spec: Spec, backend: BackendKind, device_kind: str | None = None, platform: str | None = None,
                   sandboxed: bool = True) -> bool:
     """Whether a profiling run could read this stage's counters here, decided without running
     anything: before_running finds no reason, the sandbox can start, and the driver lets the
@@ -222,7 +222,7 @@ def profiling_permitted(sandboxed: bool = True) -> bool:
     return refusal is None and not (ncu.admin_only() and not admin)
 
 
-def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: str, device: int,
+def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: BackendKind, device: int,
              device_choice: str | None, limit_s: float, sandboxed: bool, seed: int,
              metrics: tuple[str, ...] | None, facts: cache.DeviceFacts | None, device_id: str,
              started: ProfilingRun | None, started_trusted: ProfilingRun | None = None) -> ProfileResult:
@@ -283,26 +283,24 @@ def _profile(catalog: Catalog, spec: Spec, roles: list[RoleRequest], backend: st
                          through_cuda=_through_cuda(backend))
 
 
-def _through(result: ProfileResult, backend: str) -> ProfileResult:
+def _through(result: ProfileResult, backend: BackendKind) -> ProfileResult:
     """An OpenCL kernel's counters are read through CUDA: said with them."""
     return replace(result, through_cuda=_through_cuda(backend)) if result.ok else result
 
 
-def _through_cuda(backend: str) -> bool:
-    kind = registry.find(backend)
-    return kind is not None and kind.counters_through_cuda
+def _through_cuda(backend: BackendKind) -> bool:
+    return backend.counters_through_cuda
 
 
-def route(backend: str) -> str:
+def route(backend: BackendKind) -> str:
     """How a backend's kernels reach ncu, in the cache's names (its row's counters_route): an
     OpenCL kernel is NVIDIA's OpenCL's PTX run through the CUDA driver (other code than nvcc's
     or NVRTC's cubin of the .cu file)."""
-    kind = registry.find(backend)
-    return kind.counters_route or backend if kind is not None else backend
+    return backend.counters_route or backend.name
 
 
 def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str, ...],
-             facts: cache.DeviceFacts, tool: str, backend: str = "cuda") -> str:
+             facts: cache.DeviceFacts, tool: str, backend: BackendKind = CUDA) -> str:
     """The cache's name for one trusted role's counters (grader.counters.cache says what it
     covers), apart for each backend's route to the GPU (route)."""
     import inspect
@@ -329,7 +327,7 @@ def role_key(catalog: Catalog, spec: Spec, role: RoleRequest, metrics: tuple[str
 
 
 def _one_run(catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str, metrics: tuple[str, ...],
-             backend: str, device: int, device_choice: str | None, limit_s: float, sandboxed: bool,
+             backend: BackendKind, device: int, device_choice: str | None, limit_s: float, sandboxed: bool,
              seed: int, device_id: str = "") -> ProfileResult:
     """One launch of ncu around the entry, for `roles`."""
     run = ProfilingRun(catalog, spec, roles, tool, metrics, backend, limit_s, sandboxed)
@@ -345,7 +343,7 @@ class ProfilingRun:
     discard() ends a run no request came for. Both free its folder."""
 
     def __init__(self, catalog: Catalog, spec: Spec, roles: list[RoleRequest], tool: str,
-                 metrics: tuple[str, ...], backend: str, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
+                 metrics: tuple[str, ...], backend: BackendKind, limit_s: float = DEFAULT_LIMIT_S, sandboxed: bool = True):
         from grader.worker_process import register
 
         assert spec.counters is not None
@@ -372,7 +370,7 @@ class ProfilingRun:
         """Profile `roles` (those it was started for: the submission's may now carry its program)."""
         assert [r.role for r in roles] == self.names, "a run profiles the roles it was started for"
         case = dict(self.spec.counters.case) if self.spec.counters else {}
-        request = ProfileRequest(str(self.catalog.root), self.spec.id, self.backend, device, case, str(self.out),
+        request = ProfileRequest(str(self.catalog.root), self.spec.id, self.backend.name, device, case, str(self.out),
                                  roles, device_choice, seed, str(self.own), device_id)
         started = time.monotonic()
         try:

@@ -44,7 +44,7 @@ class CountersPlugin(Plugin):
         reads = reading(parent.options.plugin(self.name), parent.spec, parent.target)
         if reads is None:
             return None
-        metrics = in_worker(reads, parent.target.backend)
+        metrics = in_worker(reads, parent.target.row)
         # the submission's program goes back to the parent: the ncu route loads it, not compiles it again
         return CountersState(payload={"metrics": list(metrics), "keep_program": True}, reads=reads)
 
@@ -72,7 +72,6 @@ class CountersPlugin(Plugin):
         return (CountersRead, CompiledProgram)
 
     def section(self, parent: Parent, state: PluginState) -> CountersShown | None:
-        from grader.backends import registry
         from grader.counters.grading import correct_so_far, from_worker, not_profiled, profile_grading
         from grader.counters.model import Unavailable, unavailable
         from grader.device_turn import parent_turn
@@ -83,7 +82,7 @@ class CountersPlugin(Plugin):
             profile = unavailable(Unavailable.FAILED, f"reading them stopped the grading ({state.stopped}); "
                                   "it was graded again without them")
             return self._shown(parent, state, profile)
-        through = registry.by_name(parent.target.backend).counters_through_cuda
+        through = parent.target.row.counters_through_cuda
         metrics = tuple(state.payload["metrics"])
         read = from_worker(parent.spec, grading, metrics, through) if metrics and correct_so_far(grading) else None
         if read is not None:  # read in the worker (CUPTI): no ncu run
@@ -93,7 +92,7 @@ class CountersPlugin(Plugin):
             grading.phase_log += [(f"counters: {str(name)[:60]}", float(seconds))
                                   for name, seconds in list(steps.items())[:24] if isinstance(seconds, (int, float))]
             return self._shown(parent, state, read)
-        reason = not_profiled(parent.spec, grading, parent.target.backend, state.started)
+        reason = not_profiled(parent.spec, grading, parent.target.row, state.started)
         if reason is not None:
             state.started = None
             return self._shown(parent, state, reason)
@@ -101,7 +100,7 @@ class CountersPlugin(Plugin):
         parent.phase("hardware counters (Nsight Compute)")
         with parent_turn(grading.device, parent.on_queue) as waited:
             profile = profile_grading(parent.catalog, parent.spec, grading, parent.source, parent.filename,
-                                      parent.target.backend, parent.target.index, parent.request.device_choice,
+                                      parent.target.row, parent.target.index, parent.request.device_choice,
                                       parent.seed, state.started, state.reads.metrics)
         state.started = None
         grading.phases["counters"] = profile.seconds

@@ -82,7 +82,7 @@ class Compile(Step):
         results = ctx.backend.compile_all(units, before_untrusted=lambda: ctx.send(StudentCode()))
         own = results[0]
         if isinstance(own, CompileError):
-            fault = compiler_fault(ctx.backend, ctx.request.backend)  # the machine's, not the source's?
+            fault = compiler_fault(ctx.backend)  # the machine's, not the source's?
             if fault is not None:
                 ctx.send(CompileResult(False, own.log, failure=FailureKind.GRADER_ERROR, message=fault))
             else:

@@ -4,10 +4,9 @@ and the `Step` each one is (grader.steps puts them in order)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from grader.backends import registry
 from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.course.spec import Spec
@@ -21,13 +20,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Request:
-    """What the parent asks the worker to grade."""
+    """What the parent asks the worker to grade. It goes to the worker as JSON (to_json), its
+    backend named there; the worker reads it back into its row (grader.worker)."""
 
     course_root: str
     stage: str
     source: str
     filename: str
-    backend: str
+    backend: BackendKind
     device: int  # the backend's device index; -1: choose with device_choice, as `lab grade` does
     seed: int
     timing: bool = True  # time it (on a GPU; on a CPU device only with cpu_timing)
@@ -38,6 +38,10 @@ class Request:
     # What each plugin asks of the worker (grader.plugins), by plugin name, as JSON holds it: the
     # worker runs the steps of the plugins named here, and only theirs.
     plugins: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """As the worker reads it: every field, the backend by its name."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "backend": self.backend.name}
 
 
 @dataclass
@@ -75,8 +79,8 @@ class Context:
 
     @property
     def kind(self) -> BackendKind:
-        """The row of the backend the request names."""
-        return registry.by_name(self.request.backend)
+        """The row of the request's backend."""
+        return self.request.backend
 
     def phase(self, name: str, limit: str = "run") -> None:
         self.send(PhaseStarted(name, limit))
@@ -87,7 +91,7 @@ class Context:
         (uniform floats), and the grader's own kernels exist for this backend."""
         from grader.device_ops import supports
 
-        return hasattr(self.problem, "uniform_inputs") and supports(registry.find(self.request.backend))
+        return hasattr(self.problem, "uniform_inputs") and supports(self.kind)
 
     def device_ops(self) -> Any:
         """The grader's own kernels on this device (grader.device_ops.DeviceOps), made once."""

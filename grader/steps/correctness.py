@@ -45,7 +45,7 @@ def _dynamic_note(ctx: Context, case: dict[str, int | float]) -> str:
     """Where the stage launches with dynamic shared memory, how much: a kernel that indexes its
     `extern __shared__` array past that faults."""
     assert ctx.backend is not None
-    shared = dynamic_shared(ctx.spec.dynamic_shared_bytes(case), ctx.backend.info)
+    shared = dynamic_shared(ctx.spec.dynamic_shared_bytes(case), ctx.backend.row)
     if not shared:
         return ""
     return (f"; note: the stage launches each block with {shared} bytes of `extern __shared__` memory "

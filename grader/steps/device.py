@@ -27,7 +27,7 @@ class OpenDevice(Step):
         if index < 0:
             found, problem = kind.probe()
             try:
-                index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind.name,
+                index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind,
                                ctx.request.device_choice or None).index
             except NoDeviceError as error:
                 ctx.send(GraderError(str(error), failure=FailureKind.NO_DEVICE))

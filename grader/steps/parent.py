@@ -66,7 +66,7 @@ class CheckSource(ParentStep):
     def run(self, parent: Parent) -> bool:
         from grader.steps.source import check_submission_source
 
-        parent.grading.source = check_submission_source(parent.spec, parent.source, parent.target.backend,
+        parent.grading.source = check_submission_source(parent.spec, parent.source, parent.target.row,
                                                         parent.filename, parent.catalog,
                                                         parent.options.accept_reference)
         return parent.grading.source.ok
@@ -86,7 +86,7 @@ class RunWorker(ParentStep):
         options, target, grading = parent.options, parent.target, parent.grading
         parent.request = Request(
             course_root=str(parent.catalog.root), stage=parent.spec.id, source=parent.source,
-            filename=parent.filename, backend=target.backend, device=target.index,
+            filename=parent.filename, backend=target.row, device=target.index,
             device_choice=target.name if target.index < 0 else None, seed=parent.seed, timing=options.timing,
             cpu_timing=options.cpu_timing,
             # On a CPU device the kernel runs in the worker's own memory: the worker caps it there

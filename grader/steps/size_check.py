@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from grader import memory
-from grader.backends import registry
 from grader.backends.base import Buffer, LaunchError
 from grader.correctness import CaseBuffers, case_label, make_setup
 from grader.course.problems.base import Setup, Verdict
@@ -254,7 +253,7 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
     scratch = getattr(backend, "_scratch", None)
     if isinstance(scratch, Buffer) and backend.info.kind == "gpu":
         regions.append(Region("the grader's cache-flush buffer", scratch))
-    ops = ctx.device_ops() if supports(registry.find(backend.info.backend)) else None
+    ops = ctx.device_ops() if supports(backend.row) else None
     try:
         return Fenced(buffers, WriteFence(backend, ops, regions, arena))
     except BaseException:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.course.checks.divergent_barriers import find_divergent_barriers
 from grader.course.checks.missing_barriers import find_unsynced_reads
@@ -19,7 +19,7 @@ from grader.course.spec import Spec
 from grader.results import FailureKind, SourceResult
 
 
-def check_submission_source(spec: Spec, source: str, backend: str, filename: str,
+def check_submission_source(spec: Spec, source: str, backend: BackendKind, filename: str,
                             catalog: Catalog | None = None, accept_reference: bool = False) -> SourceResult:
     """`catalog`: the course whose handed-out kernels an unchanged copy is refused as, and whose
     reference for this stage is refused even with its names changed (none: not looked for).
@@ -34,21 +34,21 @@ def check_submission_source(spec: Spec, source: str, backend: str, filename: str
         handout = _handout(catalog, spec, source, backend)
         if handout is not None:
             return SourceResult(refused=unchanged_message(spec, handout), failure=FailureKind.UNCHANGED_HANDOUT)
-        suffix = registry.by_name(backend).suffix
+        suffix = backend.suffix
         shipped = catalog.release.digests if catalog.release is not None else None
         if not accept_reference and is_own_reference(source, catalog.reference_file(spec.id, suffix), shipped,
                                                      spec.id, suffix, given_names(spec), given_defines(spec)):
             return SourceResult(refused=reference_message(spec), failure=FailureKind.REFERENCE_COPY)
-    barrier = registry.by_name(backend).syntax.barrier
+    barrier = backend.syntax.barrier
     return SourceResult(divergent_barriers=tuple(found.message() for found in find_divergent_barriers(source)),
                         unsynced_reads=tuple(found.message(barrier) for found in find_unsynced_reads(source)))
 
 
-def _handout(catalog: Catalog, spec: Spec, source: str, backend: str) -> Handout | None:
+def _handout(catalog: Catalog, spec: Spec, source: str, backend: BackendKind) -> Handout | None:
     """The handed-out kernel `source` is: by its source where the course holds it, else (a
     students' copy, which holds another stage's held-back reference only as a digest) by the
     digest of that reference's tokens (whitespace and comments apart, as find_handout)."""
-    suffix = registry.by_name(backend).suffix
+    suffix = backend.suffix
     references: dict[str, Path] = {}
     for stage in catalog.ids():
         references[stage] = catalog.reference_file(stage, suffix)

@@ -194,13 +194,12 @@ def _host_calls() -> re.Pattern[str]:
     return re.compile(r"\b(" + "|".join([*names, _HOST_CALLS]) + r")\s*\(")
 
 
-def check_source(source: str, backend: str, kernels: tuple[KernelSpec, ...],
+def check_source(source: str, kind: BackendKind, kernels: tuple[KernelSpec, ...],
                  allowed_headers: tuple[str, ...] = (), name: str = "submission",
                  dynamic_shared: bool = False) -> None:
     """Refuse includes, host code and missing or mis-declared entry points; and memory sized at
     launch (`extern __shared__`) unless the stage launches with some (`dynamic_shared`)."""
     code = strip_comments(source)
-    kind = registry.by_name(backend)
     read = find_file_read(source, frozenset(allowed_headers) | kind.toolkit_headers)
     if read is not None:
         where = f"{name}:{read.line}" if read.line else name
