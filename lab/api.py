@@ -152,5 +152,5 @@ def _grade_path(catalog, spec, path: Path, kind: BackendKind, *, shown_as: str, 
         raise GradeError(str(error)) from None
     refused = not_started(report)
     if refused is not None:
-        raise GradeError(not_started_message(refused, kind.name, spec.id, device_named=bool(device)))
+        raise GradeError(not_started_message(refused, kind, spec.id, device_named=bool(device)))
     return NotebookReport.of(report)

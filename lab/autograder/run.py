@@ -88,7 +88,7 @@ def grade_stage(catalog: Catalog, spec: Spec, file: StageFile, log: list[str]) -
         report = grade(GradeRequest(catalog, spec, file.path, kind, filename=file.shown))
     except SubmissionError as error:  # not a regular file after all (it changed under us)
         return refused_report(spec, str(error).replace(str(file.path), file.shown), file.shown,
-                              Target.to_choose(backend), secrets.randbits(31))
+                              Target.to_choose(kind), secrets.randbits(31))
     refused = not_started(report)
     if refused is None:
         return report
@@ -157,7 +157,7 @@ def _grade_all(catalog: Catalog, specs: list[Spec], upload: Upload) -> GradedUpl
         file = upload.found.get(spec.id)
         if file is None:
             reason = upload.missing[spec.id]
-            graded.reports.append(refused_report(spec, reason, NO_FILE, Target.to_choose(graded_here().name),
+            graded.reports.append(refused_report(spec, reason, NO_FILE, Target.to_choose(graded_here()),
                                                  secrets.randbits(31)))
             graded.log.append(f"{spec.id}: not graded: {reason}")
             continue

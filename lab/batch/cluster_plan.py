@@ -55,7 +55,7 @@ class Fingerprints:
     def __call__(self, sub: Submission) -> str:
         key = (sub.stage, sub.backend)
         if key not in self._known:
-            self._known[key] = stage_digest(self.catalog, self.catalog.get(sub.stage), sub.backend)
+            self._known[key] = stage_digest(self.catalog, self.catalog.get(sub.stage), sub.kind)
         return self._known[key]
 
 

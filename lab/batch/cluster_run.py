@@ -32,7 +32,7 @@ from grader.feedback import write_atomic
 from grader.grade_options import GradeOptions
 from lab.batch.claims import Claims
 from lab.batch.keys import options_from_key, options_key
-from lab.batch.layout import Submission
+from lab.batch.layout import Submission, kernel_file
 from lab.batch.store import dumps
 
 CLUSTER_DIR = ".lab-slurm"  # hidden: the store's sweep and the layout scan never look inside
@@ -67,7 +67,12 @@ class RunItem:
     digest: str | None  # sha256 of its bytes when the run was planned
 
     def submission(self, root: Path) -> Submission:
-        return Submission(self.student, self.stage, root / self.student / self.name, self.backend)
+        """Its Submission, its backend's row from its file's name (as the scan that planned the run
+        read it: lab.batch.layout.kernel_file)."""
+        kind = kernel_file(self.name)
+        if kind is None or kind.name != self.backend:
+            raise RunError(f"{RUN}: item {self.index} ({self.name}) is not a {self.backend} kernel file")
+        return Submission(self.student, self.stage, root / self.student / self.name, kind)
 
 
 @dataclass(frozen=True)

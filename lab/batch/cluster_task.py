@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.backends import registry
 from grader.backends.discovery import Target
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.grade_options import GradeOptions
 from grader.report import Report
@@ -189,8 +190,8 @@ class ClusterTask:
         where = claimed[1].submission.relative if claimed is not None else "the run's claims"
         self.runner.note_problem(f"{where}: {type(error).__name__}: {error}")
 
-    def _no_device(self, items: list[RunItem], backend: str) -> None:
-        why = self.pool.why_missing(backend) or f"no device grades {backend} on this node"
+    def _no_device(self, items: list[RunItem], backend: BackendKind) -> None:
+        why = self.pool.why_missing(backend) or f"no device grades {backend.name} on this node"
         for _, job in self._claims(items):
             self.runner.record_unavailable(Unavailable(job, why))
 
@@ -200,12 +201,12 @@ class ClusterTask:
         interrupted = False
         engine: Engine[Target, tuple[RunItem, Job]] | None = None
         try:
-            for backend in registry.names():
-                items = [item for item in order if item.backend == backend]
+            for backend in registry.backends():
+                items = [item for item in order if item.backend == backend.name]
                 if items and not self.pool.lanes_of(backend):
                     self._no_device(items, backend)
                 elif items:
-                    self._claims_of[backend] = self._claims(items)
+                    self._claims_of[backend.name] = self._claims(items)
             if not self.runner.stop.is_set():
                 engine = Engine(self.pool.slots(), self, self._grade, on_error=self._lost,
                                 label=lambda target: target.label)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from grader.backends import registry
 from grader.backends.discovery import Discovery, Target
+from grader.backends.registry import BackendKind
 from lab.engine import PER_GPU
 
 
@@ -36,7 +37,7 @@ class Lane:
 @dataclass(frozen=True)
 class Pool:
     lanes: tuple[Lane, ...]
-    missing: tuple[tuple[str, str], ...] = ()  # (backend, why nothing grades it on this run)
+    missing: tuple[tuple[str, str], ...] = ()  # (backend's name, why nothing grades it on this run)
 
     def slots(self) -> tuple[Target, ...]:
         """One entry per slot (lab.engine): each lane's target, as many times as it has workers,
@@ -44,13 +45,13 @@ class Pool:
         most = max((lane.workers for lane in self.lanes), default=0)
         return tuple(lane.target for n in range(most) for lane in self.lanes if n < lane.workers)
 
-    def lanes_of(self, backend: str) -> tuple[Lane, ...]:
-        return tuple(lane for lane in self.lanes if lane.target.backend == backend)
+    def lanes_of(self, backend: BackendKind) -> tuple[Lane, ...]:
+        return tuple(lane for lane in self.lanes if lane.target.backend == backend.name)
 
-    def why_missing(self, backend: str) -> str | None:
-        return next((why for b, why in self.missing if b == backend), None)
+    def why_missing(self, backend: BackendKind) -> str | None:
+        return next((why for b, why in self.missing if b == backend.name), None)
 
-    def device_names(self, backend: str) -> frozenset[str]:
+    def device_names(self, backend: BackendKind) -> frozenset[str]:
         return frozenset(lane.target.name for lane in self.lanes_of(backend))
 
     def describe(self) -> list[str]:
@@ -84,11 +85,12 @@ def _matches(target: Target, device: str) -> bool:
     return device.lower() in target.name.lower()
 
 
-def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "auto",
+def build_pool(discovery: Discovery, needed: Collection[BackendKind], backend: BackendKind | None = None,
                device: str | None = None, gpus: str | None = None, jobs: int | None = None,
                per_gpu: int = PER_GPU) -> Pool:
-    """The lanes that grade each backend in `needed`, and why any of them has none: a GPU's
-    lane has `per_gpu` workers, a CPU device's `jobs` (default_jobs() where None)."""
+    """The lanes that grade each backend in `needed`, and why any of them has none; `backend`:
+    --backend's row, the one backend this run grades (None: auto, every one). A GPU's lane has
+    `per_gpu` workers, a CPU device's `jobs` (default_jobs() where None)."""
     if jobs is not None and jobs < 1:
         raise PoolError("--jobs must be at least 1")
     if per_gpu < 1:
@@ -100,14 +102,15 @@ def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "au
     device_matched = False
     any_candidates = False
     gpu_found = False
+    wanted = {kind.name for kind in needed}
     for kind in registry.backends():
         name, title = kind.name, kind.title
-        if name not in needed:
+        if name not in wanted:
             continue
-        if backend != "auto" and backend != name:
-            missing.append((name, f"this run grades {registry.by_name(backend).title} only (--backend {backend})"))
+        if backend is not None and backend.name != name:
+            missing.append((name, f"this run grades {backend.title} only (--backend {backend.name})"))
             continue
-        candidates = discovery.of(name)
+        candidates = discovery.of(kind)
         if not candidates:
             why = discovery.problems.get(name)
             missing.append((name, f"no {title} device on this machine" + (f" ({why})" if why else "")))
@@ -128,7 +131,7 @@ def build_pool(discovery: Discovery, needed: Collection[str], backend: str = "au
     if device is not None and any_candidates and not device_matched:
         raise PoolError(f"--device {device!r} matches no device (`lab devices` lists them)")
     if wanted_gpus is not None and not gpu_found and lanes:
-        raise PoolError(f"--gpus {gpus}: no GPU here for {', '.join(sorted(set(needed)))} "
+        raise PoolError(f"--gpus {gpus}: no GPU here for {', '.join(sorted(wanted))} "
                         f"(the devices are CPU devices: use --jobs for them)")
     return Pool(tuple(lanes), tuple(missing))
 

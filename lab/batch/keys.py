@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import GRADER_VERSION
-from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.course.checks.source_checks import SubmissionTooBig, read_submission_bytes
 from grader.course.spec import Spec
@@ -93,9 +93,9 @@ def _digest_or_missing(path: Path) -> str:
         return "missing"
 
 
-def stage_digest(catalog: Catalog, spec: Spec, backend: str) -> str:
-    """sha256 over the stage's spec and the reference kernels timed beside a submission."""
-    suffix = registry.by_name(backend).suffix
+def stage_digest(catalog: Catalog, spec: Spec, backend: BackendKind) -> str:
+    """sha256 over the stage's spec and the reference kernels timed beside a submission of `backend`."""
+    suffix = backend.suffix
     parts = {"assignment.toml": _digest_or_missing(spec.folder / "assignment.toml"),
              "solution": _digest_or_missing(catalog.reference_file(spec.id, suffix))}
     if spec.baseline:

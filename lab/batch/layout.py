@@ -46,9 +46,14 @@ class Submission:
     stage: str
     path: Path  # where its bytes are read: SUBMISSIONS/<student>/<file> as scanned; the batch's own
     # copy in its work folder once lab.batch.intake (or an export's reader) took it in
-    backend: str  # its backend's name (its suffix's row's): the batch's records and their readers hold names
+    kind: BackendKind  # its backend's row: its file's suffix's (kernel_file), decided where the file is found
     late: bool = False  # the LMS the submission came from marked it late (Canvas's LATE)
     origin: str = ""  # its path inside an LMS export (lab.batch.exports); "" for a folder layout
+
+    @property
+    def backend(self) -> str:
+        """Its backend's name, as the batch's records (results, keys, run.json) write it."""
+        return self.kind.name
 
     @property
     def relative(self) -> str:
@@ -88,6 +93,13 @@ class Layout:
     def late(self) -> frozenset[tuple[str, str]]:
         """(student, stage) of every submission its LMS marked late."""
         return frozenset((s.student, s.stage) for s in self.submissions if s.late)
+
+
+def kernel_file(name: str) -> BackendKind | None:
+    """The backend of a class's kernel file named `name` (a folder's, an LMS export's, a cluster
+    run's, a course server's): its suffix's row, any letter case; None where it is no kernel
+    file. Where a batch's file name becomes its backend's row."""
+    return registry.by_suffix(os.path.splitext(name)[1])
 
 
 def student_sort_key(name: str) -> tuple[str, str]:
@@ -164,7 +176,7 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
         kind = _kind(entry)
         where = f"{student}/{entry.name}"
         stem, suffix = os.path.splitext(entry.name)
-        backend = registry.by_suffix(suffix)  # the file's suffix becomes its backend's row here
+        backend = kernel_file(entry.name)
         if entry.name.startswith("."):
             skipped.append(NotGraded(where + ("/" if kind == "dir" else ""), HIDDEN, f"{where}: a hidden "
                                      + ("folder" if kind == "dir" else "file")))
@@ -200,5 +212,5 @@ def _scan_student(root: Path, student: str, stage_ids: Collection[str]) -> tuple
                                          f"to be graded"))
             continue
         file, backend = files[0]
-        found.append(Submission(student, stage, root / student / file.name, backend.name))
+        found.append(Submission(student, stage, root / student / file.name, backend))
     return found, skipped

@@ -80,12 +80,12 @@ def make_plan(submissions: Iterable[Submission], catalog: Catalog, pool: Pool, s
     for sub in submissions:
         spec = catalog.get(sub.stage)
         fingerprint = stage_digests.setdefault(
-            (sub.stage, sub.backend), stage_digest(catalog, spec, sub.backend))
+            (sub.stage, sub.backend), stage_digest(catalog, spec, sub.kind))
         job = Job(sub, spec, fingerprint)
         missing = None
-        if not pool.lanes_of(sub.backend):
-            missing = Unavailable(job, pool.why_missing(sub.backend) or f"no device grades {sub.backend} here")
-        names = [missing.device_name] if missing else sorted(pool.device_names(sub.backend))
+        if not pool.lanes_of(sub.kind):
+            missing = Unavailable(job, pool.why_missing(sub.kind) or f"no device grades {sub.backend} here")
+        names = [missing.device_name] if missing else sorted(pool.device_names(sub.kind))
         digest = submission_digest(sub)
         if not force and digest is not None:
             keys = {result_key(digest, fingerprint, sub.backend, name, options) for name in names}

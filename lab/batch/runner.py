@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from grader import GRADER_VERSION
-from grader.backends import registry
 from grader.backends.discovery import Target
 from grader.course.catalog import Catalog
 from grader.course.spec import Spec
@@ -79,8 +78,8 @@ def pipeline_grader(catalog: Catalog, options: GradeOptions,
     def grade_with(spec: Spec, path: Path, target: Target, shown_as: str) -> Report:
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
         # The lane's next worker starts while this one grades.
-        return grade(GradeRequest(catalog, spec, path, registry.by_name(target.backend), target, shown_as, options,
-                                  worker=lambda: take_worker(target.backend, start_next=True), on_queue=told))
+        return grade(GradeRequest(catalog, spec, path, target.row, target, shown_as, options,
+                                  worker=lambda: take_worker(target.row, start_next=True), on_queue=told))
 
     return grade_with
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from grader.backends import registry
+from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
 from grader.course.checks.normalised_source import given_defines, given_names
 from grader.course.handouts import is_own_reference
@@ -61,7 +62,7 @@ class Source:
 
     student: str
     file: str  # inside SUBMISSIONS, e.g. "alice/matmul_tiled.cu"
-    backend: str
+    backend: BackendKind
     text: str
 
 
@@ -174,7 +175,7 @@ def read_source(submission: Submission) -> Source | Skip:
         return Skip.NOT_TEXT
     if "\x00" in text:
         return Skip.NOT_TEXT
-    return Source(submission.student, submission.relative, submission.backend, text)
+    return Source(submission.student, submission.relative, submission.kind, text)
 
 
 def stage_boilerplate(catalog: Catalog, stage: str) -> set[int]:
@@ -272,7 +273,7 @@ def reference_copies(catalog: Catalog, spec: Spec, sources: Sequence[Source]) ->
     shipped = catalog.release.digests if catalog.release is not None else None
     found = []
     for source in sources:
-        suffix = registry.by_name(source.backend).suffix
+        suffix = source.backend.suffix
         if is_own_reference(source.text, catalog.reference_file(spec.id, suffix), shipped, spec.id, suffix,
                             given_names(spec), given_defines(spec)):
             found.append(source.file)

@@ -14,7 +14,6 @@ from types import FrameType
 
 from rich.table import Table
 
-from grader.backends import registry
 from grader.course.sinks import for_terminal
 from grader.grade_options import GradeOptions
 from lab.batch.html import duration_text
@@ -37,12 +36,6 @@ def grading_options(no_timing: bool, cpu_timing: bool, time_limit: float, counte
     if jobs is not None and jobs < 1:
         fail("--jobs must be at least 1")
     return batch_options(timing=not no_timing, run_limit_s=time_limit, cpu_timing=cpu_timing, counters=counters)
-
-
-def check_backend(backend: str) -> None:
-    """--backend: auto or a backend's name."""
-    if backend != "auto" and registry.find(backend) is None:
-        fail(f"--backend must be one of auto, {', '.join(registry.names())}, not {backend!r}")
 
 
 def check_folders(submissions: Path, out: Path) -> None:

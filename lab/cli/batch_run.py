@@ -22,6 +22,7 @@ from rich.progress import (
 
 from grader import sandbox
 from grader.backends.discovery import Discovery, discover
+from grader.backends.registry import BackendKind
 from grader.course.sinks import for_terminal
 from grader.grade_options import GradeOptions
 from grader.queue_status import QueueEvent, WaitingForDevice
@@ -35,9 +36,9 @@ from lab.batch.run_end import RunEnd, finish_run
 from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
 from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
+from lab.cli.backend_option import batch_backend_choice
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,
-    check_backend,
     check_folders,
     say_end,
     terminate_as_interrupt,
@@ -119,8 +120,13 @@ def _run(runner: Runner, plan: Plan, pool: Pool, waiting: _Waiting) -> RunResult
 
 
 def _discover(layout: Layout) -> Discovery:
-    needed = tuple(sorted({s.backend for s in layout.submissions}))
+    needed = tuple(_backends(layout))
     return discover(needed) if needed else Discovery()
+
+
+def _backends(layout: Layout) -> list[BackendKind]:
+    """The backends of the layout's submissions, each once."""
+    return list({s.backend: s.kind for s in layout.submissions}.values())
 
 
 def run_batch(submissions: Path, out: Path, backend: str, device: str | None, gpus: str | None, jobs: int | None,
@@ -143,7 +149,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str | None, g
                per_gpu: int = PER_GPU) -> None:
     from lab.cli.batch_lms import read_submissions
 
-    check_backend(backend)
+    only = batch_backend_choice(backend)
     catalog = load_catalog()
     check_folders(submissions, out)
     try:
@@ -153,7 +159,7 @@ def _run_batch(submissions: Path, out: Path, backend: str, device: str | None, g
     if not layout.students and not layout.not_graded:
         fail(f"{submissions}: empty; it should hold one folder per student")
     try:
-        pool = build_pool(_discover(layout), {s.backend for s in layout.submissions}, backend, device, gpus, jobs,
+        pool = build_pool(_discover(layout), _backends(layout), only, device, gpus, jobs,
                           per_gpu)
     except PoolError as error:
         fail(str(error))

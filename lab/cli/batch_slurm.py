@@ -40,7 +40,8 @@ from lab.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
 from lab.batch.run_end import finish_run
 from lab.batch.store import ResultStore, StoreBusy
 from lab.cli.app import EXIT_GRADER_ERROR, console, fail
-from lab.cli.batch_common import check_backend, check_folders, say_end
+from lab.cli.backend_option import batch_backend_choice
+from lab.cli.batch_common import check_folders, say_end
 from lab.cli.course import load_catalog
 
 POLL_S = 5.0
@@ -72,7 +73,7 @@ class SlurmRequest:
 
 
 def _job_options(request: SlurmRequest) -> slurm.JobOptions:
-    check_backend(request.backend)
+    batch_backend_choice(request.backend)  # the word is checked here; run.json keeps it as given
     options = slurm.JobOptions(partition=request.partition, gpus=request.gpus, time=request.time, tasks=request.tasks,
                                max_running=request.max_running, cpus_per_task=request.cpus_per_task,
                                mem=request.mem, account=request.account, qos=request.qos,

@@ -35,6 +35,7 @@ from lab.batch.run_end import finish_run
 from lab.batch.runner import BatchEvent, Finished, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
+from lab.cli.backend_option import backend_named
 from lab.cli.batch_common import EXIT_INTERRUPTED, say_end, terminate_as_interrupt
 from lab.cli.course import load_catalog
 
@@ -99,9 +100,10 @@ def run_task(folder: RunFolder) -> int:
     catalog = load_catalog()
     if manifest.gpus is None and hide_unallocated_gpus():
         _say("  no GPU asked for (--gpus): the node's GPUs are left alone, grading on CPU devices")
-    needed = {item.backend for item in manifest.items}
+    root = Path(manifest.graded_from)
     try:
-        pool = build_pool(discover(tuple(sorted(needed))), needed, manifest.backend, None, None,
+        needed = tuple({item.backend: item.submission(root).kind for item in manifest.items}.values())
+        pool = build_pool(discover(needed), needed, backend_named(manifest.backend), None, None,
                           _workers_on_cpu(manifest.jobs))
     except PoolError as error:
         folder.write_task(replace(record, state="stopped", ended_at=now(), note=str(error)))

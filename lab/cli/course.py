@@ -123,10 +123,10 @@ def _skeleton_backend(asked: BackendKind | None) -> tuple[BackendKind, str | Non
     found = discover()
     if asked is None:
         try:
-            return registry.by_name(choose(found, "auto").backend), None  # a Target names its backend
+            return choose(found).row, None
         except NoDeviceError:
             asked = registry.without_a_device()
-    if found.of(asked.name):
+    if found.of(asked):
         return asked, None
     why = found.problems.get(asked.name, "no device")
     return asked, f"this machine cannot grade a {asked.suffix} file ({why}); see `lab devices`"

@@ -53,9 +53,10 @@ def _cuda_resources(source: str, defines: dict[str, int | float], name: str,
     limits, where = HOPPER_SM90, "no CUDA GPU here: limits of an sm_90 GPU (H100/H200)"
     arch = "sm_90"
     try:
+        from grader.backends.cuda import KIND as CUDA
         from grader.backends.discovery import discover
 
-        if discover(("cuda",)).targets:
+        if discover((CUDA,)).targets:
             from grader.backends.cuda import CudaBackend
 
             backend = CudaBackend(0)
@@ -81,7 +82,7 @@ def _device_resources(kind: BackendKind, source: str, defines: dict[str, int | f
     from grader.backends.discovery import NoDeviceError, choose, discover
 
     try:
-        target = choose(discover((kind.name,)), kind.name, device)
+        target = choose(discover((kind,)), kind, device)
     except NoDeviceError as error:
         fail(str(error))
     backend = kind.open(target.index)

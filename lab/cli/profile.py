@@ -44,9 +44,9 @@ def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileRe
 
     if kind.counters_route is None:
         return None, unavailable(Unavailable.OPENCL)
-    found = discover((kind.name,))
+    found = discover((kind,))
     try:
-        target = choose(found, kind.name, device)
+        target = choose(found, kind, device)
     except NoDeviceError:
         if not kind.counters_through_cuda:
             return None, unavailable(Unavailable.NO_GPU)
@@ -91,7 +91,7 @@ def profile_command(
         fail(str(error), EXIT_USAGE if error.usage else EXIT_FAILED)
     own = catalog.reference_file(spec.id, file.suffix)
     in_place = own.is_file() and file.resolve() == own.resolve()  # the instructor profiling the reference
-    checked = check_submission_source(spec, submission.source, submission.backend.name, str(file), catalog,
+    checked = check_submission_source(spec, submission.source, submission.backend, str(file), catalog,
                                       in_place)
     if not checked.ok:
         fail(checked.refused or "the file was refused", EXIT_FAILED)
@@ -104,7 +104,7 @@ def profile_command(
     if result is None:
         roles = runner.roles_for(catalog, spec, submission.source, str(file),
                                  submission.backend.suffix)
-        result = runner.profile(catalog, spec, roles, backend=submission.backend.name, device=-1,
+        result = runner.profile(catalog, spec, roles, backend=submission.backend, device=-1,
                                 device_choice=device, limit_s=time_limit)
     shown = build(spec, result)
     assert shown is not None

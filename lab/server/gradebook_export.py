@@ -23,7 +23,7 @@ from grader.course.catalog import Catalog
 from grader.report import Status
 from lab.batch.gradebook import render_gradebook
 from lab.batch.layout import Submission as BatchSubmission
-from lab.batch.layout import student_sort_key
+from lab.batch.layout import kernel_file, student_sort_key
 from lab.batch.outcome import Outcome, outcome_from_result
 from lab.server.database import Store, Submission
 from lab.server.states import Mark, Role, State
@@ -99,7 +99,9 @@ def _choose(graded: list[Submission], pick: Pick) -> Submission:
 def _outcome(store: Store, submission: Submission) -> Outcome:
     """The gradebook's view of a chosen submission: one held for review is a `review` cell."""
     report = json.loads(store.report_json(submission.id) or "{}")
-    where = BatchSubmission(submission.login, submission.stage, Path(submission.filename), submission.backend)
+    kind = kernel_file(submission.filename)
+    assert kind is not None, submission.filename  # lab.server.intake takes a kernel file's name only
+    where = BatchSubmission(submission.login, submission.stage, Path(submission.filename), kind)
     outcome = outcome_from_result(where, report, graded_now=False)
     return replace(outcome, status=Status.REVIEW) if submission.mark == Mark.HELD and outcome.graded else outcome
 

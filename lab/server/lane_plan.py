@@ -50,7 +50,7 @@ def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: s
         present = ", ".join(f"{t.label} {t.name}" for t in discovery.targets) or "none"
         raise PoolError(f"--gpus {gpus}: this machine has no GPU (its devices: {present}); --cpu-lanes sets the "
                         "lanes on a CPU device")
-    pool = build_pool(discovery, set(registry.names()), gpus=gpus, jobs=cpu_lanes, per_gpu=per_gpu)
+    pool = build_pool(discovery, registry.backends(), gpus=gpus, jobs=cpu_lanes, per_gpu=per_gpu)
     if not pool.lanes:
         return (LanePlan(None),)  # nothing here grades: each grading fails with the reason
     missing = frozenset(backend for backend, _ in pool.missing)

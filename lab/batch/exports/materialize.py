@@ -55,7 +55,7 @@ def place(export: Export, pick: Pick, work: Path) -> Submission | NotGraded:
     problem = copy_kernel(export, pick.entry, path)
     if problem is not None:
         return problem
-    return Submission(pick.student, pick.stage, path, pick.backend.name, late=pick.late, origin=pick.entry.path)
+    return Submission(pick.student, pick.stage, path, pick.backend, late=pick.late, origin=pick.entry.path)
 
 
 def place_all(export: Export, picks: list[Pick], work: Path) -> tuple[list[Submission], list[NotGraded]]:

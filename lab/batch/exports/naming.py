@@ -9,7 +9,7 @@ from collections.abc import Collection
 from grader.backends import registry
 from grader.backends.registry import BackendKind
 from grader.course.catalog import close_names
-from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded
+from lab.batch.layout import NOT_A_KERNEL_FILE, UNKNOWN_STAGE, NotGraded, kernel_file
 
 # Canvas renames a file uploaded again under a name its owner already used: name-1.cl, name-2.cl
 # ... and, past 7 tries, name-<uuid>.cl (Attachment.make_unique_filename).
@@ -21,7 +21,7 @@ def kernel_stage(name: str, stage_ids: Collection[str], where: str,
     """(stage, backend's row) of a kernel file named `name`, or why it is not one. `renamed`: also
     read `stage-1.cl` as `stage.cl` (Canvas's renaming of a file submitted again)."""
     stem, suffix = os.path.splitext(name)
-    kind = registry.by_suffix(suffix)  # the file's suffix becomes its backend's row here
+    kind = kernel_file(name)
     if kind is None:
         return NotGraded(where, NOT_A_KERNEL_FILE, f"{where}: only {registry.stage_file_list()} files are graded")
     if stem not in stage_ids and renamed:
