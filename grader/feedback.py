@@ -166,9 +166,9 @@ def _environment(markdown: bool) -> Environment:
 
 def _beside_occupancy(name: str) -> bool:
     """Whether the plugin `name` shows its section beside the occupancy (grader.plugins)."""
-    from grader.plugins import by_name
+    from grader.plugins import named
 
-    plugin = by_name(name)
+    plugin = named(name)
     return plugin is not None and plugin.beside_occupancy
 
 

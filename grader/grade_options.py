@@ -27,11 +27,11 @@ class GradeOptions:
 
     def plugin(self, name: str) -> Any:
         """The option of the plugin `name`: as given, else its default."""
-        from grader.plugins import by_name
+        from grader.plugins import named
 
         if name in self.plugins:
             return self.plugins[name]
-        plugin = by_name(name)
+        plugin = named(name)
         return plugin.option.default if plugin is not None else None
 
     def __post_init__(self) -> None:

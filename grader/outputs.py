@@ -39,7 +39,7 @@ REPORT_FORMATS = (TERMINAL, HTML, MARKDOWN, JSON, GRADESCOPE)
 FEEDBACK_SUFFIXES = tuple(suffix for entry in REPORT_FORMATS for suffix in entry.suffixes)
 
 
-def by_name(name: str) -> ReportFormat:
+def named(name: str) -> ReportFormat:
     """The entry named `name`. Raises ValueError naming the formats."""
     for entry in REPORT_FORMATS:
         if entry.name == name:

@@ -232,7 +232,7 @@ class Report:
         """The report as JSON holds it; each plugin's section under the plugin's name, at the
         top level (where reports have always held the counters and the sanitizer's findings),
         null where the plugin added none."""
-        from grader.plugins import by_name, registered
+        from grader.plugins import named, registered
 
         sections = self.sections
         data = asdict(replace(self, sections={}))
@@ -241,7 +241,7 @@ class Report:
         for each in registered():  # null where a plugin added nothing: every report has every key
             data[each.name] = None
         for name, section in sections.items():
-            plugin = by_name(name)
+            plugin = named(name)
             data[name] = plugin.section_json(section) if plugin is not None else section
         data["status"] = str(self.status)
         data["checks"] = [

@@ -314,7 +314,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
 )
 
 
-def by_name(name: str) -> Setting[Any] | None:
+def named(name: str) -> Setting[Any] | None:
     return next((s for s in SETTINGS if s.name == name), None)
 
 

@@ -123,9 +123,9 @@ def render(report: Report, console: Console) -> None:
 def render_sections(report: Report, console: Console, before_resources: bool) -> None:
     """Each plugin's section, as the plugin shows it (grader.plugins): those beside the occupancy
     (the counters, which explain it) before the kernels' resources, the others after them."""
-    from grader.plugins import by_name
+    from grader.plugins import named
 
     for name, section in report.sections.items():
-        plugin = by_name(name)
+        plugin = named(name)
         if plugin is not None and plugin.beside_occupancy == before_resources:
             plugin.render_terminal(section, console)

@@ -15,7 +15,7 @@ from typing import Any
 from grader import settings
 from grader.plugins.base import Finding, Option, Plugin, PluginState
 
-__all__ = ["Finding", "Option", "Plugin", "PluginState", "by_name", "option_values", "registered"]
+__all__ = ["Finding", "Option", "Plugin", "PluginState", "named", "option_values", "registered"]
 
 PLUGIN_MODULES = (
     "grader.plugins.sanitizer",
@@ -46,7 +46,7 @@ def registered() -> tuple[Plugin, ...]:
     return _load(modules())
 
 
-def by_name(name: str) -> Plugin | None:
+def named(name: str) -> Plugin | None:
     return next((p for p in registered() if p.name == name), None)
 
 

@@ -10,7 +10,6 @@ from rich.console import Console
 
 from grader import grading, queue_status
 from grader.backends import registry
-from grader.backends.registry import BackendKind
 from grader.course.checks.source_checks import SubmissionError
 from grader.grading import GradeOptions, GradeRequest, Limits, not_started, not_started_message
 from grader.outputs import FEEDBACK_SUFFIXES
@@ -26,7 +25,7 @@ from lab.cli.app import (
     errors,
     fail,
 )
-from lab.cli.backend_option import backend_choice
+from lab.cli.backend_option import file_backend, pick_backend
 from lab.cli.course import load_catalog, load_stage
 from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, finish
@@ -34,18 +33,6 @@ from lab.early_worker import prestart_quietly, say_held_notes
 
 SANITIZER = SanitizerPlugin.option
 COUNTERS = CountersPlugin.option
-
-
-def pick_backend(path: Path, own: BackendKind | None, backend: str) -> BackendKind:
-    """The backend that grades `path`: a .cu or .cl file picks its own (`own`, its suffix's row);
-    --backend (`backend`, its word) may only agree with it. Fails (exit 2) otherwise. The device
-    itself is chosen by the grading worker (it starts the GPU library anyway)."""
-    asked = backend_choice(backend)
-    if own is None:
-        fail(f"{path}: a submission is a {registry.suffix_list()} file")
-    if asked is not None and own != asked:
-        fail(f"{path.name} is {own.language} source: it cannot run on the {asked.name} backend")
-    return own
 
 
 @app.command(rich_help_panel=STUDENTS)
@@ -77,7 +64,7 @@ def grade(
     if json_to_stdout:
         json_file = None
     check_outputs((("--json", json_file), ("--report", report)))  # before any work, not after it
-    own = registry.by_suffix(file.suffix)  # the file's suffix becomes its backend's row here
+    own = file_backend(file)
     if own is not None and not sanitize:
         prestart_quietly(own)  # its imports and driver start overlap ours
     catalog = load_catalog()
@@ -101,7 +88,7 @@ def grade(
     try:
         with grading_status(errors) as line:
             request = GradeRequest(catalog, spec, file, kind, device, options=options,
-                                   worker=lambda: take_worker(kind.name),
+                                   worker=lambda: take_worker(kind),
                                    on_phase=line.enter if line is not None else None,
                                    on_queue=queue_status.printer(errors, line))
             # The verdict is printed the moment it is known; each plugin's section as it comes.
@@ -115,21 +102,21 @@ def grade(
     assert result is not None
     refused = not_started(result)
     if refused is not None:  # no device, or LAB_SANDBOX=require and no sandbox here: a usage error
-        fail(not_started_message(refused, kind.name, spec.id, device_named=bool(device)))
+        fail(not_started_message(refused, kind, spec.id, device_named=bool(device)))
     finish(result, report, json_file, json_to_stdout)
 
 
 def show_progress(report: Report, out: Console, shown: set[str] | None) -> set[str]:
     """The verdict's report in full where nothing is shown yet; a later one (a plugin's section
     added) as its new sections alone. Returns the sections shown now."""
-    from grader.plugins import by_name
+    from grader.plugins import named
 
     if shown is None:
         say_held_notes()  # it was graded: the early worker's note ("grading without a sandbox"), first
         render(report, out)
     else:
         for name, section in report.sections.items():
-            plugin = by_name(name)
+            plugin = named(name)
             if name not in shown and plugin is not None:
                 plugin.render_terminal(section, out)
     return set(report.sections)

@@ -36,7 +36,7 @@ def test_usage_errors_raise_and_nothing_else_does(tmp_path):
     with pytest.raises(ValueError, match="file name"):
         _request("__kernel void transpose() {}\n")  # text needs the name it is shown as
     with pytest.raises(ValueError, match="not a opencl device"):
-        _request(EXAMPLE, device=Target("cuda", 0, "GPU", "gpu"))
+        _request(EXAMPLE, device=Target(by_name("cuda"), 0, "GPU", "gpu"))
     with pytest.raises(ValueError, match="positive"):
         GradeOptions(limits=Limits(run_s=0))
 
@@ -117,9 +117,9 @@ def test_a_plugin_s_finding_fails_the_check_it_names(probe):
 
 
 def test_without_its_option_a_plugin_does_nothing(probe):
-    from grader.plugins import by_name
+    from grader.plugins import named
 
-    plugin = by_name("probe")
+    plugin = named("probe")
     assert plugin is not None and GradeOptions().plugin("probe") == ""
 
 

@@ -17,8 +17,8 @@ from grader.outputs import (
     JSON,
     REPORT_FORMATS,
     TERMINAL,
-    by_name,
     feedback_format,
+    named,
 )
 from grader.report import FAILED, PASSED, Check, DeviceShown, Report
 from grader.results import FailureKind
@@ -52,9 +52,9 @@ def report(student: str = "ann", passed: bool = True) -> Report:
 def test_each_report_format_is_one_named_entry():
     names = [entry.name for entry in REPORT_FORMATS]
     assert len(set(names)) == len(names)
-    assert all(by_name(name).name == name for name in names)
+    assert all(named(name).name == name for name in names)
     with pytest.raises(ValueError, match="not a report format"):
-        by_name("pdf")
+        named("pdf")
     r = report(passed=False)
     assert all(isinstance(entry.render(r), str) and entry.render(r) for entry in REPORT_FORMATS)
 

@@ -104,7 +104,7 @@ def test_each_setting_is_declared_once_with_what_the_table_shows():
     for setting in SETTINGS:
         assert setting.meaning.strip() and setting.default.strip(), setting.name
         assert setting.audience and all(isinstance(a, Audience) for a in setting.audience), setting.name
-        assert settings.by_name(setting.name) is setting
+        assert settings.named(setting.name) is setting
 
 
 def test_every_setting_reads_an_unset_variable_as_its_default(monkeypatch):
