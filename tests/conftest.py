@@ -32,8 +32,8 @@ def catalog() -> Catalog:
 @lru_cache(maxsize=1)
 def targets() -> tuple[Target, ...]:
     """Usable devices; LAB_TEST_BACKENDS=cuda,opencl narrows them."""
-    wanted = tuple(os.environ.get("LAB_TEST_BACKENDS", "cuda,opencl").split(","))
-    return tuple(discover(wanted).targets)
+    wanted = os.environ.get("LAB_TEST_BACKENDS", "cuda,opencl").split(",")
+    return tuple(discover(tuple(kind for kind in registry.backends() if kind.name in wanted)).targets)
 
 
 def target_id(target: Target) -> str:

@@ -30,6 +30,7 @@ import pytest
 from grader.backends.base import CompileError
 from grader.backends.discovery import Target
 from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.backends.registry import by_name
 from grader.course.checks.source_checks import MAX_BYTES, SubmissionError, check_source
 from grader.grading import grade_file
 from grader.pipeline import OUTPUT_TAIL, Limits
@@ -186,7 +187,7 @@ def test_cuda_kernel_compiles_unless_it_must_not(case: Case) -> None:
     spec = catalog().get(case.stage)
     source = case.path.read_text(encoding="utf-8")
     try:
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, case.path.name,
+        check_source(source, by_name("cuda"), spec.kernels, spec.allowed_headers, case.path.name,
                      dynamic_shared=spec.dynamic_shared is not None)
         cubin = compile_cubin(source, spec.defines, case.path.name)
     except SubmissionError as error:
@@ -208,7 +209,7 @@ def test_cuda_kernel_compiles_unless_it_must_not(case: Case) -> None:
 def _any_target(backend: str) -> Target:
     """A device of `backend` if there is one; refusals happen before any device is used."""
     found = [t for t in targets() if t.backend == backend]
-    return found[0] if found else Target(backend, 0, "(none)", "cpu")
+    return found[0] if found else Target(by_name(backend), 0, "(none)", "cpu")
 
 
 def _bad_files() -> list[tuple[str, bytes, str]]:

@@ -30,7 +30,7 @@ from lab.batch.plan import make_plan, submission_digest
 from lab.batch.runner import Runner
 from lab.batch.similarity import Skip, compare_class, read_source
 from lab.batch.store import ResultStore
-from tests.batch.test_batch_units import CPU, STAGE, _submission, report
+from tests.batch.test_batch_units import CPU, OPENCL, STAGE, _submission, report
 from tests.conftest import catalog
 
 
@@ -72,7 +72,7 @@ def test_a_sparse_giant_is_refused_by_its_size_and_never_read(tmp_path):
     os.truncate(sub.path, 8 << 30)  # 8 GiB of nothing, in no disk space
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False)
-    pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU]), (OPENCL,), jobs=1)
 
     def grade(spec, path, target, shown_as):
         read_submission_bytes(path)  # raises as grading does: over the limit
@@ -133,7 +133,7 @@ def test_a_result_that_could_not_be_written_gets_no_grade_in_the_gradebook(tmp_p
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False)
-    pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU]), (OPENCL,), jobs=1)
     save = store.save
 
     def save_or_fail(submission: Submission, *args, **kwargs):
@@ -201,7 +201,7 @@ def test_the_batch_grades_the_bytes_it_opened_once_not_the_file_as_it_is_later(t
     original.symlink_to(secret)  # too late: the batch read it already
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False)
-    pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU]), (OPENCL,), jobs=1)
     graded: list[str] = []
 
     def grade(spec, path, target, shown_as):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from grader.backends.registry import by_name
 from grader.course.sinks import NAME_MAX, for_path_component
 from lab.batch.layout import Submission
 from lab.batch.store import ResultStore
@@ -68,7 +69,7 @@ def test_every_student_is_graded_under_a_folder_of_its_own(batch):
     store = ResultStore(out)
     folders = set()
     for name in (*LIKE_OUTPUTS, *LONG, "ann"):
-        folder = store.folder(Submission(name, STAGE, Path(f"{STAGE}.cl"), "opencl"))
+        folder = store.folder(Submission(name, STAGE, Path(f"{STAGE}.cl"), by_name("opencl")))
         assert (folder / "result.json").is_file(), name
         folders.add(folder.parent)
     assert len(folders) == len(LIKE_OUTPUTS) + len(LONG) + 1

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader.backends.discovery import Discovery, Target
+from grader.backends.registry import by_name
 from grader.course.catalog import Catalog
 from grader.gradescope import gradescope_results
 from grader.report import ERROR, FAILED, PASSED, PENDING, SKIPPED, Check, DeviceShown, Performance, Report
@@ -44,8 +45,9 @@ from lab.engine import PER_GPU
 from tests.conftest import catalog
 
 STAGE = "reduce_sequential"
-CPU = Target("opencl", 0, "Test CPU", "cpu", "Test")
-GPUS = [Target("cuda", i, "Test GPU", "gpu", "CUDA") for i in range(2)]
+CUDA, OPENCL = by_name("cuda"), by_name("opencl")
+CPU = Target(OPENCL, 0, "Test CPU", "cpu", "Test")
+GPUS = [Target(CUDA, i, "Test GPU", "gpu", "CUDA") for i in range(2)]
 
 
 def report(status: str = PASSED, score: int = 70, speedup: float | None = 2.0, file: str = "x.cl",
@@ -101,25 +103,25 @@ def test_layout_grades_what_fits_and_lists_everything_else(tmp_path):
 
 def test_pool_per_gpu_workers_jobs_on_a_cpu_and_reasons_for_the_rest():
     both = Discovery(GPUS + [CPU])
-    pool = build_pool(both, {"cuda", "opencl"}, jobs=3)
+    pool = build_pool(both, (CUDA, OPENCL), jobs=3)
     assert [(lane.target.label, lane.workers) for lane in pool.lanes] == [("cuda:0", PER_GPU), ("cuda:1", PER_GPU),
                                                                           ("opencl:0", 3)]
     # The engine's slots: every lane's first, then every second one, ...
-    slots = [t.label for t in build_pool(both, {"cuda", "opencl"}, jobs=3, per_gpu=1).slots()]
+    slots = [t.label for t in build_pool(both, (CUDA, OPENCL), jobs=3, per_gpu=1).slots()]
     assert slots == ["cuda:0", "cuda:1", "opencl:0", "opencl:0", "opencl:0"]
     assert [t.label for t in pool.slots()][:3] == ["cuda:0", "cuda:1", "opencl:0"]
-    assert [lane.target.index for lane in build_pool(both, {"cuda"}, gpus="1").lanes] == [0]
-    assert [lane.target.index for lane in build_pool(both, {"cuda"}, gpus="1,0").lanes] == [1, 0]
-    only_cl = build_pool(both, {"cuda", "opencl"}, backend="opencl")
-    assert "--backend opencl" in only_cl.why_missing("cuda")
-    no_cuda = build_pool(Discovery([CPU], {"cuda": "PyCUDA is not installed"}), {"cuda", "opencl"})
-    assert no_cuda.why_missing("cuda").startswith("no CUDA device on this machine")
+    assert [lane.target.index for lane in build_pool(both, (CUDA,), gpus="1").lanes] == [0]
+    assert [lane.target.index for lane in build_pool(both, (CUDA,), gpus="1,0").lanes] == [1, 0]
+    only_cl = build_pool(both, (CUDA, OPENCL), backend=OPENCL)
+    assert "--backend opencl" in only_cl.why_missing(CUDA)
+    no_cuda = build_pool(Discovery([CPU], {"cuda": "PyCUDA is not installed"}), (CUDA, OPENCL))
+    assert no_cuda.why_missing(CUDA).startswith("no CUDA device on this machine")
     for bad, words in (({"gpus": "3"}, "has 2 GPUs"), ({"gpus": "0,7"}, "no GPU 7"), ({"device": "nope"}, "matches no"),
                        ({"jobs": 0}, "--jobs"), ({"per_gpu": 0}, "--per-gpu")):
         with pytest.raises(PoolError, match=words):
-            build_pool(both, {"cuda"}, **bad)
+            build_pool(both, (CUDA,), **bad)
     with pytest.raises(PoolError, match="--jobs for them"):
-        build_pool(Discovery([CPU]), {"opencl"}, gpus="2")
+        build_pool(Discovery([CPU]), (OPENCL,), gpus="2")
     assert parse_gpus("2") == 2 and parse_gpus("0,2") == (0, 2)
     with pytest.raises(PoolError):
         parse_gpus("two")
@@ -128,30 +130,30 @@ def test_pool_per_gpu_workers_jobs_on_a_cpu_and_reasons_for_the_rest():
 def test_the_key_changes_with_every_input_it_covers(tmp_path, monkeypatch):
     options = batch_options(timing=False, run_limit_s=5)
     spec = catalog().get(STAGE)
-    base = result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options)
-    assert base == result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options)
+    base = result_key("abc", stage_digest(catalog(), spec, OPENCL), "opencl", "Test CPU", options)
+    assert base == result_key("abc", stage_digest(catalog(), spec, OPENCL), "opencl", "Test CPU", options)
     variants = [
-        result_key("abd", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options),
-        result_key("abc", stage_digest(catalog(), spec, "cuda"), "opencl", "Test CPU", options),
-        result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Other CPU", options),
-        result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", batch_options(True, 5)),
+        result_key("abd", stage_digest(catalog(), spec, OPENCL), "opencl", "Test CPU", options),
+        result_key("abc", stage_digest(catalog(), spec, CUDA), "opencl", "Test CPU", options),
+        result_key("abc", stage_digest(catalog(), spec, OPENCL), "opencl", "Other CPU", options),
+        result_key("abc", stage_digest(catalog(), spec, OPENCL), "opencl", "Test CPU", batch_options(True, 5)),
     ]
     monkeypatch.setattr(keys_module, "GRADER_VERSION", "999")
-    variants.append(result_key("abc", stage_digest(catalog(), spec, "opencl"), "opencl", "Test CPU", options))
+    variants.append(result_key("abc", stage_digest(catalog(), spec, OPENCL), "opencl", "Test CPU", options))
     assert base not in variants and len(set(variants)) == len(variants)
     # the stage's own files: a copy of the course with one reference changed
     import shutil
     shutil.copytree(catalog().root / "assignments", tmp_path / "assignments")
     shutil.copytree(catalog().root / "reference", tmp_path / "reference")
     copy = Catalog(tmp_path)
-    before = stage_digest(copy, copy.get(STAGE), "opencl")
+    before = stage_digest(copy, copy.get(STAGE), OPENCL)
     solution = copy.reference_file(STAGE, ".cl")
     solution.write_text(solution.read_text() + "\n")
-    assert stage_digest(copy, copy.get(STAGE), "opencl") != before
+    assert stage_digest(copy, copy.get(STAGE), OPENCL) != before
     baseline = copy.reference_file(copy.get(STAGE).baseline, ".cl")
-    middle = stage_digest(copy, copy.get(STAGE), "opencl")
+    middle = stage_digest(copy, copy.get(STAGE), OPENCL)
     baseline.write_text(baseline.read_text() + "\n")
-    assert stage_digest(copy, copy.get(STAGE), "opencl") != middle
+    assert stage_digest(copy, copy.get(STAGE), OPENCL) != middle
 
 
 def _submission(root: Path, student: str = "ann", text: str = "__kernel void reduce() {}"):
@@ -282,7 +284,7 @@ def test_the_run_loop_records_every_submission_whatever_the_grader_does(tmp_path
     subs = [_submission(tmp_path, name) for name in ("ann", "bob", "cid", "dee")]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False, run_limit_s=5)
-    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=2)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), (OPENCL,), jobs=2)
 
     def grade(spec, path, target, shown_as):
         if "bob" in str(path):
@@ -308,7 +310,7 @@ def test_an_interrupted_run_keeps_what_finished_and_drops_what_was_in_flight(tmp
     subs = [_submission(tmp_path, name) for name in ("ann", "bob", "cid")]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False)
-    pool = build_pool(Discovery([CPU]), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU]), (OPENCL,), jobs=1)
     runner_box: list[Runner] = []
 
     def grade(spec, path, target, shown_as):
@@ -340,12 +342,12 @@ def test_a_machine_without_the_device_keeps_a_real_grade_of_the_same_file(tmp_pa
     sub = scan(tmp_path / "subs", catalog().ids()).submissions[0]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False)
-    on_gpu = build_pool(Discovery(GPUS), {"cuda"})
+    on_gpu = build_pool(Discovery(GPUS), (CUDA,))
     Runner(store, options, lambda spec, p, target, shown_as: report(file=str(p))).run(
         make_plan([sub], catalog(), on_gpu, store, options), on_gpu)
     assert store.load(sub).batch.device == "cuda:0"
 
-    no_gpu = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"cuda"})
+    no_gpu = build_pool(Discovery([CPU], {"cuda": "no driver"}), (CUDA,))
     for force in (False, True):
         plan = make_plan([sub], catalog(), no_gpu, store, options, force=force)
         assert len(plan.up_to_date) == 1 and not plan.unavailable and plan.up_to_date[0].score == 70
@@ -392,7 +394,7 @@ def test_a_report_the_grader_could_not_finish_is_graded_again_by_the_next_run(tm
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False, run_limit_s=5)
-    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), (OPENCL,), jobs=1)
     fault = [Check("compiles", PASSED, "compiles", 10, 10),
              Check("correct", ERROR, "killed from outside (SIGKILL)", 0, 60, failure=FailureKind.GRADER_ERROR),
              Check("fast", SKIPPED, "not timed", 0, 30)]
@@ -424,7 +426,7 @@ def test_a_grading_that_could_not_start_is_no_grade(tmp_path):
     subs = [_submission(tmp_path, name) for name in ("ann", "bob")]
     store = ResultStore(tmp_path / "out")
     options = batch_options(timing=False, run_limit_s=5)
-    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), {"opencl"}, jobs=1)
+    pool = build_pool(Discovery([CPU], {"cuda": "no driver"}), (OPENCL,), jobs=1)
 
     def grade(spec, path, target, shown_as):
         if "bob" in str(path):

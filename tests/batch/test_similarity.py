@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.report import PASSED, DeviceShown, Report
 from lab.batch.fingerprint import K, W, fingerprint, kgram_hashes, tokenize, winnow
 from lab.batch.keys import batch_options
@@ -135,8 +136,8 @@ def test_what_most_of_a_class_shares_is_left_out():
     # 12 students with one and the same kernel of their own, 20 others: that code is the class's.
     rng = random.Random(3)
     same = similar_class.disguise(similar_class.UNROLLED, rng)
-    sources = [Source(f"s{n}", f"s{n}/{STAGE}.cl", "opencl", same) for n in range(12)]
-    sources += [Source(f"t{n}", f"t{n}/{STAGE}.cl", "opencl", similar_class.LECTURE) for n in range(20)]
+    sources = [Source(f"s{n}", f"s{n}/{STAGE}.cl", by_name("opencl"), same) for n in range(12)]
+    sources += [Source(f"t{n}", f"t{n}/{STAGE}.cl", by_name("opencl"), similar_class.LECTURE) for n in range(20)]
     boilerplate = stage_boilerplate(catalog(), STAGE)
     assert compare_stage(STAGE, sources, boilerplate).above == 0
     assert compare_stage(STAGE, sources[:10], boilerplate).above == 45  # 10 of 10: still theirs
@@ -225,7 +226,7 @@ def test_a_student_folder_named_like_the_similarity_files_is_graded(tmp_path):
 def test_a_stage_of_300_is_compared_in_seconds(tmp_path):
     rng = random.Random(12)
     bases = list(similar_class.SUBMISSIONS.values())
-    sources = [Source(f"s{n:03d}", f"s{n:03d}/{STAGE}{bases[n % len(bases)][0]}", "opencl",
+    sources = [Source(f"s{n:03d}", f"s{n:03d}/{STAGE}{bases[n % len(bases)][0]}", by_name("opencl"),
                       similar_class.disguise(bases[n % len(bases)][1], rng)) for n in range(300)]
     began = time.perf_counter()
     stage = compare_stage(STAGE, sources, stage_boilerplate(catalog(), STAGE))

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from grader.backends.discovery import Target
+from grader.backends.registry import by_name
 from grader.counters.model import Unavailable
 from grader.counters.view import CounterRow, CountersShown
 from grader.course.counter_spec import Better
@@ -27,7 +28,7 @@ COALESCED = "transpose_coalesced"  # concept: store sectors per request, the ref
 NAIVE = "transpose_naive"  # the first of its track: no baseline
 REDUCE = "reduce_sequential"
 SECTORS = "global_store_sectors_per_request"
-CPU = Target("opencl", 0, "Test CPU", "cpu", "Test")
+CPU = Target(by_name("opencl"), 0, "Test CPU", "cpu", "Test")
 
 
 class Sub:

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.counters import cache, ncu, runner
 from grader.counters.view import build
 from tests.conftest import catalog
@@ -167,7 +168,7 @@ def test_device_facts_need_a_pci_address_and_a_driver(monkeypatch):
 def start(source="src", kind="gpu"):
     spec = catalog().get("transpose_coalesced")
     roles = runner.roles_for(catalog(), spec, source, "x.cu")
-    return roles, runner.start_submission_run(catalog(), spec, roles, "cuda", kind, None, sandboxed=False)
+    return roles, runner.start_submission_run(catalog(), spec, roles, by_name("cuda"), kind, None, sandboxed=False)
 
 
 def test_a_run_started_before_the_worker_profiles_the_submission_when_asked(stand_in):
@@ -215,8 +216,8 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     from grader.grading import GradeOptions, GradeRequest, grade
     from tests.counters.test_reasons import EXAMPLE
 
-    found = discover(("opencl",))
-    if not found.targets or choose(found, "opencl").kind != "cpu":
+    found = discover((by_name("opencl"),))
+    if not found.targets or choose(found, by_name("opencl")).kind != "cpu":
         pytest.skip("the default OpenCL device here is not a CPU (PoCL)")
     spec = catalog().get("transpose_coalesced")
     seen = []
@@ -227,7 +228,7 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
         seen.append(self)
 
     monkeypatch.setattr(runner.ProfilingRun, "__init__", remember)
-    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"), "x.cl",
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose(by_name("opencl")), "x.cl",
                                 GradeOptions(plugins={"counters": True})))
     assert report.section("counters").reason == Unavailable.CPU_DEVICE
     # the submission's run, and (nothing kept here yet) the trusted roles': both ended unused
@@ -235,7 +236,7 @@ def test_a_grading_on_a_cpu_device_ends_the_run_it_started(stand_in, monkeypatch
     assert not set(seen) & set(worker_process._live)
     assert runs(stand_in) == []  # neither got a request
     seen.clear()
-    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose("opencl"),
+    report = grade(GradeRequest(catalog(), spec, EXAMPLE.read_text(), by_name("opencl"), Target.to_choose(by_name("opencl")),
                                 "x.cl"))  # the default
     assert report.section("counters") is None  # a CPU device: nothing said, not even why
     assert len(seen) == 2 and all(r.proc.returncode is not None and not r.folder.exists() for r in seen)
@@ -247,17 +248,17 @@ def test_a_first_grading_starts_the_trusted_roles_run_beside_the_worker(stand_in
     worker too and used after it; once kept, no such run is started again."""
     spec = catalog().get("transpose_coalesced")
     roles = runner.roles_for(catalog(), spec, "src", "x.cu")
-    trusted = runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False)
-    started = runner.start_submission_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False)
+    trusted = runner.start_trusted_run(catalog(), spec, roles, by_name("cuda"), "gpu", None, sandboxed=False)
+    started = runner.start_submission_run(catalog(), spec, roles, by_name("cuda"), "gpu", None, sandboxed=False)
     assert trusted is not None and trusted.names == ["baseline", "reference"] and trusted.proc.poll() is None
     result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=FACTS, started=started,
                             started_trusted=trusted)
     assert result.ok and result.cached == () and result.roles == ("baseline", "reference", "submission")
     assert runs(stand_in) == ["baseline,reference", "submission"]
     assert trusted.proc.returncode is not None and not trusted.folder.exists()
-    assert runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False) is None
+    assert runner.start_trusted_run(catalog(), spec, roles, by_name("cuda"), "gpu", None, sandboxed=False) is None
     # another metric list (the default's lesson metrics) is another hint: started again
-    again = runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False,
+    again = runner.start_trusted_run(catalog(), spec, roles, by_name("cuda"), "gpu", None, sandboxed=False,
                                      metrics=spec.counters.lesson_metrics)
     assert again is not None
     again.discard()
@@ -269,6 +270,6 @@ def test_a_wrong_guess_costs_no_number(stand_in):
     assert grade().ok
     spec = catalog().get("transpose_coalesced")
     roles = runner.roles_for(catalog(), spec, "src", "x.cu")
-    assert runner.start_trusted_run(catalog(), spec, roles, "cuda", "gpu", None, sandboxed=False) is None
+    assert runner.start_trusted_run(catalog(), spec, roles, by_name("cuda"), "gpu", None, sandboxed=False) is None
     result = runner.profile(catalog(), spec, roles, sandboxed=False, facts=replace(FACTS, driver="560.28.03"))
     assert result.ok and result.cached == () and shown(result) == (32.0, 4.0, 32.0)

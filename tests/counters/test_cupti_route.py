@@ -11,6 +11,7 @@ import math
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.counters import cupti
 from grader.counters.grading import Mode, Reading, from_worker, in_worker
 from grader.counters.model import Unavailable, unavailable
@@ -80,16 +81,16 @@ def test_the_worker_reads_them_where_a_library_is_found(monkeypatch, tmp_path):
     library = tmp_path / "libcupti.so"
     library.write_bytes(b"")
     monkeypatch.setenv(cupti.LIBRARY_ENV, str(library))
-    assert in_worker(reads, "cuda") == STORE
+    assert in_worker(reads, by_name("cuda")) == STORE
     # NVIDIA's OpenCL: its PTX through CUDA in the worker, where PyCUDA is there to load it.
     with_pycuda = importlib.util.find_spec("pycuda") is not None
-    assert in_worker(reads, "opencl") == (STORE if with_pycuda else ())
+    assert in_worker(reads, by_name("opencl")) == (STORE if with_pycuda else ())
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else object())
-    assert in_worker(reads, "opencl") == ()
-    assert in_worker(reads, "cuda") == STORE
-    assert in_worker(None, "cuda") == ()
+    assert in_worker(reads, by_name("opencl")) == ()
+    assert in_worker(reads, by_name("cuda")) == STORE
+    assert in_worker(None, by_name("cuda")) == ()
     monkeypatch.setenv(cupti.LIBRARY_ENV, "off")
-    assert in_worker(reads, "cuda") == ()
+    assert in_worker(reads, by_name("cuda")) == ()
 
 
 def test_a_role_not_read_through_cuda_is_said_beside_the_others():
@@ -166,11 +167,11 @@ def _parent(read: CountersRead | None, metrics: tuple[str, ...]):
     from grader.steps.parent import Parent
 
     spec = catalog().get("transpose_coalesced")
-    parent = Parent(catalog(), spec, "", "t.cu", Target("cuda", 0, "NVIDIA H100", "gpu"),
+    parent = Parent(catalog(), spec, "", "t.cu", Target(by_name("cuda"), 0, "NVIDIA H100", "gpu"),
                     GradeOptions(plugins={"counters": True}), 1, correct_grading(read))
     payload = {"metrics": list(metrics), "keep_program": True}
     parent.request = Request(course_root=str(catalog().root), stage=spec.id, source="", filename="t.cu",
-                             backend="cuda", device=0, seed=1, plugins={"counters": payload})
+                             backend=by_name("cuda"), device=0, seed=1, plugins={"counters": payload})
     return parent, CountersState(payload=payload, reads=Reading(Mode.ON, STORE))
 
 
@@ -215,7 +216,7 @@ def _worker_context(backend: str, kind: str, platform: str, counters: tuple[str,
 
     spec = catalog().get("transpose_coalesced")
     request = Request(course_root=str(catalog().root), stage=spec.id, source="", filename="t",
-                      backend=backend, device=0, seed=1, plugins={"counters": {"metrics": list(counters)}})
+                      backend=by_name(backend), device=0, seed=1, plugins={"counters": {"metrics": list(counters)}})
     ctx = Context(request, catalog(), spec, None, np.random.default_rng(1), lambda message: None)
     ctx.backend = SimpleNamespace(info=SimpleNamespace(kind=kind, platform=platform))  # type: ignore[assignment]
     return ctx

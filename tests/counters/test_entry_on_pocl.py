@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.counters import runner
 from grader.counters.entry import ProfileRequest
 from tests.conftest import catalog
@@ -31,7 +32,7 @@ def pocl():
     pytest.importorskip("pyopencl")
     from grader.backends.discovery import discover
 
-    if not discover(("opencl",)).targets:
+    if not discover((by_name("opencl"),)).targets:
         pytest.skip("no OpenCL device")
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grader.backends.registry import by_name
 from grader.counters import cache, grading, ncu, runner
 from grader.counters.entry import RAN_DIFFERENTLY, ProfileRequest
 from grader.counters.model import REASON_TEXT, THROUGH_CUDA_LINE, Unavailable
@@ -37,21 +38,21 @@ def with_ncu(monkeypatch):
 
 def test_opencl_on_an_nvidia_gpu_is_worth_a_run(with_ncu):
     spec = catalog().get("transpose_padded")
-    assert runner.before_running(spec, "opencl", "gpu", "NVIDIA CUDA") is None
-    assert runner.before_running(spec, "opencl", "gpu") is None  # the platform not known yet: the entry decides
-    assert runner.before_running(spec, "opencl") is None
-    assert runner.before_running(spec, "cuda", "gpu") is None
+    assert runner.before_running(spec, by_name("opencl"), "gpu", "NVIDIA CUDA") is None
+    assert runner.before_running(spec, by_name("opencl"), "gpu") is None  # the platform not known yet: the entry decides
+    assert runner.before_running(spec, by_name("opencl")) is None
+    assert runner.before_running(spec, by_name("cuda"), "gpu") is None
 
 
 def test_cpu_devices_and_other_platforms_are_still_refused(with_ncu):
     spec = catalog().get("transpose_padded")
-    assert runner.before_running(spec, "opencl", "cpu", "Portable Computing Language").reason == \
+    assert runner.before_running(spec, by_name("opencl"), "cpu", "Portable Computing Language").reason == \
         Unavailable.CPU_DEVICE
-    assert runner.before_running(spec, "cuda", "cpu").reason == Unavailable.CPU_DEVICE
+    assert runner.before_running(spec, by_name("cuda"), "cpu").reason == Unavailable.CPU_DEVICE
     for platform in ("AMD Accelerated Parallel Processing", "Portable Computing Language"):  # PoCL's CUDA driver too
-        result = runner.before_running(spec, "opencl", "gpu", platform)
+        result = runner.before_running(spec, by_name("opencl"), "gpu", platform)
         assert result.reason == Unavailable.OPENCL and result.detail == platform
-    assert runner.before_running(spec, "opencl", "other", "NVIDIA CUDA").reason == Unavailable.OPENCL
+    assert runner.before_running(spec, by_name("opencl"), "other", "NVIDIA CUDA").reason == Unavailable.OPENCL
 
 
 def test_the_reason_texts_say_what_is_true():
@@ -76,12 +77,12 @@ def test_an_opencl_grading_profiles_the_cl_references(with_ncu, monkeypatch):
     g = Grading(timed=False)
     g.add(DeviceOpened("NVIDIA H100 80GB HBM3", "gpu", "NVIDIA Corporation", "NVIDIA CUDA", device_id="pci:0000:41:00"))
     spec = catalog().get("transpose_coalesced")
-    grading.profile_grading(catalog(), spec, g, "src", "t.cl", "opencl", 0, None)
+    grading.profile_grading(catalog(), spec, g, "src", "t.cl", by_name("opencl"), 0, None)
     assert [r.role for r in asked["roles"]] == ["baseline", "reference", "submission"]
     assert all(r.path.endswith(".cl") for r in asked["roles"] if r.path)
-    assert asked["backend"] == "opencl"
+    assert asked["backend"].name == "opencl"
     g.device = replace(g.device, platform="AMD Accelerated Parallel Processing")
-    assert grading.profile_grading(catalog(), spec, g, "src", "t.cl", "opencl", 0, None).reason == Unavailable.OPENCL
+    assert grading.profile_grading(catalog(), spec, g, "src", "t.cl", by_name("opencl"), 0, None).reason == Unavailable.OPENCL
 
 
 def test_the_cache_keys_opencl_through_cuda_apart_from_cuda():
@@ -92,7 +93,7 @@ def test_the_cache_keys_opencl_through_cuda_apart_from_cuda():
     metrics = spec.counters.metrics
 
     def key(role, backend):
-        return runner.role_key(catalog(), spec, role, metrics, FACTS, tool, backend)
+        return runner.role_key(catalog(), spec, role, metrics, FACTS, tool, by_name(backend))
 
     assert key(cu, "cuda") == runner.role_key(catalog(), spec, cu, metrics, FACTS, tool)  # CUDA's names unchanged
     assert key(cu, "opencl") != key(cu, "cuda")  # the same file's route alone parts them
@@ -165,7 +166,7 @@ def pocl_through_cuda(monkeypatch):
     from grader.backends.opencl import OpenCLBackend
     from grader.counters import entry
 
-    if not discover(("opencl",)).targets:
+    if not discover((by_name("opencl"),)).targets:
         pytest.skip("no OpenCL device")
 
     def opened(request):

@@ -86,7 +86,7 @@ def test_a_size_trick_is_correct_at_the_test_sizes(trick, target):
 def test_its_counters_reveal_it(trick, target):
     """On a GPU whose counters this machine reads: the lesson line says what the timed launch does."""
     spec = catalog().get(trick.stage)
-    if not runner.readable_here(spec, target.backend, target.kind, target.platform or None):
+    if not runner.readable_here(spec, target.row, target.kind, target.platform or None):
         pytest.skip("the counters cannot be read here (no ncu, or the driver keeps them to administrators)")
     report = grade_file(catalog(), spec, trick.path, target, timing=True, limits=LIMITS)  # the default
     where = f"(seed {report.seed}; {[(c.name, c.status, c.message) for c in report.checks]})"

@@ -16,6 +16,7 @@ import pytest
 from grader.backends.base import CompileError, CompileUnit, ProgramImage
 from grader.backends.fake import FakeBackend
 from grader.backends.opencl_ptx import PtxRefused, parse_pci
+from grader.backends.registry import by_name
 from grader.counters import runner
 from grader.counters.entry import ProfileRequest, RoleRequest, compile_roles
 from grader.results import CompiledProgram, CompileResult, Grading, decode, encode
@@ -121,7 +122,7 @@ def compile_step(keep_program: bool, backend) -> list:
     spec = catalog().get("transpose_coalesced")
     sent: list = []
     plugins = {"counters": {"metrics": [], "keep_program": True}} if keep_program else {}
-    request = Request(str(catalog().root), spec.id, "x", "mine.cu", "cuda", 0, 1, timing=False, plugins=plugins)
+    request = Request(str(catalog().root), spec.id, "x", "mine.cu", by_name("cuda"), 0, 1, timing=False, plugins=plugins)
     ctx = Context(request, catalog(), spec, None, np.random.default_rng(1), sent.append, backend=backend)
     steps = worker_steps(tuple(plugins))
     after_compile = steps[[type(s) for s in steps].index(Compile) + 1:]
@@ -148,7 +149,7 @@ def test_the_entry_compiles_what_opencl_cannot_load_and_refuses_ptx_that_is_not(
     pytest.importorskip("pyopencl")
     from grader.backends.discovery import choose, discover
 
-    found = discover(("opencl",))
+    found = discover((by_name("opencl"),))
     if not found.targets:
         pytest.skip("no OpenCL device")
     spec = catalog().get("transpose_coalesced")
@@ -161,7 +162,7 @@ def test_the_entry_compiles_what_opencl_cannot_load_and_refuses_ptx_that_is_not(
     assert done.returncode == 0, done.stderr
     manifest = json.loads(out.read_text())
     launched = [launch["role"] for launch in manifest["launches"]]
-    if choose(found, "opencl").kind == "cpu":
+    if choose(found, by_name("opencl")).kind == "cpu":
         assert launched == ["baseline", "reference", "submission"] and manifest["errors"] == {}
     else:
         assert launched == ["baseline", "reference"]

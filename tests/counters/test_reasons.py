@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.counters import ncu, runner
 from grader.counters.model import REASON_TEXT, ProfileResult, Unavailable, unavailable
 from tests.conftest import catalog
@@ -34,7 +35,7 @@ def test_no_ncu_on_path(monkeypatch, tmp_path):
     monkeypatch.setattr(ncu, "_FOLDERS", ())
     assert ncu.ncu_path() is None
     spec = catalog().get("transpose_coalesced")
-    assert runner.before_running(spec, "cuda", "gpu").reason == Unavailable.NO_NCU
+    assert runner.before_running(spec, by_name("cuda"), "gpu").reason == Unavailable.NO_NCU
     result = runner.profile(catalog(), spec, runner.roles_for(catalog(), spec, "x", "x.cu"))
     assert result.reason == Unavailable.NO_NCU
 
@@ -51,10 +52,10 @@ def test_lab_ncu_off_and_a_named_one(monkeypatch, tmp_path):
 
 def test_opencl_and_cpu_devices_are_decided_before_running():
     spec = catalog().get("transpose_padded")
-    assert runner.before_running(spec, "opencl", "cpu").reason == Unavailable.CPU_DEVICE
+    assert runner.before_running(spec, by_name("opencl"), "cpu").reason == Unavailable.CPU_DEVICE
     # an OpenCL GPU of another platform than NVIDIA's (an NVIDIA GPU's PTX runs through CUDA:
     # tests/counters/test_opencl_through_cuda.py)
-    assert runner.before_running(spec, "opencl", "gpu", "AMD Accelerated Parallel Processing").reason == \
+    assert runner.before_running(spec, by_name("opencl"), "gpu", "AMD Accelerated Parallel Processing").reason == \
         Unavailable.OPENCL
 
 
@@ -92,10 +93,10 @@ def opencl_default_is_a_cpu():
     pytest.importorskip("pyopencl")
     from grader.backends.discovery import choose, discover
 
-    found = discover(("opencl",))
+    found = discover((by_name("opencl"),))
     if not found.targets:
         pytest.skip("no OpenCL device")
-    if choose(found, "opencl").kind != "cpu":
+    if choose(found, by_name("opencl")).kind != "cpu":
         pytest.skip("the default OpenCL device here is not a CPU (PoCL)")
 
 
@@ -116,7 +117,7 @@ def test_lab_profile_on_pocl_prints_the_reason_and_exits_0(tmp_path):
 def test_lab_profile_of_a_cuda_kernel_without_a_gpu(tmp_path):
     from grader.backends.discovery import discover
 
-    if discover(("cuda",)).targets:
+    if discover((by_name("cuda"),)).targets:
         pytest.skip("a CUDA GPU is here")
     done = lab("profile", "transpose_coalesced", CU, "--json", "-")
     assert done.returncode == 0, done.stderr
@@ -173,7 +174,7 @@ def test_counters_are_read_by_default_where_this_machine_can(monkeypatch, tmp_pa
     spec = catalog().get("transpose_coalesced")
 
     def target(backend="cuda", kind="gpu", platform=""):
-        return Target(backend, 0, "GPU", kind, platform)
+        return Target(by_name(backend), 0, "GPU", kind, platform)
 
     default = reading(None, spec, target())
     assert default is not None and default.mode == Mode.DEFAULT

@@ -8,6 +8,7 @@ import pytest
 
 from grader.backends.base import CompileError
 from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.backends.registry import by_name
 from grader.course.checks.source_checks import check_source
 from tests.conftest import catalog
 from tests.curriculum.test_curriculum import expectation
@@ -33,7 +34,7 @@ def test_cuda_source_compiles(stage: str, path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     expect_compile_error = "wrong" in path.parts and expectation(path)[0] == "compiles"
     try:
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name,
+        check_source(source, by_name("cuda"), spec.kernels, spec.allowed_headers, path.name,
                      dynamic_shared=spec.dynamic_shared is not None)
         cubin = compile_cubin(source, spec.defines, path.name)
     except (CompileError, ValueError) as error:
@@ -57,7 +58,7 @@ def test_a_kernel_in_the_cuda_samples_style_is_accepted_and_compiles(path: Path)
 
     spec = catalog().get(stage_of(path))
     source = path.read_text(encoding="utf-8")
-    check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name,
+    check_source(source, by_name("cuda"), spec.kernels, spec.allowed_headers, path.name,
                  dynamic_shared=spec.dynamic_shared is not None)
     cubin = compile_cubin(source, spec.defines, path.name)
     assert spec.kernel.name in cubin.resources

@@ -15,6 +15,7 @@ import pytest
 from grader.backends import nvrtc
 from grader.backends.base import CompileError
 from grader.backends.nvcc import compile_cubin, nvcc_path
+from grader.backends.registry import by_name
 from grader.course.checks.source_checks import check_source
 from tests.conftest import catalog
 from tests.curriculum.test_nvcc import cu_files
@@ -53,7 +54,7 @@ def test_nvrtc_compiles_what_nvcc_compiles_into_the_same_kernels(stage: str, pat
     spec = catalog().get(stage)
     source = path.read_text(encoding="utf-8")
     try:
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, path.name,
+        check_source(source, by_name("cuda"), spec.kernels, spec.allowed_headers, path.name,
                      dynamic_shared=spec.dynamic_shared is not None)
     except ValueError:
         return  # refused before any compiler

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.course.catalog import Catalog
 from grader.course.release_config import load_release_config
 from grader.results import FailureKind
@@ -88,7 +89,7 @@ def with_alias(source: str) -> str:
 @pytest.mark.parametrize("edit", [renamed, with_define, with_alias])
 def test_the_source_check_refuses_the_reference_in_both_copies(release: Release, suffix: str, edit) -> None:
     """Before any device: the instructor's checkout against the source, the copy against the digest."""
-    backend = {".cu": "cuda", ".cl": "opencl"}[suffix]
+    backend = by_name({".cu": "cuda", ".cl": "opencl"}[suffix])
     source = edit(catalog().reference_file(HELD, suffix).read_text(encoding="utf-8"))
     for course in (catalog(), Catalog(release.folder)):
         spec = course.get(HELD)
@@ -104,7 +105,7 @@ def test_the_instructor_grades_the_reference_file_in_place() -> None:
     """The course's own reference file is not a submission: the curriculum's tests grade it."""
     spec = catalog().get(HELD)
     path = catalog().reference_file(HELD, ".cl")
-    assert check_submission_source(spec, path.read_text(encoding="utf-8"), "opencl", str(path), catalog(),
+    assert check_submission_source(spec, path.read_text(encoding="utf-8"), by_name("opencl"), str(path), catalog(),
                                    accept_reference=True).ok
 
 
@@ -113,7 +114,7 @@ def test_a_held_back_reference_of_another_stage_is_a_handout_in_the_copy(tmp_pat
     """transpose_naive's reference handed in for transpose_coalesced (its known-wrong
     naive_not_coalesced), with transpose_naive's solution held back: the instructor's checkout
     knows it by its source, the copy (which has only its digest) by the digest."""
-    backend = {".cu": "cuda", ".cl": "opencl"}[suffix]
+    backend = by_name({".cu": "cuda", ".cl": "opencl"}[suffix])
     config = load_release_config(write_config(tmp_path / "course.toml", open_=OPEN, ptx=()), catalog())
     copy = make_release(catalog(), config, tmp_path, name="students", replace=True)
     source = (catalog().root / "reference" / "transpose_coalesced" / "wrong" /

@@ -9,6 +9,7 @@ import pytest
 
 from grader.backends.base import CompileError, DeviceInfo
 from grader.backends.fake import FakeBackend
+from grader.backends.registry import by_name
 from grader.course.catalog import Catalog
 from grader.results import SpeedPending
 from grader.steps.compile import Compile
@@ -44,7 +45,7 @@ class NvidiaStandIn(FakeBackend):
 def compile_step(course: Catalog, backend: NvidiaStandIn) -> tuple[Context, list]:
     spec = course.get(HELD)
     sent: list = []
-    request = Request(str(course.root), spec.id, "x", "mine.cu", "cuda", 0, 1, timing=True)
+    request = Request(str(course.root), spec.id, "x", "mine.cu", by_name("cuda"), 0, 1, timing=True)
     ctx = Context(request, course, spec, None, np.random.default_rng(1), sent.append, backend=backend)
     assert Compile().run(ctx)
     return ctx, sent

@@ -159,7 +159,7 @@ def open_probe(index: int) -> Any:
 
 
 def devices() -> tuple[list[Target], str | None]:
-    return [Target(NAME, 0, "probe device", "cpu", NAME)], None
+    return [Target(KIND, 0, "probe device", "cpu", NAME)], None
 
 
 KIND = BackendKind(

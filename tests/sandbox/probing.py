@@ -62,7 +62,8 @@ def run_probe(probe_folder: Path, monkeypatch: pytest.MonkeyPatch) -> RunProbe:
         (probe_folder / ARGS).write_text(json.dumps(args), encoding="utf-8")
         (probe_folder / ARGS).chmod(0o644)
         request = Request(course_root=str(default_catalog().root), stage="transpose_coalesced", source="",
-                          filename="probe.probe", backend=NAME, device=-1, seed=1)
+                          filename="probe.probe", backend=registry.by_name(NAME), device=-1,
+                          seed=1)
         grading = Grading()
         run_worker(request, Limits(compile_s=60), grading, worker=WorkerProcess(registry.by_name(NAME)))
         return findings(grading), grading

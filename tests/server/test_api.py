@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.course.checks.source_checks import MAX_BYTES
 from tests.server.running import EXAMPLE, STAGE, client, correct, needs_server_extra, submit, wait_graded
 
@@ -160,7 +161,7 @@ def test_a_grading_that_fails_never_stops_the_queue(course_server):
     reason, no grade); the next submission is graded all the same."""
     from grader.backends.discovery import discover
 
-    if discover(("cuda",)).targets:
+    if discover((by_name("cuda"),)).targets:
         pytest.skip("a CUDA device is present: a .cu file is graded, not failed")
     cuda = b"extern \"C\" __global__ void transpose(const float *in, float *out, int width, int height) {}\n"
     with client(course_server.server, course_server.bob) as http:

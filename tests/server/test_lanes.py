@@ -11,7 +11,7 @@ import time
 import pytest
 
 from grader.backends.discovery import Discovery, discover
-from grader.backends.registry import Target
+from grader.backends.registry import Target, by_name
 from lab.engine import PER_GPU
 from lab.server.lane_plan import LanePlan, PoolError, plan_lanes
 from tests.server.running import (
@@ -36,7 +36,7 @@ def expected_from(found: Discovery, cpu_lanes: int = 1) -> list[tuple[str, str]]
     PER_GPU times, else its first device, `cpu_lanes` times."""
     lanes = []
     for backend in ("cuda", "opencl"):
-        targets = found.of(backend)
+        targets = found.of(by_name(backend))
         gpus = [t for t in targets if t.kind == "gpu"]
         if gpus:
             lanes += [(backend, str(t.index)) for t in gpus] * PER_GPU
@@ -50,12 +50,12 @@ def expected_from(found: Discovery, cpu_lanes: int = 1) -> list[tuple[str, str]]
 def test_lanes_are_planned_from_the_devices_present(cpu_lanes):
     plans = plan_lanes(HERE, cpu_lanes=cpu_lanes)
     taken = [(backend, plan.device) for plan in plans for backend in sorted(plan.backends or ())
-             if HERE.of(backend)]
+             if HERE.of(by_name(backend))]
     assert sorted(taken) == sorted(expected_from(HERE, cpu_lanes))
     for plan in plans:  # each lane names its device as lab batch's pool does
         assert plan.device is not None and plan.backends
     # A kernel language with no device here goes to the first lane (its grading says why), no other.
-    absent = {b for b in ("cuda", "opencl") if not HERE.of(b)}
+    absent = {b for b in ("cuda", "opencl") if not HERE.of(by_name(b))}
     assert absent <= (plans[0].backends or frozenset())
     assert all(not (absent & (plan.backends or frozenset())) for plan in plans[1:])
 
@@ -67,8 +67,8 @@ def test_named_devices_are_one_lane_each_for_any_language():
 
 
 def test_gpus_pick_the_lanes_and_a_machine_without_one_says_so():
-    h100s = Discovery([Target("cuda", i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)]
-                      + [Target("opencl", i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)])
+    h100s = Discovery([Target(by_name("cuda"), i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)]
+                      + [Target(by_name("opencl"), i, "NVIDIA H100 80GB HBM3", "gpu") for i in range(4)])
     assert [(p.backends, p.device) for p in plan_lanes(h100s, gpus="0,2", per_gpu=1)] == \
         [(frozenset({"cuda"}), "0"), (frozenset({"cuda"}), "2"), (frozenset({"opencl"}), "0"),
          (frozenset({"opencl"}), "2")]
@@ -76,7 +76,7 @@ def test_gpus_pick_the_lanes_and_a_machine_without_one_says_so():
     assert len(plan_lanes(h100s)) == 8 * PER_GPU and len(plan_lanes(h100s, gpus="1", per_gpu=3)) == 6
     with pytest.raises(PoolError, match="has 4 GPUs"):
         plan_lanes(h100s, gpus="5")
-    cpu_only = Discovery([Target("opencl", 0, "pthread-cpu", "cpu")], {"cuda": "no NVIDIA GPU"})
+    cpu_only = Discovery([Target(by_name("opencl"), 0, "pthread-cpu", "cpu")], {"cuda": "no NVIDIA GPU"})
     with pytest.raises(PoolError, match="no GPU.*--cpu-lanes"):
         plan_lanes(cpu_only, gpus="1")
     with pytest.raises(PoolError, match="--cpu-lanes 0"):
@@ -84,7 +84,7 @@ def test_gpus_pick_the_lanes_and_a_machine_without_one_says_so():
 
 
 @needs_server_extra
-@pytest.mark.skipif(not HERE.of("opencl"), reason="no OpenCL device here (PoCL)")
+@pytest.mark.skipif(not HERE.of(by_name("opencl")), reason="no OpenCL device here (PoCL)")
 def test_lab_work_runs_the_lanes_planned_each_grading_one(tmp_path):
     """`lab work --cpu-lanes 2 --once`: two lanes, each takes one submission, so both are graded."""
     keys = tokens(tmp_path / "lab.db")
@@ -107,7 +107,7 @@ def test_lab_work_runs_the_lanes_planned_each_grading_one(tmp_path):
 
 
 @needs_server_extra
-@pytest.mark.skipif(not HERE.of("opencl"), reason="no OpenCL device here (PoCL)")
+@pytest.mark.skipif(not HERE.of(by_name("opencl")), reason="no OpenCL device here (PoCL)")
 def test_lab_serve_runs_the_lanes_planned(tmp_path):
     keys = tokens(tmp_path / "lab.db")
     server = RunningServer(tmp_path / "lab.db", tmp_path / "server.log", "--cpu-lanes", "2").start()

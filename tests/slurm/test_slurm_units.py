@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from grader import GRADER_VERSION
 from grader.backends.discovery import Target
+from grader.backends.registry import by_name
 from grader.report import DeviceShown, Report, Status
 from grader.results import FailureKind
 from grader.scoring import not_graded
@@ -154,12 +155,12 @@ def _run(tmp_path: Path, students: list[str], tasks: int = 2):
 
 
 def _task(folder: RunFolder, manifest: RunManifest, store: ResultStore, who: Holder, grade=None) -> ClusterTask:
-    target = Target("opencl", 0, "Fake GPU", "gpu")
+    target = Target(by_name("opencl"), 0, "Fake GPU", "gpu")
     graded: list[str] = []
 
     def fake(spec, path, target, shown_as):
         graded.append(shown_as)
-        return _report(Submission(shown_as.split("/")[0], spec.id, path, "opencl"))
+        return _report(Submission(shown_as.split("/")[0], spec.id, path, by_name("opencl")))
 
     runner = ClusterRunner(store, manifest.options, grade or fake, manifest.run_id, who,
                            {target.label: target.name})
@@ -245,7 +246,7 @@ def test_a_crash_while_the_task_is_stopped_is_no_verdict_and_its_claim_goes_back
 
     def killed_with_the_task(spec, path, target, shown_as):
         task.runner.stop.set()  # the task's SIGTERM handler ran while the grading died of it
-        return _report(Submission(shown_as.split("/")[0], spec.id, path, "opencl"), FailureKind.CRASH)
+        return _report(Submission(shown_as.split("/")[0], spec.id, path, by_name("opencl")), FailureKind.CRASH)
 
     task = _task(folder, manifest, store, holder(0), grade=killed_with_the_task)
     result = task.run()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.course.checks.divergent_barriers import find_divergent_barriers
 from grader.course.checks.missing_barriers import find_unsynced_reads
 from grader.course.checks.source_checks import check_source
@@ -58,7 +59,7 @@ def test_every_language_has_styled_kernels():
 def test_a_styled_kernel_passes_the_source_checks(path: Path):
     spec = catalog().get(stage_of(path))
     source = path.read_text(encoding="utf-8")
-    check_source(source, backend_of(path), spec.kernels, spec.allowed_headers, path.name,
+    check_source(source, by_name(backend_of(path)), spec.kernels, spec.allowed_headers, path.name,
                  dynamic_shared=spec.dynamic_shared is not None)
     assert [b.message() for b in find_divergent_barriers(source)] == []
     assert [r.message("a barrier") for r in find_unsynced_reads(source)] == []

@@ -89,7 +89,7 @@ class FakeLangBackend(FakeBackend):
 
 
 def probe() -> tuple[list[Target], str | None]:
-    return [Target(NAME, 0, "fakelang device", "cpu", "fakelang")], None
+    return [Target(KIND, 0, "fakelang device", "cpu", "fakelang")], None
 
 
 class FakeBinaries:

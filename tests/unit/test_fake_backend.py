@@ -169,9 +169,9 @@ def test_static_and_dynamic_shared_memory_over_the_device_limit_is_refused_namin
     backend = FakeBackend({"reduce": partial_sums})
     kernel = backend.compile("", ["reduce"], {}, "r.cu")["reduce"]
     kernel.resources = dataclasses.replace(kernel.resources, shared_bytes=40 * 1024)
-    check_limits(kernel, (256,), backend.info, 8 * 1024)  # 48 KiB: exactly the limit
+    check_limits(kernel, (256,), backend, 8 * 1024)  # 48 KiB: exactly the limit
     with pytest.raises(LaunchRefused) as refused:
-        check_limits(kernel, (256,), backend.info, 8 * 1024 + 4)
+        check_limits(kernel, (256,), backend, 8 * 1024 + 4)
     message = str(refused.value)
     assert "40960 declared with a fixed size, 8196 of `extern __shared__` memory" in message
     assert "at most 49152" in message and "\n" not in message
@@ -179,8 +179,9 @@ def test_static_and_dynamic_shared_memory_over_the_device_limit_is_refused_namin
 
 
 def test_opencl_launches_with_no_dynamic_shared_memory_whatever_the_stage_declares():
-    from grader.backends.base import DeviceInfo
+    from grader.backends.registry import by_name
     from grader.launching import dynamic_shared
 
-    assert dynamic_shared(1024, DeviceInfo(backend="opencl", name="d", kind="cpu")) == 0
-    assert dynamic_shared(1024, DeviceInfo(backend="cuda", name="d", kind="gpu")) == 1024
+    assert dynamic_shared(1024, by_name("opencl")) == 0
+    assert dynamic_shared(1024, by_name("cuda")) == 1024
+    assert dynamic_shared(1024, None) == 1024  # a test's fake device, of no row

@@ -30,6 +30,7 @@ from grader.timing import (
     time_roles,
     within_spread,
 )
+from tests.unit import fakelang  # a row for the fake device (nothing here looks it up)
 
 CATALOG = default_catalog()
 SPEC = CATALOG.get("transpose_coalesced")
@@ -339,7 +340,7 @@ def make_context(kind="gpu", memory_bytes=0, answer=True):
     backend = FakeBackend({"transpose": transpose}, kind=kind)
     backend.info = dataclasses.replace(backend.info, memory_bytes=memory_bytes)
     sent = []
-    request = Request(course_root=str(CATALOG.root), stage=SPEC.id, source="", filename="t.cl", backend="fake",
+    request = Request(course_root=str(CATALOG.root), stage=SPEC.id, source="", filename="t.cl", backend=fakelang.KIND,
                       device=0, seed=5, cpu_timing=kind == "cpu")
     ctx = Context(request, CATALOG, SPEC, PROBLEM, np.random.default_rng(5), sent.append,
                   receive=(lambda: json.dumps({"type": "DeviceGranted", "data": {}})) if answer else None)

@@ -11,6 +11,7 @@ import pytest
 
 from grader import pocl_scratch
 from grader.backends.discovery import Target
+from grader.backends.registry import by_name
 from grader.grading import Limits, grade_file
 from tests.conftest import catalog, targets
 
@@ -43,7 +44,7 @@ def test_a_compile_killed_at_its_limit_leaves_nothing_in_pocls_cache(tmp_path, m
     monkeypatch.setenv("LAB_SANDBOX", "off")  # sandboxed, PoCL writes in the sandbox's own /tmp (grader.sandbox)
     bomb = tmp_path / "slow_to_compile.cl"
     bomb.write_text(slow_to_compile(), encoding="utf-8")
-    report = grade_file(catalog(), catalog().get("transpose_coalesced"), bomb, Target.to_choose("opencl"),
+    report = grade_file(catalog(), catalog().get("transpose_coalesced"), bomb, Target.to_choose(by_name("opencl")),
                         timing=False, limits=Limits(compile_s=0.3))
     assert "timed out during compiling" in report.checks[0].message
     # PoCL's temporaries (tempfile_*, its preprocessor's growing *.tmp output) were in the
@@ -58,7 +59,7 @@ def test_what_pocl_compiles_is_kept_in_the_shared_cache(tmp_path, monkeypatch):
     # Unsandboxed: a sandboxed worker's PoCL cache is its own, shared with no later grading (grader.sandbox)
     monkeypatch.setenv("LAB_SANDBOX", "off")
     example = ROOT / "examples" / "transpose_coalesced.cl"
-    report = grade_file(catalog(), catalog().get("transpose_coalesced"), example, Target.to_choose("opencl"),
+    report = grade_file(catalog(), catalog().get("transpose_coalesced"), example, Target.to_choose(by_name("opencl")),
                         timing=False)
     assert report.status == "pending"  # correct; speed not graded (not timed)
     kept = _files(cache)

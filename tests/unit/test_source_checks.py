@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.backends.registry import by_name
 from grader.course.checks.source_checks import SubmissionError, check_source, decode_source, read_submission
 from grader.course.spec import KernelSpec, parse_params
 
@@ -13,9 +14,9 @@ GOOD_CL = "__kernel void transpose(__global float *out, __global const float *in
 
 
 def test_good_sources_pass():
-    check_source(GOOD_CU, "cuda", KERNELS)
-    check_source(GOOD_CL, "opencl", KERNELS)
-    check_source("// #include <stdio.h> in a comment\n" + GOOD_CU, "cuda", KERNELS)
+    check_source(GOOD_CU, by_name("cuda"), KERNELS)
+    check_source(GOOD_CL, by_name("opencl"), KERNELS)
+    check_source("// #include <stdio.h> in a comment\n" + GOOD_CU, by_name("cuda"), KERNELS)
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ def test_good_sources_pass():
 )
 def test_bad_sources_say_why_in_one_line(source, words):
     with pytest.raises(SubmissionError) as info:
-        check_source(source, "cuda", KERNELS, name="sub.cu")
+        check_source(source, by_name("cuda"), KERNELS, name="sub.cu")
     assert words in str(info.value)
     assert "\n" not in str(info.value)
 
@@ -59,18 +60,18 @@ def test_decode_keeps_text():
 
 def test_the_cuda_toolkits_device_headers_are_allowed_and_nothing_else():
     for header in ("<cooperative_groups.h>", "<cuda_fp16.h>", '"cuda_runtime.h"'):
-        check_source(f"#include {header}\n" + GOOD_CU, "cuda", KERNELS)
+        check_source(f"#include {header}\n" + GOOD_CU, by_name("cuda"), KERNELS)
     for header in ("<stdio.h>", "<cooperative_groups.h/../../etc/passwd>", "<cuda_fp16.hpp>"):
         with pytest.raises(SubmissionError, match="cooperative_groups.h"):
-            check_source(f"#include {header}\n" + GOOD_CU, "cuda", KERNELS)
+            check_source(f"#include {header}\n" + GOOD_CU, by_name("cuda"), KERNELS)
     with pytest.raises(SubmissionError, match="is not allowed"):
-        check_source("#include <cooperative_groups.h>\n" + GOOD_CL, "opencl", KERNELS)  # OpenCL has none
+        check_source("#include <cooperative_groups.h>\n" + GOOD_CL, by_name("opencl"), KERNELS)  # OpenCL has none
 
 
 def test_dynamic_shared_memory_is_refused_before_launch_saying_how_the_stage_launches():
     source = GOOD_CU.replace("{", "{\n    extern __shared__ float sdata[];\n", 1)
     with pytest.raises(SubmissionError) as refused:
-        check_source(source, "cuda", KERNELS, name="sub.cu")
+        check_source(source, by_name("cuda"), KERNELS, name="sub.cu")
     message = str(refused.value)
     assert message.startswith("sub.cu:2:") and "extern __shared__" in message
     assert "this stage launches every kernel with none" in message and "declare the array with a fixed size" in message
@@ -79,7 +80,7 @@ def test_dynamic_shared_memory_is_refused_before_launch_saying_how_the_stage_lau
 
 def test_dynamic_shared_memory_is_accepted_where_the_stage_launches_with_some():
     source = GOOD_CU.replace("{", "{\n    extern __shared__ float sdata[];\n", 1)
-    check_source(source, "cuda", KERNELS, name="sub.cu", dynamic_shared=True)
+    check_source(source, by_name("cuda"), KERNELS, name="sub.cu", dynamic_shared=True)
 
 
 def test_the_reduce_stages_declare_dynamic_shared_memory_and_nvidias_sample_style_passes_the_checks():
@@ -90,7 +91,7 @@ def test_the_reduce_stages_declare_dynamic_shared_memory_and_nvidias_sample_styl
     for stage in ("reduce_interleaved", "reduce_sequential"):
         spec = catalog().get(stage)
         assert spec.dynamic_shared_bytes(spec.test_cases[0]) == 4 * spec.defines["BLOCK_SIZE"]
-        check_source(source, "cuda", spec.kernels, spec.allowed_headers, "sub.cu", dynamic_shared=True)
+        check_source(source, by_name("cuda"), spec.kernels, spec.allowed_headers, "sub.cu", dynamic_shared=True)
     assert find_divergent_barriers(source) == []
     transpose = catalog().get("transpose_coalesced")
     assert transpose.dynamic_shared is None

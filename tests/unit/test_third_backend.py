@@ -57,11 +57,11 @@ def course(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Catalog:
 def test_the_third_backend_is_a_row_like_the_others(course):
     kind = registry.by_suffix(fakelang.SUFFIX)
     assert kind is not None and kind.name == fakelang.NAME == registry.names()[-1]
-    assert [t.label for t in discover((fakelang.NAME,)).targets] == ["fakelang:0"]
+    assert [t.label for t in discover((fakelang.KIND,)).targets] == ["fakelang:0"]
 
 
 def test_a_grading_of_a_stage_and_every_output(course, tmp_path):
-    target = discover((fakelang.NAME,)).targets[0]
+    target = discover((fakelang.KIND,)).targets[0]
     spec = course.get(STAGE)
     right, wrong = tmp_path / f"{STAGE}.fk", tmp_path / "wrong" / f"{STAGE}.fk"
     wrong.parent.mkdir()
@@ -128,7 +128,7 @@ def test_a_sandboxed_grading_imports_the_backend_registered_from_outside_the_pro
     from grader.grading import not_started
 
     monkeypatch.setenv("LAB_SANDBOX", "require")
-    target = discover((fakelang.NAME,)).targets[0]
+    target = discover((fakelang.KIND,)).targets[0]
     path = tmp_path / f"{STAGE}.fk"
     path.write_text(fakelang.student("transpose", "ada"), encoding="utf-8")
     report = grade(GradeRequest(course, course.get(STAGE), path, registry.by_name(fakelang.NAME), target,
@@ -211,10 +211,10 @@ def test_auto_ranks_it_as_its_row_says(course):
     from lab.api import source_backend
 
     assert registry.by_auto_rank()[0].name == fakelang.NAME == registry.without_a_device().name
-    cpus = Discovery([Target("opencl", 0, "pthread-cpu", "cpu"), *discover((fakelang.NAME,)).targets])
-    assert choose(cpus, "auto").label == "fakelang:0"
-    with_a_gpu = Discovery([*cpus.targets, Target("opencl", 1, "A GPU", "gpu")])
-    assert choose(with_a_gpu, "auto").label == "opencl:1"  # a GPU of any backend first
+    cpus = Discovery([Target(registry.by_name("opencl"), 0, "pthread-cpu", "cpu"), *discover((fakelang.KIND,)).targets])
+    assert choose(cpus).label == "fakelang:0"
+    with_a_gpu = Discovery([*cpus.targets, Target(registry.by_name("opencl"), 1, "A GPU", "gpu")])
+    assert choose(with_a_gpu).label == "opencl:1"  # a GPU of any backend first
     assert source_backend(fakelang.skeleton("copy")).name == fakelang.NAME
     assert source_backend("__kernel void k(__global float *o) {}\n").name == "opencl"
     assert source_backend("// no kernel here\n").name == fakelang.NAME
