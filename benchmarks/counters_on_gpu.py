@@ -213,9 +213,10 @@ def main() -> int:
         say(f"counters_on_gpu: nothing measured: {reason_line(Unavailable.NO_NCU)}")
         return 0
     try:
+        from grader.backends.cuda import KIND as CUDA
         from grader.backends.discovery import discover
 
-        gpus = discover(("cuda",)).targets
+        gpus = discover((CUDA,)).targets
     except Exception as error:  # noqa: BLE001 - said in one line
         gpus, problem = [], str(error)
     else:

@@ -59,7 +59,8 @@ def main() -> int:
     wanted = [s for s in args.stages.split(",") if s]
     stages = [s for s in catalog.stages if not wanted or s.id in wanted]
     rows = []
-    targets = [t for t in discover(tuple(args.backends.split(","))).targets if t.kind == "gpu"]
+    wanted = tuple(registry.by_name(b) for b in args.backends.split(","))
+    targets = [t for t in discover(wanted).targets if t.kind == "gpu"]
     for target in targets:
         suffix = SUFFIX[target.backend]
         for spec in stages:

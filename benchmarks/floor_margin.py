@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grader.backends import registry  # noqa: E402
 from grader.backends.discovery import discover  # noqa: E402
 from grader.course.catalog import default_catalog  # noqa: E402
 from grader.device_floor import IMPOSSIBLE_FRACTION  # noqa: E402
@@ -35,7 +36,7 @@ def main() -> int:
     catalog = default_catalog()
     rows = []
     for backend in args.backends.split(","):
-        targets = [t for t in discover((backend,)).targets if t.kind == "gpu"]
+        targets = [t for t in discover((registry.by_name(backend),)).targets if t.kind == "gpu"]
         if not targets:
             print(f"no {backend} GPU here", file=sys.stderr)
             continue

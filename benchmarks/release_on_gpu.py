@@ -34,6 +34,7 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(CHECKOUT))
 
+from grader.backends import registry  # noqa: E402
 from grader.backends.discovery import discover  # noqa: E402
 from grader.course.catalog import Catalog  # noqa: E402
 from grader.course.release_config import DEFAULT_PTX, ReleaseConfig  # noqa: E402
@@ -112,7 +113,7 @@ def main() -> int:
 
     catalog = Catalog(CHECKOUT)
     stages = [s for s in args.stages.split(",") if s] or catalog.ids()
-    found = discover(tuple(b for b in args.backends.split(",") if b))
+    found = discover(tuple(registry.by_name(b) for b in args.backends.split(",") if b))
     backends = sorted({t.backend for t in found.targets if t.kind == "gpu" or args.cpu})
     if not backends:
         why = "; ".join(f"{name}: {problem}" for name, problem in found.problems.items()) or "no GPU"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from grader.backends import registry  # noqa: E402
 from grader.course.catalog import default_catalog  # noqa: E402
 from lab.batch.similarity import Source, compare_stage, stage_boilerplate  # noqa: E402
 from tests.batch.similar_class import STAGE, SUBMISSIONS, disguise  # noqa: E402
@@ -26,7 +27,8 @@ def synthetic_stage(count: int, seed: int = 12) -> list[Source]:
     sources = []
     for n in range(count):
         suffix, text = bases[n % len(bases)]
-        backend = "cuda" if suffix == ".cu" else "opencl"
+        backend = registry.by_suffix(suffix)
+        assert backend is not None
         sources.append(Source(f"s{n:04d}", f"s{n:04d}/{STAGE}{suffix}", backend, disguise(text, rng)))
     return sources
 

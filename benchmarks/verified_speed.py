@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grader.backends import registry  # noqa: E402
 from grader.backends.discovery import discover  # noqa: E402
 from grader.course.catalog import default_catalog  # noqa: E402
 from grader.grading import grade_file  # noqa: E402
@@ -33,7 +34,8 @@ def main() -> int:
     catalog = default_catalog()
     rows = []
     for backend in args.backends.split(","):
-        targets = discover((backend,)).of(backend)
+        kind = registry.by_name(backend)
+        targets = discover((kind,)).of(kind)
         if not targets:
             print(f"no {backend} device", file=sys.stderr)
             continue
