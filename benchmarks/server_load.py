@@ -27,7 +27,9 @@ Each upload is a kernel of the benchmark's own making (`own_kernel`: the kernel 
 of its own in its body, which the compiler drops): a new source that is not the reference as the
 source check sees it (a comment or a `#define` line alone would be the reference, and refused). --gpus / --cpu-lanes are lab serve's
 lanes; --batch-compare then grades the same number of such files with `lab batch` on the same
-devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio.
+devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio; --counters on|off
+makes both read the hardware counters, or neither (by default the server reads them and lab
+batch does not: the two then grade differently).
 
 Progress goes to stderr, the figures to stdout (--json FILE: as JSON too). Needs the server extra.
 """
@@ -140,6 +142,7 @@ def batch_rate(args: argparse.Namespace, source: bytes, count: int, folder: Path
         (student / f"{args.stage}{suffix}").write_bytes(own_kernel(source, 1_000_000 + n))
     command = [sys.executable, "-m", "lab", "batch", "run", str(classroom), "--out", str(out)]
     command += (["--gpus", args.gpus] if args.gpus else []) + (["--jobs", str(args.cpu_lanes)] if args.cpu_lanes else [])
+    command += ["--counters"] if args.counters == "on" else []  # as the server reads them (its default)
     print(f"lab batch of {count} submissions: {' '.join(command[3:])}", file=sys.stderr)
     begun = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, env=with_root(os.environ), capture_output=True,
@@ -205,7 +208,13 @@ def main() -> None:
                         help="lab serve --lease: seconds before a dead worker's submission is queued again")
     parser.add_argument("--drain-limit", type=float, default=3600.0, help="seconds to wait for the queue")
     parser.add_argument("--json", type=Path, help="write the figures to this file too")
+    parser.add_argument("--counters", choices=("on", "off", "as-default"), default="as-default",
+                        help="the hardware counters in both the server's and --batch-compare's gradings: on (the "
+                        "batch with --counters), off (LAB_COUNTERS=off for both), as-default (each as it is by "
+                        "default: the server reads them, lab batch does not)")
     args = parser.parse_args()
+    if args.counters == "off":
+        os.environ["LAB_COUNTERS"] = "off"  # the server's and the batch's environments are this one's
 
     import httpx
 
