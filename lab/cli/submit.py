@@ -12,7 +12,8 @@ from grader.course.sinks import for_terminal
 from grader.outputs import FEEDBACK_SUFFIXES
 from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, STUDENTS, app, console, errors, fail
 
-POLL_S = 1.0
+POLL_S = 1.0  # between looks at a server that answers at once
+LONG_POLL_S = 20.0  # the server answers once the submission moves, or after this long
 MARKS = {"held": "held for review", "cheated": "not counted: marked as not your own work"}
 
 
@@ -108,8 +109,11 @@ def submit(
             if time.monotonic() > deadline:
                 fail(f"submission {shown['id']} is still {shown['state']} after {wait:g} s; "
                      "lab history shows it once graded", EXIT_GRADER_ERROR)
-            time.sleep(POLL_S)
-            shown = client.submission(shown["id"])
+            asked = time.monotonic()
+            before = shown
+            shown = client.submission(shown["id"], wait_s=min(LONG_POLL_S, max(0.0, deadline - asked)))
+            if _state_line(shown) == _state_line(before) and time.monotonic() - asked < POLL_S / 2:
+                time.sleep(POLL_S)  # a server that does not wait (one from before long polls)
         if "report" not in shown:  # the upload's answer (a reused submission) carries no report
             shown = client.submission(shown["id"])
     except ClientError as error:

@@ -57,8 +57,13 @@ class LabClient:
         return self._call("POST", "/api/submissions", data={"stage": stage},
                           files={"file": (path.name, data, "text/plain")})
 
-    def submission(self, submission_id: int) -> dict[str, Any]:
-        return self._call("GET", f"/api/submissions/{submission_id}")
+    def submission(self, submission_id: int, wait_s: float = 0.0) -> dict[str, Any]:
+        """The submission as the server shows it; `wait_s`: while it is queued or grading, the
+        server answers once it moves or `wait_s` has passed (a long poll)."""
+        if not wait_s:
+            return self._call("GET", f"/api/submissions/{submission_id}")
+        return self._call("GET", f"/api/submissions/{submission_id}", params={"wait": f"{wait_s:g}"},
+                          timeout=TIMEOUT_S + wait_s)
 
     def history(self, stage: str | None = None) -> list[dict[str, Any]]:
         return self._call("GET", "/api/submissions", params={"stage": stage} if stage else None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,18 +30,23 @@ IDLE_WAIT_S = 1.0  # a lane with nothing queued looks again after this long, or 
 
 @dataclass
 class Progress:
-    """What each lane is doing now: the submission it grades and the grading's current phase."""
+    """What each lane is doing now: the submission it grades and the grading's current phase.
+    `on_change` is told (from the lane's thread) whenever a grading starts, enters a phase or
+    ends, after its result is stored (the API's long polls: lab.server.change_signal)."""
 
     phases: dict[int, str] = field(default_factory=dict)  # submission id -> phase
     lock: threading.Lock = field(default_factory=threading.Lock)
+    on_change: Callable[[], None] = lambda: None
 
     def enter(self, submission: int, phase: str) -> None:
         with self.lock:
             self.phases[submission] = phase
+        self.on_change()
 
     def leave(self, submission: int) -> None:
         with self.lock:
             self.phases.pop(submission, None)
+        self.on_change()
 
     def phase(self, submission: int) -> str | None:
         with self.lock:
@@ -84,13 +89,14 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
 
     spec = catalog.get(stage)
     kind = registry.by_name(backend)  # a stored submission (or a remote worker's claim) names it: its row here
+    index = int(device) if device is not None and device.isdigit() else -1  # the device its worker opens early
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
         path = Path(folder) / f"submission{kind.suffix}"
         path.write_bytes(source)
         # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
         # while it does (a worker dies with the thread that started it).
         report = grade(GradeRequest(catalog, spec, path, kind, device, filename,
-                                    worker=lambda: take_worker(kind, start_next=True), on_phase=on_phase,
+                                    worker=lambda: take_worker(kind, start_next=True, device=index), on_phase=on_phase,
                                     on_queue=None if on_phase is None else _queue_line(on_phase)))
     refused = not_started(report)
     if refused is not None:

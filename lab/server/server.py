@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from grader.course.catalog import Catalog
+from lab.server.change_signal import ChangeSignal
 from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lanes, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
@@ -35,7 +36,8 @@ class Server:
     def __init__(self, settings: ServerSettings, catalog: Catalog):
         self.settings, self.catalog = settings, catalog
         self.store = Store(settings.database_url)
-        self.progress = Progress()
+        self.changes = ChangeSignal()  # wakes the API's long polls (GET /api/submissions/{id}?wait=S)
+        self.progress = Progress(on_change=self.changes.changed)
         self.identity = ServingProcess.this_one()
         self.lanes = Lanes(self.store, catalog, self.progress, settings.lanes, self.identity, settings.lease_s)
         self._stopping = threading.Event()

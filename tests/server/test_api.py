@@ -217,3 +217,26 @@ def test_every_private_answer_says_no_store(course_server, graded):
     assert {answer.status_code for answer in answers} >= {200, 303, 401, 403, 404}
     for answer in answers:
         assert answer.headers.get("cache-control") == "no-store", (answer.request.url, answer.status_code)
+
+
+def test_a_long_poll_answers_when_the_submission_moves(course_server):
+    """GET /api/submissions/{id}?wait=S answers as soon as the submission's state, place or phase
+    moves (not after S), and at once for one that is graded; a wait over 30 s is refused."""
+    import time
+
+    with client(course_server.server, course_server.bob) as http:
+        shown = submit(http, EXAMPLE.read_bytes() + b"\n// followed\n").json()
+        moves = []
+        while shown["state"] in ("queued", "grading"):
+            asked = time.monotonic()
+            before = (shown["state"], shown.get("position"), shown.get("phase"))
+            shown = http.get(f"/api/submissions/{shown['id']}", params={"wait": 25}).json()
+            took = time.monotonic() - asked
+            assert took < 24, f"the poll waited {took:.1f} s with {before} -> {shown['state']}"
+            moves.append((before, (shown["state"], shown.get("position"), shown.get("phase"))))
+        assert shown["state"] == "done" and shown["report"] is not None, shown
+        assert all(before != after for before, after in moves), moves  # each answer says something new
+        asked = time.monotonic()
+        again = http.get(f"/api/submissions/{shown['id']}", params={"wait": 25})
+        assert again.status_code == 200 and time.monotonic() - asked < 5
+        assert http.get(f"/api/submissions/{shown['id']}", params={"wait": 31}).status_code == 422

@@ -8,9 +8,11 @@ the leaderboards.
                                         (Role.GRADER) adds `student` and submits as that student
   GET  /api/submissions[?stage=&student=]  one's own submissions, newest first (an instructor:
                                         everyone's, or one student's)
-  GET  /api/submissions/{id}            its state, queue position, grading phase, and once
-                                        graded its report (Report.to_json); an autograder's token
-                                        reads only those it sent (only this of the API)
+  GET  /api/submissions/{id}[?wait=S]   its state, queue position, grading phase, and once
+                                        graded its report (Report.to_json); with `wait`, answered
+                                        when one of those moves or S seconds pass (a long poll);
+                                        an autograder's token reads only those it sent (only this
+                                        of the API)
   GET  /api/submissions/{id}/feedback   the HTML feedback page
   GET  /api/leaderboard/{stage}         the fastest correct kernels, one per student (names: opted in)
   POST /api/leaderboard/opt-in          {"shown": true|false}: one's name on the leaderboards
@@ -20,9 +22,10 @@ A submission that is not the token's user's is answered 404, as one that does no
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -91,13 +94,40 @@ def history(user: Person, server: TheServer, stage: str | None = None,
 
 
 @router.get("/api/submissions/{submission_id}")
-def one(submission_id: int, user: Submitter, server: TheServer) -> dict[str, Any]:
-    """A submission the token may see: its summary, place in the queue and, once done, its report."""
-    submission = visible(server, user, submission_id)
-    body = server.summary(submission, server.position(submission))
-    report = server.store.report_json(submission_id) if submission.state == State.DONE else None
+async def one(submission_id: int, user: Submitter, server: TheServer,
+              wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S)] = 0.0) -> dict[str, Any]:
+    """A submission the token may see: its summary, place in the queue and, once done, its
+    report. `wait` (seconds, at most MAX_WAIT_S): while it is queued or grading, answer once its
+    state, place or phase changes, or when `wait` has passed (a long poll: `lab submit` follows
+    its grading this way)."""
+
+    def read() -> dict[str, Any]:
+        submission = visible(server, user, submission_id)
+        return server.summary(submission, server.position(submission))
+
+    deadline = time.monotonic() + wait
+    changed = server.changes.register()
+    body = await run_in_threadpool(read)
+    first = _moves(body)
+    while body["state"] in (str(State.QUEUED), str(State.GRADING)) and time.monotonic() < deadline:
+        await server.changes.wait(changed, deadline - time.monotonic())
+        changed = server.changes.register()
+        body = await run_in_threadpool(read)
+        if _moves(body) != first:
+            break
+    server.changes.forget(changed)
+    report = (await run_in_threadpool(server.store.report_json, submission_id)
+              if body["state"] == str(State.DONE) else None)
     body["report"] = json.loads(report) if report else None
     return body
+
+
+MAX_WAIT_S = 30.0  # the longest a GET of one submission waits for it to move
+
+
+def _moves(body: dict[str, Any]) -> tuple[Any, ...]:
+    """What a long poll answers for when it changes."""
+    return body["state"], body.get("position"), body.get("phase")
 
 
 @router.get("/api/submissions/{submission_id}/feedback")
