@@ -31,6 +31,7 @@ from grader.results import (
     encode,
 )
 from grader.steps import Context, Request, run_steps, worker_steps
+from grader.steps.device import EarlyDevice
 from grader.timing import release_roles
 from grader.worker_process import WorkerStart
 
@@ -59,11 +60,13 @@ def private_channel() -> Channel:
     return Channel(os.fdopen(events_fd, "w", encoding="utf-8"))
 
 
-def grade(request: Request, channel: Channel) -> None:
+def grade(request: Request, channel: Channel, early: EarlyDevice | None = None) -> None:
+    """Run the worker's steps for `request`; `early`: the device opened before it came (the
+    OpenDevice step takes it where the request asks for that device, else closes it)."""
     catalog = Catalog(Path(request.course_root))
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
-                  channel.send, receive=channel.receive)
+                  channel.send, receive=channel.receive, early_device=early)
     try:
         run_steps(ctx, worker_steps(tuple(request.plugins)))
     finally:
@@ -71,6 +74,43 @@ def grade(request: Request, channel: Channel) -> None:
             release_roles(ctx.benchmark.roles)
         for close in ctx.closers:
             close()
+
+
+class RequestLine:
+    """The request's line, read from stdin in a thread of its own, so that the worker can open
+    its device meanwhile."""
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._thread = threading.Thread(target=self._read, name="request", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        self._text = sys.stdin.readline()
+
+    def wait(self) -> str:
+        self._thread.join()
+        return self._text
+
+
+def open_early(kind: BackendKind | None, device: int) -> EarlyDevice | None:
+    """Open the device the request will most likely name, before it comes: `device`, or (-1)
+    the one the OpenDevice step would choose for a request that names none. None where there is
+    no row, or opening fails (the OpenDevice step then opens the device and says what is wrong).
+    No student code is here yet: the device is the grader's until the request's steps run."""
+    if kind is None:
+        return None
+    try:
+        index, chosen = device, False
+        if index < 0:
+            from grader.backends.discovery import Discovery, choose
+
+            found, problem = kind.probe()
+            index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind).index
+            chosen = True
+        return EarlyDevice(index, chosen, kind.open(index))
+    except Exception:  # noqa: BLE001 - said by the OpenDevice step, which opens it again
+        return None
 
 
 def die_with_parent() -> None:
@@ -177,12 +217,14 @@ def main() -> int:
     preload(kind)
     limit = None
     try:
-        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
+        line = RequestLine()
+        early = open_early(kind, start.device)  # while the request is on its way
+        text = line.wait()  # one line; the pipe stays open for the parent's answers
         if not text:  # a worker started ahead that was never needed
             return 0
         request = read_request(text)
         limit = request.memory_limit
-        grade(request, channel)
+        grade(request, channel, early)
     except MemoryError:
         channel.send(CaseResult("memory", False, FailureKind.MEMORY,
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))

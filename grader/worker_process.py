@@ -30,11 +30,13 @@ class WorkerStart:
     `python -m grader.worker`): `backend`, whose library it preloads while the request is on its
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
     parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
-    template it copies into its own HOME before its driver starts ("" for none)."""
+    template it copies into its own HOME before its driver starts ("" for none); `device`, the
+    device it opens while the request is on its way (grader.worker.open_early)."""
 
     backend: str = ""
     sandboxed: bool = False
     nv_cache_template: str = ""
+    device: int = -1  # the device it opens while the request is on its way (-1: the backend's best)
 
     def argv(self) -> list[str]:
         args = ["--backend", self.backend] if self.backend else []
@@ -42,6 +44,8 @@ class WorkerStart:
             args.append("--sandboxed")
         if self.nv_cache_template:
             args += ["--nv-cache-template", self.nv_cache_template]
+        if self.device >= 0:
+            args += ["--device", str(self.device)]
         return args
 
     @classmethod
@@ -55,6 +59,8 @@ class WorkerStart:
                 values["sandboxed"] = True
             elif flag in ("--backend", "--nv-cache-template") and rest:
                 values[flag[2:].replace("-", "_")] = rest.pop(0)
+            elif flag == "--device" and rest and rest[0].isdigit():
+                values["device"] = int(rest.pop(0))
             else:
                 raise ValueError(f"grader.worker: unknown argument {flag!r}")
         return cls(**values)
@@ -87,7 +93,7 @@ class WorkerProcess:
     fresh device context, and ends."""
 
     def __init__(self, kind: BackendKind | None, sanitize: list[str] | None = None, *,
-                 course_root: str | None = None, writable: tuple[str, ...] = ()):
+                 course_root: str | None = None, writable: tuple[str, ...] = (), device: int = -1):
         """`kind`: the row of the backend it grades on, whose library it preloads (None: a test's
         device of no row); `course_root`: a course folder besides the project's and
         LAB_COURSE_ROOT's, and `writable`: folders it may write (compute-sanitizer's log), both
@@ -101,7 +107,7 @@ class WorkerProcess:
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
                               courses=self.courses, writable=writable, backend=kind)
-        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template).argv()
+        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template, device).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.
@@ -182,35 +188,37 @@ def _discard_all() -> None:
         worker.discard()
 
 
-_spares: dict[tuple[str, int], WorkerProcess] = {}
+_spares: dict[tuple[str, int, int], WorkerProcess] = {}
 _spares_lock = threading.Lock()
 
 
-def prestart_worker(kind: BackendKind | None) -> None:
-    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting."""
-    key = (kind.name if kind is not None else "", threading.get_ident())
+def prestart_worker(kind: BackendKind | None, device: int = -1) -> None:
+    """Start a worker for this thread's next grading on the backend `kind` (on its device
+    `device`; -1: its best), if none is waiting."""
+    key = (kind.name if kind is not None else "", threading.get_ident(), device)
     with _spares_lock:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
             return
         try:
-            _spares[key] = WorkerProcess(kind)
+            _spares[key] = WorkerProcess(kind, device=device)
         except sandbox.SandboxUnavailable:  # said where the grading takes its worker
             pass
 
 
-def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerProcess:
-    """This thread's waiting worker for the backend `kind`, or a new one. (A worker dies with the
+def take_worker(kind: BackendKind | None, start_next: bool = False, device: int = -1) -> WorkerProcess:
+    """This thread's waiting worker for the backend `kind` on its device `device` (-1: its best;
+    the worker opens it while its request is on its way), or a new one. (A worker dies with the
     thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`:
     start this thread's next one now (prestart_worker), to be ready while this one grades."""
     with _spares_lock:
-        spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
+        spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident(), device), None)
     if spare is not None and not spare.alive():
         spare.discard()
         spare = None
-    taken = spare if spare is not None else WorkerProcess(kind)
+    taken = spare if spare is not None else WorkerProcess(kind, device=device)
     if start_next:
-        prestart_worker(kind)
+        prestart_worker(kind, device)
     return taken
 
 

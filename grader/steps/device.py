@@ -3,9 +3,12 @@ what it is."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from grader.backends.base import Backend
 from grader.backends.discovery import Discovery, NoDeviceError, choose
 from grader.results import DeviceOpened, FailureKind, GraderError
-from grader.steps.context import Context, Step
+from grader.steps.context import Context, Request, Step
 
 
 def limit_memory(nbytes: int | None) -> None:
@@ -19,11 +22,35 @@ def limit_memory(nbytes: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+@dataclass(frozen=True)
+class EarlyDevice:
+    """A device the worker opened before its request came (grader.worker.open_early)."""
+
+    index: int
+    chosen: bool  # chosen as the backend's best (the worker's command line named none)
+    backend: Backend
+
+    def fits(self, request: Request) -> bool:
+        """Whether `request` asks for this device: its index, or (with neither an index nor
+        --device) the backend's best."""
+        if request.device >= 0:
+            return request.device == self.index
+        if request.device_choice and request.device_choice.isdigit():  # --device 1: the index
+            return int(request.device_choice) == self.index
+        return self.chosen and not request.device_choice
+
+
 class OpenDevice(Step):
     def run(self, ctx: Context) -> bool:
         ctx.phase("startup", "compile")
         kind = ctx.kind
         index = ctx.request.device
+        early, ctx.early_device = ctx.early_device, None
+        if early is not None and early.fits(ctx.request):
+            ctx.backend = early.backend
+            return self._opened(ctx, early.index)
+        if early is not None:
+            early.backend.close()
         if index < 0:
             found, problem = kind.probe()
             try:
@@ -33,6 +60,11 @@ class OpenDevice(Step):
                 ctx.send(GraderError(str(error), failure=FailureKind.NO_DEVICE))
                 return False
         ctx.backend = kind.open(index)
+        return self._opened(ctx, index)
+
+    @staticmethod
+    def _opened(ctx: Context, index: int) -> bool:
+        assert ctx.backend is not None
         info = ctx.backend.info
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)
