@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from grader.course.checks.normalised_source import normalised_digest, tokens
+from grader.course.checks.normalised_source import DIGEST_SCHEME, normalised_digest, token_digest
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,26 @@ class Handout:
 
 
 @lru_cache(maxsize=512)
-def _file_tokens(path: str, mtime_ns: int) -> tuple[str, ...]:
-    return tokens(Path(path).read_text(encoding="utf-8"))
+def _file_digest_of_tokens(path: str, mtime_ns: int, size: int) -> str:
+    """A handed-out file's token_digest: kept in the trusted-kernel cache (grader.backends.kernel_cache),
+    by the file's path, time and size and the tokenizer's scheme, so that a fresh `lab grade`
+    does not tokenize every stage's reference again; the parent alone reads and writes it."""
+    from grader import GRADER_VERSION
+    from grader.backends import kernel_cache
+
+    key = kernel_cache.cache_key("handout-token-digest", path, mtime_ns, size, DIGEST_SCHEME, GRADER_VERSION)
+    kept = kernel_cache.load(key)
+    if kept is not None and len(kept[0]) in (0, 64):
+        return kept[0].decode("ascii")
+    digest = token_digest(Path(path).read_text(encoding="utf-8"))
+    kernel_cache.store(key, digest.encode("ascii"), {"handout": path})
+    return digest
 
 
-def _tokens_of(path: Path) -> tuple[str, ...] | None:
+def _digest_of(path: Path) -> str | None:
     try:
-        return _file_tokens(str(path), path.stat().st_mtime_ns)
+        info = path.stat()
+        return _file_digest_of_tokens(str(path), info.st_mtime_ns, info.st_size)
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -45,14 +58,15 @@ def _tokens_of(path: Path) -> tuple[str, ...] | None:
 def find_handout(source: str, suffix: str, stage: str, skeleton: Path,
                  references: dict[str, Path]) -> Handout | None:
     """`references`: each stage's reference file with `suffix`, by stage id (this stage's own
-    is skipped). None when the submission is none of them."""
-    mine = tokens(source)
+    is skipped). None when the submission is none of them (its tokens, as token_digest holds
+    them, are none of theirs)."""
+    mine = token_digest(source)
     if not mine:
         return None
-    if _tokens_of(skeleton) == mine:
+    if _digest_of(skeleton) == mine:
         return Handout(stage, "skeleton")
     for other, path in references.items():
-        if other != stage and _tokens_of(path) == mine:
+        if other != stage and _digest_of(path) == mine:
             return Handout(other, "reference")
     return None
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from grader.backends.registry import by_name
+from grader.course.checks.normalised_source import tokens
 from grader.course.dialect import in_dialect
-from grader.course.handouts import find_handout, tokens
+from grader.course.handouts import find_handout
 from tests.conftest import catalog
 
 
@@ -61,3 +62,27 @@ def test_every_stage_hint_reads_in_opencl_without_cuda_words():
         for key, hint in spec.hints.items():
             shown = in_dialect(hint, by_name("opencl").syntax)
             assert not [w for w in cuda_words if w in shown], (spec.id, key, shown)
+
+
+def test_a_handouts_digest_is_kept_and_a_changed_file_is_read_again(tmp_path, monkeypatch):
+    """The handouts' token digests are kept in the trusted-kernel cache (a fresh `lab grade`
+    tokenizes none of them again); an edited file is another entry, read afresh."""
+    import json
+    import os
+    import shutil
+
+    from grader.course import handouts
+
+    monkeypatch.setenv("LAB_KERNEL_CACHE", str(tmp_path / "cache"))
+    handouts._file_digest_of_tokens.cache_clear()
+    naive = tmp_path / "naive.cu"
+    shutil.copy(catalog().reference_file("transpose_naive", ".cu"), naive)
+    text = naive.read_text(encoding="utf-8")
+    assert find_handout(text, ".cu", "transpose_padded", tmp_path / "none.cu", {"transpose_naive": naive})
+    kept = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("*.json")]
+    assert [k["handout"] for k in kept] == [str(naive)]
+    naive.write_text(text.replace("{", "{ int changed = 1; (void)changed;", 1), encoding="utf-8")
+    os.utime(naive, ns=(1, 1))  # a new entry, whatever the clock's grain
+    handouts._file_digest_of_tokens.cache_clear()
+    assert find_handout(text, ".cu", "transpose_padded", tmp_path / "none.cu", {"transpose_naive": naive}) is None
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 2
