@@ -218,7 +218,7 @@ def main() -> int:
     limit = None
     try:
         line = RequestLine()
-        early = open_early(kind, start.device)  # while the request is on its way
+        early = open_early(kind, start.device) if start.device is not None else None  # while the request comes
         text = line.wait()  # one line; the pipe stays open for the parent's answers
         if not text:  # a worker started ahead that was never needed
             return 0

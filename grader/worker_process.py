@@ -31,12 +31,15 @@ class WorkerStart:
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
     parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
     template it copies into its own HOME before its driver starts ("" for none); `device`, the
-    device it opens while the request is on its way (grader.worker.open_early)."""
+    device it opens while the request is on its way (grader.worker.open_early): a worker started
+    well ahead of its request (`lab grade`'s, started before its command line is read) opens it;
+    a lane's next worker, started while the lane's grading runs, does not (its device's
+    gradings would share the driver's start with it)."""
 
     backend: str = ""
     sandboxed: bool = False
     nv_cache_template: str = ""
-    device: int = -1  # the device it opens while the request is on its way (-1: the backend's best)
+    device: int | None = None  # the device it opens while the request is on its way (-1: the backend's best; None: none)
 
     def argv(self) -> list[str]:
         args = ["--backend", self.backend] if self.backend else []
@@ -44,8 +47,8 @@ class WorkerStart:
             args.append("--sandboxed")
         if self.nv_cache_template:
             args += ["--nv-cache-template", self.nv_cache_template]
-        if self.device >= 0:
-            args += ["--device", str(self.device)]
+        if self.device is not None:
+            args += ["--open-device", str(self.device)]
         return args
 
     @classmethod
@@ -59,7 +62,7 @@ class WorkerStart:
                 values["sandboxed"] = True
             elif flag in ("--backend", "--nv-cache-template") and rest:
                 values[flag[2:].replace("-", "_")] = rest.pop(0)
-            elif flag == "--device" and rest and rest[0].isdigit():
+            elif flag == "--open-device" and rest and rest[0].lstrip("-").isdigit():
                 values["device"] = int(rest.pop(0))
             else:
                 raise ValueError(f"grader.worker: unknown argument {flag!r}")
@@ -93,7 +96,7 @@ class WorkerProcess:
     fresh device context, and ends."""
 
     def __init__(self, kind: BackendKind | None, sanitize: list[str] | None = None, *,
-                 course_root: str | None = None, writable: tuple[str, ...] = (), device: int = -1):
+                 course_root: str | None = None, writable: tuple[str, ...] = (), device: int | None = None):
         """`kind`: the row of the backend it grades on, whose library it preloads (None: a test's
         device of no row); `course_root`: a course folder besides the project's and
         LAB_COURSE_ROOT's, and `writable`: folders it may write (compute-sanitizer's log), both
@@ -188,14 +191,15 @@ def _discard_all() -> None:
         worker.discard()
 
 
-_spares: dict[tuple[str, int, int], WorkerProcess] = {}
+_spares: dict[tuple[str, int], WorkerProcess] = {}
 _spares_lock = threading.Lock()
 
 
-def prestart_worker(kind: BackendKind | None, device: int = -1) -> None:
-    """Start a worker for this thread's next grading on the backend `kind` (on its device
-    `device`; -1: its best), if none is waiting."""
-    key = (kind.name if kind is not None else "", threading.get_ident(), device)
+def prestart_worker(kind: BackendKind | None, device: int | None = None) -> None:
+    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting;
+    `device`: the device it opens before its request comes (-1: the backend's best; None: none,
+    WorkerStart.device says when)."""
+    key = (kind.name if kind is not None else "", threading.get_ident())
     with _spares_lock:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
@@ -206,19 +210,18 @@ def prestart_worker(kind: BackendKind | None, device: int = -1) -> None:
             pass
 
 
-def take_worker(kind: BackendKind | None, start_next: bool = False, device: int = -1) -> WorkerProcess:
-    """This thread's waiting worker for the backend `kind` on its device `device` (-1: its best;
-    the worker opens it while its request is on its way), or a new one. (A worker dies with the
+def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerProcess:
+    """This thread's waiting worker for the backend `kind`, or a new one. (A worker dies with the
     thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`:
     start this thread's next one now (prestart_worker), to be ready while this one grades."""
     with _spares_lock:
-        spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident(), device), None)
+        spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
     if spare is not None and not spare.alive():
         spare.discard()
         spare = None
-    taken = spare if spare is not None else WorkerProcess(kind, device=device)
+    taken = spare if spare is not None else WorkerProcess(kind)
     if start_next:
-        prestart_worker(kind, device)
+        prestart_worker(kind)
     return taken
 
 

@@ -79,8 +79,7 @@ def pipeline_grader(catalog: Catalog, options: GradeOptions,
         told = (lambda event: on_queue(shown_as, event)) if on_queue is not None else None
         # The lane's next worker starts while this one grades.
         return grade(GradeRequest(catalog, spec, path, target.row, target, shown_as, options,
-                                  worker=lambda: take_worker(target.row, start_next=True, device=target.index),
-                                  on_queue=told))
+                                  worker=lambda: take_worker(target.row, start_next=True), on_queue=told))
 
     return grade_with
 

@@ -89,14 +89,13 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
 
     spec = catalog.get(stage)
     kind = registry.by_name(backend)  # a stored submission (or a remote worker's claim) names it: its row here
-    index = int(device) if device is not None and device.isdigit() else -1  # the device its worker opens early
     with tempfile.TemporaryDirectory(prefix="lab-server-") as folder:
         path = Path(folder) / f"submission{kind.suffix}"
         path.write_bytes(source)
         # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
         # while it does (a worker dies with the thread that started it).
         report = grade(GradeRequest(catalog, spec, path, kind, device, filename,
-                                    worker=lambda: take_worker(kind, start_next=True, device=index), on_phase=on_phase,
+                                    worker=lambda: take_worker(kind, start_next=True), on_phase=on_phase,
                                     on_queue=None if on_phase is None else _queue_line(on_phase)))
     refused = not_started(report)
     if refused is not None:
