@@ -71,12 +71,17 @@ class Engine(Generic[SlotT, JobT]):
     def __init__(self, slots: Sequence[SlotT], source: Source[SlotT, JobT],
                  grade_one: Callable[[JobT, SlotT], None], *, idle_wait_s: float = 1.0,
                  on_error: Callable[[BaseException, JobT | None], None] | None = None,
-                 label: Callable[[SlotT], str] = str, name: str = "grade"):
+                 label: Callable[[SlotT], str] = str, name: str = "grade",
+                 on_start: Callable[[SlotT], None] | None = None):
+        """`on_start(slot)`: run in each slot's thread before it takes anything (a lane starts
+        its first grading worker there, so that its first submission finds one ready: a worker
+        dies with the thread that started it)."""
         self.slots = tuple(slots)
         self.source = source
         self.grade_one = grade_one
         self.idle_wait_s = idle_wait_s
         self.on_error = on_error or (lambda error, job: None)
+        self.on_start = on_start
         self._stop = threading.Event()
         self._news = threading.Condition()
         self._generation = 0  # how many times woken: a wake between a look and the wait is not lost
@@ -121,6 +126,11 @@ class Engine(Generic[SlotT, JobT]):
         return True
 
     def _run(self, slot: SlotT) -> None:
+        if self.on_start is not None:
+            try:
+                self.on_start(slot)
+            except Exception as error:  # noqa: BLE001 - the slot grades all the same
+                self.on_error(error, None)
         while not self._stop.is_set():
             with self._news:
                 seen = self._generation

@@ -30,15 +30,30 @@ class Handout:
         return f"the reference kernel of {self.stage}"
 
 
+@lru_cache(maxsize=1)
+def _tokenizer_code() -> str:
+    """A digest of the code that makes token_digest (this package's checks, and pcpp's version):
+    another version of it keys other entries."""
+    import hashlib
+
+    import pcpp
+
+    from grader.course.checks import normalised_source
+
+    digest = hashlib.sha256(str(getattr(pcpp, "__version__", "")).encode())
+    for path in sorted(Path(normalised_source.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 @lru_cache(maxsize=512)
 def _file_digest_of_tokens(path: str, mtime_ns: int, size: int) -> str:
     """A handed-out file's token_digest: kept in the trusted-kernel cache (grader.backends.kernel_cache),
-    by the file's path, time and size and the tokenizer's scheme, so that a fresh `lab grade`
+    by the file's path, time and size and the tokenizer's code, so that a fresh `lab grade`
     does not tokenize every stage's reference again; the parent alone reads and writes it."""
-    from grader import GRADER_VERSION
     from grader.backends import kernel_cache
 
-    key = kernel_cache.cache_key("handout-token-digest", path, mtime_ns, size, DIGEST_SCHEME, GRADER_VERSION)
+    key = kernel_cache.cache_key("handout-token-digest", path, mtime_ns, size, DIGEST_SCHEME, _tokenizer_code())
     kept = kernel_cache.load(key)
     if kept is not None and len(kept[0]) in (0, 64):
         return kept[0].decode("ascii")

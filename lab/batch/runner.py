@@ -28,7 +28,7 @@ from grader.queue_status import QueueEvent
 from grader.report import ERROR, Report
 from grader.results import FailureKind
 from grader.scoring import not_graded
-from grader.worker_process import take_worker
+from grader.worker_process import prestart_worker, take_worker
 from lab.batch.devices import Pool
 from lab.batch.keys import options_key, result_key
 from lab.batch.outcome import Outcome, outcome_of
@@ -194,8 +194,9 @@ class Runner:
                 self.record_unavailable(item)
             if not self.stop.is_set():
                 source: ListSource[Target, Job] = ListSource(plan.to_grade, _fits)
-                self._engine = Engine(pool.slots(), source, self.grade_one,
-                                      on_error=self._lost, label=lambda target: target.label)
+                self._engine = Engine(pool.slots(), source, self.grade_one, on_error=self._lost,
+                                      label=lambda target: target.label,
+                                      on_start=lambda target: prestart_worker(target.row))
                 self._engine.start()
                 self._engine.join()
         except KeyboardInterrupt:

@@ -30,6 +30,7 @@ class LanePlan:
     device: str | None  # an index or part of a name (as lab grade --device); None: the best device
     backends: frozenset[str] | None = None  # the backends whose submissions it takes; None: any
     label: str = "the best device"  # how the queue page and the start line name it
+    runs: frozenset[str] = frozenset()  # the backends its device runs: a worker waits ready for each
 
 
 def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: str | None = None,
@@ -59,5 +60,6 @@ def plan_lanes(discovery: Discovery | None, devices: Sequence[str] = (), gpus: s
         target = lane.target
         for _ in range(lane.workers):
             takes = frozenset({target.backend}) | (missing if not lanes else frozenset())
-            lanes.append(LanePlan(str(target.index), takes, f"{target.label} {target.name}"))
+            lanes.append(LanePlan(str(target.index), takes, f"{target.label} {target.name}",
+                                  frozenset({target.backend})))
     return tuple(lanes)
