@@ -66,7 +66,7 @@ def serve(
     port: int = typer.Option(8000, "--port", help="the port to listen on"),
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
                                      "name), one grading lane each, any kernel language; repeat for several "
-                                     "(default: one lane per GPU present, as lab batch plans them)"),
+                                     "(default: --per-gpu lanes per GPU present, as lab batch plans them)"),
     gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on: a count (2) or indices (0,2) (default: all)"),
     per_gpu: int = typer.Option(PER_GPU, "--per-gpu", min=1, help="lanes on each GPU per kernel language (their "
                                 "timed phases take turns)"),
@@ -302,8 +302,8 @@ def work(
     url: str = typer.Argument(..., help="the course server's address"),
     token: str = typer.Option(..., "--token", help="a worker token (lab tokens --worker NAME on the server)"),
     device: list[str] | None = typer.Option(None, "--device", "-d", help="a device to grade on (index or part of its "
-                                     "name), one lane each, any kernel language; repeat for several (default: one "
-                                     "lane per GPU present, as lab batch plans them)"),
+                                     "name), one lane each, any kernel language; repeat for several (default: "
+                                     "--per-gpu lanes per GPU present, as lab batch plans them)"),
     gpus: str | None = typer.Option(None, "--gpus", help="GPUs to grade on: a count (2) or indices (0,2) (default: all)"),
     per_gpu: int = typer.Option(PER_GPU, "--per-gpu", min=1, help="lanes on each GPU per kernel language (their "
                                 "timed phases take turns)"),
@@ -314,7 +314,6 @@ def work(
     """Grade the course server's submissions on this machine's GPUs, taking them over HTTP."""
     _require_extra()
     import logging
-    import threading
 
     from lab.cli.course import load_catalog
     from lab.server.client import ClientError
@@ -322,26 +321,19 @@ def work(
 
     catalog = load_catalog()
     plans = _plan_lanes(device, gpus, cpu_lanes, per_gpu)
-    lanes = []
+    worker = RemoteWorker(url, token.strip(), catalog, plans, once=once)
     try:
-        for plan in plans:
-            lanes.append(RemoteWorker(url, token.strip(), catalog, plan.device, plan.backends))
-        name = lanes[0].check()
+        name = worker.check()
     except ClientError as error:
+        worker.close()
         fail(str(error))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
-    console.print(f"grading for {for_terminal(lanes[0].url)} as {for_terminal(name)}, "
-                  f"{len(lanes)} lane(s): {', '.join(for_terminal(plan.label) for plan in plans)}")
-    stop = threading.Event()
-    threads = [threading.Thread(target=lane.run, args=(stop, once), daemon=True) for lane in lanes[1:]]
-    for thread in threads:
-        thread.start()
+    console.print(f"grading for {for_terminal(worker.url)} as {for_terminal(name)}, "
+                  f"{len(plans)} lane(s): {', '.join(for_terminal(plan.label) for plan in plans)}")
     try:
-        lanes[0].run(stop, once=once)
-        for thread in threads:
-            thread.join()
+        worker.engine.start()
+        worker.engine.join()
     finally:
-        stop.set()
-        for lane in lanes:
-            lane.close()
+        worker.engine.stop()
+        worker.close()

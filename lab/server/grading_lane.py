@@ -53,7 +53,7 @@ class Progress:
             return self.phases.get(submission)
 
 
-def _first_workers(plan: LanePlan) -> None:
+def start_first_workers(plan: LanePlan) -> None:
     """In a lane's thread, before it takes anything: a waiting worker for each kernel language its
     device runs (grader.worker_process.prestart_worker), so that its first submission finds one
     ready, as every later one does."""
@@ -143,7 +143,7 @@ class Lanes:
         self.server, self.lease_s = server, lease_s
         self.engine: Engine[LanePlan, tuple[Submission, bytes]] = Engine(
             plans, self, self.grade_one, idle_wait_s=IDLE_WAIT_S, on_error=self._error,
-            label=lambda plan: plan.device or "auto", name="lab-lane", on_start=_first_workers)
+            label=lambda plan: plan.device or "auto", name="lab-lane", on_start=start_first_workers)
 
     def start(self) -> None:
         self.engine.start()
