@@ -1,10 +1,10 @@
 """The grading engine: the one loop behind every queue of submissions (`lab batch run` and its
-Slurm tasks, `lab serve`'s lanes).
+Slurm tasks, `lab serve`'s lanes, `lab work`'s).
 
 An engine runs one thread per **slot**: a place where one grading at a time runs, on one
 device, for the kernel languages the slot takes. Each thread takes the next submission its
-slot can grade from the engine's **source** (a batch's list, the server's database), grades
-it, and takes the next; with nothing to take it waits until woken (`wake`) or `idle_wait_s`
+slot can grade from the engine's **source** (a batch's list, a Slurm task's claims, the
+server's database, the server's claims over HTTP), grades it, and takes the next; with nothing to take it waits until woken (`wake`) or `idle_wait_s`
 has passed, and ends when the source says nothing more will come or the engine is stopped.
 
 Several slots share a GPU (lab.batch.devices.build_pool plans them: `per_gpu` for each kernel
@@ -12,6 +12,7 @@ language the GPU runs): while one grading times its kernels, the others start th
 processes, check sources, compile and wait. The machine's device queue (grader.device_queue)
 gives the timed phases their turns, one at a time, and keeps correctness runs from running
 beside a timed phase, so a slot's neighbours never share the GPU with its timed launches.
+Each slot keeps its next grading's worker process started ahead (`on_start` starts the first).
 
 Nothing one grading does stops its slot: an exception from taking or grading is handed to
 `on_error` (the source's and the grading's own failures are already verdicts or stored
@@ -20,6 +21,7 @@ reasons where they belong) and the thread goes on."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -104,18 +106,12 @@ class Engine(Generic[SlotT, JobT]):
         self._stop.set()
         self.wake()
 
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
     def alive(self) -> bool:
         return any(thread.is_alive() for thread in self._threads)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for every slot's thread (at most `timeout` s in all); True when all have ended.
         Waits in short steps, so that Ctrl-C reaches the caller."""
-        import time
-
         deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._threads:
             while thread.is_alive():
