@@ -14,8 +14,11 @@
 # OLD_TREE where set), "counters" (counters_on_gpu.py, as root), "ptx" (opencl_ptx_under_cuda.py,
 # plain and under ncu: can an OpenCL kernel be profiled through CUDA), "placement"
 # (placement_sensitivity.py: the naive transpose's time against where its buffers land and what
-# other processes do) and "compile" (compile_speed.py: nvcc against NVRTC). A lent machine runs a command
-# 10 minutes at most: give each of these a run of its own.
+# other processes do), "compile" (compile_speed.py: nvcc against NVRTC), "class" (class_throughput.py:
+# the 200-submission class on 1 GPU and on every GPU (GPUS, default "1"), the agreement with 12 files
+# graded alone, against OLD_TREE where set), "server" (server_load.py --batch-compare, counters off
+# and on for both) and "submit" (submit_latency.py: lab submit on an idle server). A lent machine
+# runs a command 10 minutes at most: give each of these a run of its own.
 set -u
 cd "$(dirname "$0")/.."
 out="${OUT:-device-results}"
@@ -133,4 +136,26 @@ fi
 if wants compile; then
     timeout 240 python3 benchmarks/compile_speed.py > "$out/compile.txt" 2> "$out/compile.err"
     echo "compile rc=$?"; cat "$out/compile.txt"
+fi
+
+if wants class; then
+    timeout "${CLASS_S:-560}" python3 benchmarks/class_throughput.py --trees "new=.${OLD_TREE:+,old=$OLD_TREE}" \
+        --gpus "${GPUS:-1}" --students "${STUDENTS:-50}" --alone 12 --json "$out/class.json" \
+        > "$out/class.md" 2> "$out/class.err"
+    echo "class rc=$?"; cat "$out/class.md"
+fi
+
+if wants server; then
+    for counters in off on; do
+        timeout "${SERVER_S:-250}" python3 benchmarks/server_load.py --students 50 --each 2 --clients 8 --spread 10 \
+            --gpus "${GPUS:-1}" --batch-compare --counters "$counters" --json "$out/server-$counters.json" \
+            > "$out/server-$counters.txt" 2> "$out/server-$counters.err"
+        echo "server, counters $counters, rc=$?"; grep -E "gradings_per_minute|server_over" "$out/server-$counters.txt"
+    done
+fi
+
+if wants submit; then
+    timeout "${SUBMIT_S:-120}" python3 benchmarks/submit_latency.py --repeat 5 --gpus 1 > "$out/submit.md" \
+        2> "$out/submit.err"
+    echo "submit rc=$?"; cat "$out/submit.md"
 fi
