@@ -31,22 +31,24 @@ IDLE_WAIT_S = 1.0  # a lane with nothing queued looks again after this long, or 
 @dataclass
 class Progress:
     """What each lane is doing now: the submission it grades and the grading's current phase.
-    `on_change` is told (from the lane's thread) whenever a grading starts, enters a phase or
-    ends, after its result is stored (the API's long polls: lab.server.change_signal)."""
+    `on_change` is told (from the lane's thread) what moved (the API's long polls:
+    lab.server.change_signal): None when a grading starts (every queued submission's place
+    moved), the submission when its grading enters a phase or ends (after its result is stored)."""
 
     phases: dict[int, str] = field(default_factory=dict)  # submission id -> phase
     lock: threading.Lock = field(default_factory=threading.Lock)
-    on_change: Callable[[], None] = lambda: None
+    on_change: Callable[[int | None], None] = lambda submission: None
 
     def enter(self, submission: int, phase: str) -> None:
         with self.lock:
+            started = submission not in self.phases
             self.phases[submission] = phase
-        self.on_change()
+        self.on_change(None if started else submission)
 
     def leave(self, submission: int) -> None:
         with self.lock:
             self.phases.pop(submission, None)
-        self.on_change()
+        self.on_change(submission)
 
     def phase(self, submission: int) -> str | None:
         with self.lock:

@@ -106,16 +106,16 @@ async def one(submission_id: int, user: Submitter, server: TheServer,
         return server.summary(submission, server.position(submission))
 
     deadline = time.monotonic() + wait
-    changed = server.changes.register()
+    changed = server.changes.register(submission_id)
     body = await run_in_threadpool(read)
     first = _moves(body)
     while body["state"] in (str(State.QUEUED), str(State.GRADING)) and time.monotonic() < deadline:
-        await server.changes.wait(changed, deadline - time.monotonic())
-        changed = server.changes.register()
+        await server.changes.wait(submission_id, changed, deadline - time.monotonic())
+        changed = server.changes.register(submission_id)
         body = await run_in_threadpool(read)
         if _moves(body) != first:
             break
-    server.changes.forget(changed)
+    server.changes.forget(submission_id, changed)
     report = (await run_in_threadpool(server.store.report_json, submission_id)
               if body["state"] == str(State.DONE) else None)
     body["report"] = json.loads(report) if report else None
