@@ -27,7 +27,10 @@ Each upload is a kernel of the benchmark's own making (`own_kernel`: the kernel 
 of its own in its body, which the compiler drops): a new source that is not the reference as the
 source check sees it (a comment or a `#define` line alone would be the reference, and refused). --gpus / --cpu-lanes are lab serve's
 lanes; --batch-compare then grades the same number of such files with `lab batch` on the same
-devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio; --counters on|off
+devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio. --follow has each
+student follow each of its acknowledged submissions as `lab submit` does (long polls), and
+prints how long after a grading's end its follower saw it, and how many polls that took.
+--counters on|off
 makes both read the hardware counters, or neither (by default the server reads them and lab
 batch does not: the two then grade differently).
 
@@ -48,11 +51,15 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+
+
+FOLLOW_WAIT_S = 20  # a follower's long poll, as lab submit's
 
 
 def own_kernel(source: bytes, mark: int) -> bytes:
@@ -208,6 +215,9 @@ def main() -> None:
                         help="lab serve --lease: seconds before a dead worker's submission is queued again")
     parser.add_argument("--drain-limit", type=float, default=3600.0, help="seconds to wait for the queue")
     parser.add_argument("--json", type=Path, help="write the figures to this file too")
+    parser.add_argument("--follow", action="store_true",
+                        help="each student follows each acknowledged submission as lab submit does (long polls): "
+                        "the delay from its grading's end to its follower seeing it, and the polls it took")
     parser.add_argument("--counters", choices=("on", "off", "as-default"), default="as-default",
                         help="the hardware counters in both the server's and --batch-compare's gradings: on (the "
                         "batch with --counters), off (LAB_COUNTERS=off for both), as-default (each as it is by "
@@ -249,6 +259,26 @@ def main() -> None:
     killed = threading.Event()
     begun = time.monotonic()
 
+    followers: list[threading.Thread] = []
+    followed: dict[int, tuple[datetime, int]] = {}  # --follow: id -> (when its follower saw it end, its GETs)
+
+    def follow(submission_id: int, token: str) -> None:
+        """As `lab submit` follows its grading: long polls until it is done or failed."""
+        polls = 0
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"},
+                          timeout=60 + FOLLOW_WAIT_S) as http:
+            while time.monotonic() < begun + args.drain_limit:
+                try:
+                    shown = http.get(f"/api/submissions/{submission_id}", params={"wait": FOLLOW_WAIT_S}).json()
+                except (httpx.HTTPError, ValueError):
+                    time.sleep(0.5)  # the server is down (a kill): ask again
+                    continue
+                polls += 1
+                if shown.get("state") in ("done", "failed"):
+                    with lock:
+                        followed[submission_id] = (datetime.now(UTC), polls)
+                    return
+
     def send(index: int, job: tuple[int, int]) -> None:
         delay = begun + index * gap - time.monotonic()
         if delay > 0:
@@ -273,6 +303,10 @@ def main() -> None:
             if answer.status_code == 202:
                 latencies.append(took)
                 acknowledged.append(answer.json()["id"])
+                if args.follow:  # as lab submit: from its acknowledgement on
+                    follower = threading.Thread(target=follow, args=(answer.json()["id"], tokens[student]), daemon=True)
+                    follower.start()
+                    followers.append(follower)
                 if args.kill_after and len(acknowledged) == args.kill_after and not killed.is_set():
                     killed.set()
                     server.kill()
@@ -302,6 +336,8 @@ def main() -> None:
         print(f"  {left} still queued or grading", file=sys.stderr)
         time.sleep(5)
     drained_s = time.monotonic() - begun
+    for thread in followers:
+        thread.join(max(0.0, begun + args.drain_limit - time.monotonic()) + 1)
     for worker in workers:
         worker.kill()
     server.stop()
@@ -323,6 +359,14 @@ def main() -> None:
         "gradings_per_minute": (60 * len(graded) / (last - first).total_seconds()) if graded else None,
         "killed": killed.is_set(), "worker_killed": worker_killed.is_set(), "workers": args.workers, "lanes": " ".join(lanes) or f"--device x{len(args.device)}" if args.device else "planned",
     }
+    if args.follow:
+        delays = [(seen - stored[i].finished_at).total_seconds() for i, (seen, _) in followed.items()
+                  if i in stored and stored[i].finished_at is not None]
+        polls = [count for _, count in followed.values()]
+        figures.update({"followed": len(followed), "follow_delay_p50_s": statistics.median(delays) if delays else None,
+                        "follow_delay_p99_s": percentile(delays, 0.99) if delays else None,
+                        "follow_polls_p50": statistics.median(polls) if polls else None,
+                        "follow_polls_max": max(polls) if polls else None})
     if args.batch_compare:
         figures.update(batch_rate(args, source, len(jobs), folder))
         if figures["gradings_per_minute"] and figures.get("batch_gradings_per_minute"):
