@@ -142,9 +142,12 @@ class WorkerProcess:
         return self.proc.poll() is None
 
     def discard(self) -> None:
+        """Kill it with its process group, and remove what it left once the group is gone (a
+        compiler it started may outlive it by a moment, and write into its folder meanwhile)."""
         kill_group(self.proc)
         self.proc.wait()
         self.errors.close()
+        group_gone(self.proc.pid, GROUP_WAIT_S)
         self.cleanup()
 
     def cleanup(self) -> None:
@@ -223,6 +226,39 @@ def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerPro
     if start_next:
         prestart_worker(kind)
     return taken
+
+
+GROUP_WAIT_S = 1.0  # the longest discard waits for a killed worker's group to be gone
+
+
+def group_gone(group: int, timeout: float) -> bool:
+    """Wait until no live process (zombies aside) is left in process group `group`, at most
+    `timeout` s; whether none is left. Linux's /proc is read; elsewhere: True at once."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return True
+        alive = False
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == group:
+                alive = True
+                break
+        if not alive:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
