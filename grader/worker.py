@@ -31,7 +31,7 @@ from grader.results import (
     encode,
 )
 from grader.steps import Context, Request, run_steps, worker_steps
-from grader.steps.device import EarlyDevice
+from grader.steps.device import EarlyDevice, open_early
 from grader.timing import release_roles
 from grader.worker_process import WorkerStart
 
@@ -91,30 +91,6 @@ class RequestLine:
     def wait(self) -> str:
         self._thread.join()
         return self._text
-
-
-def open_early(kind: BackendKind | None, device: int) -> EarlyDevice | None:
-    """Open the device the request will most likely name, before it comes: `device`, or (-1)
-    the one the OpenDevice step would choose for a request that names none; a GPU only. None
-    where there is no row, the device is a CPU device (PoCL: its driver starts writing its files
-    at the open, and a grading stopped then would leave them; it opens in a few hundredths of a
-    second anyway), or opening fails (the OpenDevice step then opens the device and says what is
-    wrong). No student code is here yet: the device is the grader's until the request's steps run."""
-    if kind is None:
-        return None
-    try:
-        from grader.backends.discovery import Discovery, choose
-
-        found, problem = kind.probe()
-        if device < 0:
-            target = choose(Discovery(found, {kind.name: problem} if problem else {}), kind)
-        else:
-            target = next(t for t in found if t.index == device)
-        if target.kind != "gpu":
-            return None
-        return EarlyDevice(target.index, device < 0, kind.open(target.index))
-    except Exception:  # noqa: BLE001 - said by the OpenDevice step, which opens it again
-        return None
 
 
 def die_with_parent() -> None:

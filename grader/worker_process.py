@@ -31,7 +31,7 @@ class WorkerStart:
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
     parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
     template it copies into its own HOME before its driver starts ("" for none); `device`, the
-    device it opens while the request is on its way (grader.worker.open_early): a worker started
+    device it opens while the request is on its way (grader.steps.device.open_early): a worker started
     well ahead of its request (`lab grade`'s, started before its command line is read) opens it;
     a lane's next worker, started while the lane's grading runs, does not (its device's
     gradings would share the driver's start with it)."""

@@ -1,12 +1,14 @@
 """Open the device (the one the parent chose, or the best match of the backend's own), and say
-what it is."""
+what it is; or take the GPU the worker opened before its request came (open_early), where the
+request asks for that one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from grader.backends.base import Backend
-from grader.backends.discovery import Discovery, NoDeviceError, choose
+from grader.backends.discovery import Discovery, NoDeviceError, Target, choose
+from grader.backends.registry import BackendKind
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Request, Step
 
@@ -22,9 +24,16 @@ def limit_memory(nbytes: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+def device_target(kind: BackendKind, choice: str | None = None) -> Target:
+    """The backend's device this worker opens: the one `choice` names (an index or part of a
+    name, as --device), else its best. Raises NoDeviceError."""
+    found, problem = kind.probe()
+    return choose(Discovery(found, {kind.name: problem} if problem else {}), kind, choice)
+
+
 @dataclass(frozen=True)
 class EarlyDevice:
-    """A device the worker opened before its request came (grader.worker.open_early)."""
+    """A device the worker opened before its request came (open_early)."""
 
     index: int
     chosen: bool  # chosen as the backend's best (the worker's command line named none)
@@ -40,6 +49,24 @@ class EarlyDevice:
         return self.chosen and not request.device_choice
 
 
+def open_early(kind: BackendKind | None, device: int) -> EarlyDevice | None:
+    """Open the device the request will most likely name, before it comes: `device`, or (-1)
+    the one the OpenDevice step would choose for a request that names none; a GPU only. None
+    where there is no row, the device is a CPU device (PoCL: its driver starts writing its files
+    at the open, and a grading stopped then would leave them; it opens in a few hundredths of a
+    second anyway), or opening fails (the OpenDevice step then opens the device and says what is
+    wrong). No student code is here yet: the device is the grader's until the request's steps run."""
+    if kind is None:
+        return None
+    try:
+        target = device_target(kind, None if device < 0 else str(device))
+        if target.kind != "gpu":
+            return None
+        return EarlyDevice(target.index, device < 0, kind.open(target.index))
+    except Exception:  # noqa: BLE001 - said by the OpenDevice step, which opens it again
+        return None
+
+
 class OpenDevice(Step):
     def run(self, ctx: Context) -> bool:
         ctx.phase("startup", "compile")
@@ -52,10 +79,8 @@ class OpenDevice(Step):
         if early is not None:
             early.backend.close()
         if index < 0:
-            found, problem = kind.probe()
             try:
-                index = choose(Discovery(found, {kind.name: problem} if problem else {}), kind,
-                               ctx.request.device_choice or None).index
+                index = device_target(kind, ctx.request.device_choice or None).index
             except NoDeviceError as error:
                 ctx.send(GraderError(str(error), failure=FailureKind.NO_DEVICE))
                 return False

@@ -208,8 +208,7 @@ class ClusterTask:
                 elif items:
                     self._claims_of[backend.name] = self._claims(items)
             if not self.runner.stop.is_set():
-                engine = Engine(self.pool.slots(), self, self._grade, on_error=self._lost,
-                                label=lambda target: target.label)
+                engine = self.runner.engine(self.pool, self, self._grade, self._lost)
                 engine.start()
                 engine.join()
         except KeyboardInterrupt:

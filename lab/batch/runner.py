@@ -36,7 +36,7 @@ from lab.batch.plan import Job, Plan, Unavailable, submission_digest
 from lab.batch.processes import kill_child_workers
 from lab.batch.store import ResultStore
 from lab.batch.stored import BatchInfo, StoredResult
-from lab.engine import Engine, ListSource
+from lab.engine import Engine, JobT, ListSource, Source
 
 try:  # grader.pipeline's preexec_fn imports `resource` in the forked child of a CPU grading;
     import resource  # noqa: F401 - loaded here first, that import takes no lock in the child
@@ -194,9 +194,7 @@ class Runner:
                 self.record_unavailable(item)
             if not self.stop.is_set():
                 source: ListSource[Target, Job] = ListSource(plan.to_grade, _fits)
-                self._engine = Engine(pool.slots(), source, self.grade_one, on_error=self._lost,
-                                      label=lambda target: target.label,
-                                      on_start=lambda target: prestart_worker(target.row))
+                self._engine = self.engine(pool, source, self.grade_one, self._lost)
                 self._engine.start()
                 self._engine.join()
         except KeyboardInterrupt:
@@ -210,6 +208,14 @@ class Runner:
         with self._lock:
             outcomes, problems = tuple(self._outcomes), tuple(self._problems)
         return RunResult(outcomes, interrupted, time.monotonic() - started, problems)
+
+    @staticmethod
+    def engine(pool: Pool, source: Source[Target, JobT], grade_one: Callable[[JobT, Target], None],
+               on_error: Callable[[BaseException, JobT | None], None]) -> Engine[Target, JobT]:
+        """The engine that grades `source`'s submissions on `pool`'s slots, each slot's first
+        worker started with it: this run's, or a Slurm task's (lab.batch.cluster_task)."""
+        return Engine(pool.slots(), source, grade_one, on_error=on_error, label=lambda target: target.label,
+                      on_start=lambda target: prestart_worker(target.row))
 
     def _lost(self, error: BaseException, job: Job | None) -> None:
         """What grade_one could not turn into a result (it turns everything it can)."""

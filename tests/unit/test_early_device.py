@@ -1,4 +1,4 @@
-"""The worker opens its GPU while its request is on its way (grader.worker.open_early); the
+"""The worker opens its GPU while its request is on its way (grader.steps.device.open_early); the
 OpenDevice step takes that device only where the request asks for it."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import pytest
 from grader.backends import registry
 from grader.backends.discovery import discover
 from grader.steps.context import Request
-from grader.steps.device import EarlyDevice
-from grader.worker import open_early
+from grader.steps.device import EarlyDevice, open_early
 
 PRESENT = [kind for kind in registry.backends() if discover((kind,)).of(kind)]
 
