@@ -8,7 +8,8 @@ students following their submissions, a phase of one grading wakes one poll, not
 
 A waiter registers (`register`, in the event loop) before it reads what it will compare, so a
 change between the read and the wait is not lost; a change settles the futures it wakes, each
-in its own loop, and forgets them."""
+in its own loop. Every registered future is forgotten once (`forget`), woken or not: that is
+what `waiting` counts, per person (the API answers a person's polls beyond a few at once)."""
 
 from __future__ import annotations
 
@@ -22,23 +23,33 @@ class ChangeSignal:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiters: dict[int, set[Waiter]] = {}  # by submission id
+        self._owners: dict[int, int] = {}  # id(future) -> the waiting person's id, until forgotten
+        self._held: dict[int, int] = {}  # person id -> their waiters not yet forgotten
 
-    def register(self, submission: int) -> asyncio.Future[None]:
-        """A future the next change of `submission` (or of every place in the queue) settles;
-        call from a running event loop."""
+    def register(self, submission: int, owner: int) -> asyncio.Future[None]:
+        """A future the next change of `submission` (or of every place in the queue) settles,
+        held by person `owner` until `forget`; call from a running event loop."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
             self._waiters.setdefault(submission, set()).add((loop, future))
+            self._owners[id(future)] = owner
+            self._held[owner] = self._held.get(owner, 0) + 1
         return future
 
     def forget(self, submission: int, future: asyncio.Future[None]) -> None:
+        """Every registered future is forgotten once, settled or not."""
         with self._lock:
             waiting = self._waiters.get(submission)
             if waiting is not None:
                 waiting.difference_update({w for w in waiting if w[1] is future})
                 if not waiting:
                     del self._waiters[submission]
+            owner = self._owners.pop(id(future), None)
+            if owner is not None:
+                self._held[owner] -= 1
+                if not self._held[owner]:
+                    del self._held[owner]
 
     def changed(self, submission: int | None = None) -> None:
         """`submission` moved (None: every queued submission's place did); from any thread."""
@@ -54,19 +65,19 @@ class ChangeSignal:
             except RuntimeError:  # its loop is closed: nobody waits there any more
                 pass
 
-    def waiting(self) -> int:
-        """How many polls wait now."""
+    def waiting(self, owner: int | None = None) -> int:
+        """How many polls (of person `owner`; None: of everyone) are registered and not forgotten."""
         with self._lock:
-            return sum(len(waiting) for waiting in self._waiters.values())
+            return sum(self._held.values()) if owner is None else self._held.get(owner, 0)
 
-    async def wait(self, submission: int, future: asyncio.Future[None], timeout_s: float) -> None:
-        """Until `future` is settled or `timeout_s` has passed."""
+    @staticmethod
+    async def wait(future: asyncio.Future[None], timeout_s: float) -> bool:
+        """Until `future` is settled (True) or `timeout_s` has passed (False)."""
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except TimeoutError:
-            pass
-        finally:
-            self.forget(submission, future)
+            return False
+        return True
 
 
 def _settle(future: asyncio.Future[None]) -> None:

@@ -172,3 +172,38 @@ def test_a_claim_whose_lease_ended_stores_nothing(tmp_path, late):
         assert store.get(new.id).attempts == 2 and store.get(new.id).worker == "w2"
     finally:
         store.close()
+
+
+def test_long_polls_are_bounded_per_person_and_never_wait_on_anothers_submission(tmp_path):
+    """On a server that grades nothing itself (--no-local: a queued submission never moves), a
+    person's long polls beyond eight waiting at once are answered at once; a poll of another
+    student's submission is a 404 at once; a wait that is no number of seconds from 0 to 30 is
+    refused (422)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = tokens(tmp_path / "lab.db")
+    server = RunningServer(tmp_path / "lab.db", tmp_path / "server.log", "--no-local").start()
+    try:
+        with client(server, keys["alice"]) as http:
+            mine = submit(http, EXAMPLE.read_bytes()).json()["id"]
+
+        def poll(_: int) -> float:
+            with client(server, keys["alice"]) as http:
+                began = time.monotonic()
+                assert http.get(f"/api/submissions/{mine}", params={"wait": 4}).json()["state"] == "queued"
+                return time.monotonic() - began
+
+        with ThreadPoolExecutor(12) as pool:
+            took = sorted(pool.map(poll, range(12)))
+        assert sum(t > 3 for t in took) <= 8 and sum(t < 3 for t in took) >= 4, took  # never more than 8 wait
+        with client(server, keys["bob"]) as http:
+            began = time.monotonic()
+            assert http.get(f"/api/submissions/{mine}", params={"wait": 20}).status_code == 404
+            assert time.monotonic() - began < 5
+            for bad in ("nan", "inf", "-1", "31", "soon"):
+                assert http.get(f"/api/submissions/{mine}", params={"wait": bad}).status_code in (404, 422), bad
+        with client(server, keys["alice"]) as http:
+            for bad in ("nan", "inf", "-1", "31", "soon"):
+                assert http.get(f"/api/submissions/{mine}", params={"wait": bad}).status_code == 422, bad
+    finally:
+        server.stop()

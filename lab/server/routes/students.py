@@ -99,23 +99,30 @@ async def one(submission_id: int, user: Submitter, server: TheServer,
     """A submission the token may see: its summary, place in the queue and, once done, its
     report. `wait` (seconds, at most MAX_WAIT_S): while it is queued or grading, answer once its
     state, place or phase changes, or when `wait` has passed (a long poll: `lab submit` follows
-    its grading this way)."""
+    its grading this way). A person's polls beyond MAX_POLLS_PER_PERSON waiting at once are
+    answered at once."""
 
     def read() -> dict[str, Any]:
         submission = visible(server, user, submission_id)
         return server.summary(submission, server.position(submission))
 
     deadline = time.monotonic() + wait
-    changed = server.changes.register(submission_id)
-    body = await run_in_threadpool(read)
+    body = await run_in_threadpool(read)  # 404 here for one the token may not see: nothing waits
     first = _moves(body)
-    while body["state"] in (str(State.QUEUED), str(State.GRADING)) and time.monotonic() < deadline:
-        await server.changes.wait(submission_id, changed, deadline - time.monotonic())
-        changed = server.changes.register(submission_id)
-        body = await run_in_threadpool(read)
-        if _moves(body) != first:
-            break
-    server.changes.forget(submission_id, changed)
+    woken = False
+    while (_following(body) and _moves(body) == first and time.monotonic() < deadline
+           and server.changes.waiting(user.id) < MAX_POLLS_PER_PERSON):
+        changed = server.changes.register(submission_id, user.id)
+        try:
+            body = await run_in_threadpool(read)  # read after registering: no change in between is lost
+            if not (_following(body) and _moves(body) == first):
+                break
+            woken = await server.changes.wait(changed, deadline - time.monotonic()) or woken
+        finally:
+            server.changes.forget(submission_id, changed)
+    else:
+        if woken:  # and then out of time, or of polls: what moved is read once more
+            body = await run_in_threadpool(read)
     report = (await run_in_threadpool(server.store.report_json, submission_id)
               if body["state"] == str(State.DONE) else None)
     body["report"] = json.loads(report) if report else None
@@ -123,6 +130,12 @@ async def one(submission_id: int, user: Submitter, server: TheServer,
 
 
 MAX_WAIT_S = 30.0  # the longest a GET of one submission waits for it to move
+MAX_POLLS_PER_PERSON = 8  # long polls of one person waiting at once; more are answered at once
+
+
+def _following(body: dict[str, Any]) -> bool:
+    """Whether a long poll waits on it: it is queued or being graded."""
+    return body["state"] in (str(State.QUEUED), str(State.GRADING))
 
 
 def _moves(body: dict[str, Any]) -> tuple[Any, ...]:
