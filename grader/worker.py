@@ -31,7 +31,6 @@ from grader.results import (
     encode,
 )
 from grader.steps import Context, Request, run_steps, worker_steps
-from grader.steps.device import EarlyDevice, open_early
 from grader.timing import release_roles
 from grader.worker_process import WorkerStart
 
@@ -60,13 +59,11 @@ def private_channel() -> Channel:
     return Channel(os.fdopen(events_fd, "w", encoding="utf-8"))
 
 
-def grade(request: Request, channel: Channel, early: EarlyDevice | None = None) -> None:
-    """Run the worker's steps for `request`; `early`: the device opened before it came (the
-    OpenDevice step takes it where the request asks for that device, else closes it)."""
+def grade(request: Request, channel: Channel) -> None:
     catalog = Catalog(Path(request.course_root))
     spec = catalog.get(request.stage)
     ctx = Context(request, catalog, spec, load_problem(spec.problem), np.random.default_rng(request.seed),
-                  channel.send, receive=channel.receive, early_device=early)
+                  channel.send, receive=channel.receive)
     try:
         run_steps(ctx, worker_steps(tuple(request.plugins)))
     finally:
@@ -74,23 +71,6 @@ def grade(request: Request, channel: Channel, early: EarlyDevice | None = None) 
             release_roles(ctx.benchmark.roles)
         for close in ctx.closers:
             close()
-
-
-class RequestLine:
-    """The request's line, read from stdin in a thread of its own, so that the worker can open
-    its device meanwhile."""
-
-    def __init__(self) -> None:
-        self._text = ""
-        self._thread = threading.Thread(target=self._read, name="request", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        self._text = sys.stdin.readline()
-
-    def wait(self) -> str:
-        self._thread.join()
-        return self._text
 
 
 def die_with_parent() -> None:
@@ -197,14 +177,12 @@ def main() -> int:
     preload(kind)
     limit = None
     try:
-        line = RequestLine()
-        early = open_early(kind, start.device) if start.device is not None else None  # while the request comes
-        text = line.wait()  # one line; the pipe stays open for the parent's answers
+        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
         if not text:  # a worker started ahead that was never needed
             return 0
         request = read_request(text)
         limit = request.memory_limit
-        grade(request, channel, early)
+        grade(request, channel)
     except MemoryError:
         channel.send(CaseResult("memory", False, FailureKind.MEMORY,
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))

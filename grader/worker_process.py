@@ -30,16 +30,11 @@ class WorkerStart:
     `python -m grader.worker`): `backend`, whose library it preloads while the request is on its
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
     parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
-    template it copies into its own HOME before its driver starts ("" for none); `device`, the
-    device it opens while the request is on its way (grader.steps.device.open_early): a worker started
-    well ahead of its request (`lab grade`'s, started before its command line is read) opens it;
-    a lane's next worker, started while the lane's grading runs, does not (its device's
-    gradings would share the driver's start with it)."""
+    template it copies into its own HOME before its driver starts ("" for none)."""
 
     backend: str = ""
     sandboxed: bool = False
     nv_cache_template: str = ""
-    device: int | None = None  # the device it opens while the request is on its way (-1: the backend's best; None: none)
 
     def argv(self) -> list[str]:
         args = ["--backend", self.backend] if self.backend else []
@@ -47,8 +42,6 @@ class WorkerStart:
             args.append("--sandboxed")
         if self.nv_cache_template:
             args += ["--nv-cache-template", self.nv_cache_template]
-        if self.device is not None:
-            args += ["--open-device", str(self.device)]
         return args
 
     @classmethod
@@ -62,8 +55,6 @@ class WorkerStart:
                 values["sandboxed"] = True
             elif flag in ("--backend", "--nv-cache-template") and rest:
                 values[flag[2:].replace("-", "_")] = rest.pop(0)
-            elif flag == "--open-device" and rest and rest[0].lstrip("-").isdigit():
-                values["device"] = int(rest.pop(0))
             else:
                 raise ValueError(f"grader.worker: unknown argument {flag!r}")
         return cls(**values)
@@ -96,7 +87,7 @@ class WorkerProcess:
     fresh device context, and ends."""
 
     def __init__(self, kind: BackendKind | None, sanitize: list[str] | None = None, *,
-                 course_root: str | None = None, writable: tuple[str, ...] = (), device: int | None = None):
+                 course_root: str | None = None, writable: tuple[str, ...] = ()):
         """`kind`: the row of the backend it grades on, whose library it preloads (None: a test's
         device of no row); `course_root`: a course folder besides the project's and
         LAB_COURSE_ROOT's, and `writable`: folders it may write (compute-sanitizer's log), both
@@ -110,7 +101,7 @@ class WorkerProcess:
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
                               courses=self.courses, writable=writable, backend=kind)
-        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template, device).argv()
+        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.
@@ -142,12 +133,9 @@ class WorkerProcess:
         return self.proc.poll() is None
 
     def discard(self) -> None:
-        """Kill it with its process group, and remove what it left once the group is gone (a
-        compiler it started may outlive it by a moment, and write into its folder meanwhile)."""
         kill_group(self.proc)
         self.proc.wait()
         self.errors.close()
-        group_gone(self.proc.pid, GROUP_WAIT_S)
         self.cleanup()
 
     def cleanup(self) -> None:
@@ -198,17 +186,15 @@ _spares: dict[tuple[str, int], WorkerProcess] = {}
 _spares_lock = threading.Lock()
 
 
-def prestart_worker(kind: BackendKind | None, device: int | None = None) -> None:
-    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting;
-    `device`: the device it opens before its request comes (-1: the backend's best; None: none,
-    WorkerStart.device says when)."""
+def prestart_worker(kind: BackendKind | None) -> None:
+    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting."""
     key = (kind.name if kind is not None else "", threading.get_ident())
     with _spares_lock:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
             return
         try:
-            _spares[key] = WorkerProcess(kind, device=device)
+            _spares[key] = WorkerProcess(kind)
         except sandbox.SandboxUnavailable:  # said where the grading takes its worker
             pass
 
@@ -226,39 +212,6 @@ def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerPro
     if start_next:
         prestart_worker(kind)
     return taken
-
-
-GROUP_WAIT_S = 1.0  # the longest discard waits for a killed worker's group to be gone
-
-
-def group_gone(group: int, timeout: float) -> bool:
-    """Wait until no live process (zombies aside) is left in process group `group`, at most
-    `timeout` s; whether none is left. Linux's /proc is read; elsewhere: True at once."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            entries = os.listdir("/proc")
-        except OSError:
-            return True
-        alive = False
-        for entry in entries:
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == group:
-                alive = True
-                break
-        if not alive:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

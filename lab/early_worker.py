@@ -23,14 +23,12 @@ _held: list[str] = []
 
 def prestart_quietly(kind: BackendKind) -> None:
     """Start this thread's grading worker for the backend `kind` (grader.worker_process.prestart_worker),
-    keeping what it writes to standard error for say_held_notes(). It opens the backend's best
-    device while the command line is read and the source checked (a request for another device
-    opens that one instead)."""
+    keeping what it writes to standard error for say_held_notes()."""
     from grader.worker_process import prestart_worker
 
     written = io.StringIO()
     with contextlib.redirect_stderr(written):
-        prestart_worker(kind, device=-1)
+        prestart_worker(kind)
     if written.getvalue():
         _held.append(written.getvalue())
 

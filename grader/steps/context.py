@@ -76,9 +76,6 @@ class Context:
     # How many buffer placements the benchmark times each kernel on (grader.timing): set by
     # grader.device_claim.claim from the policy and the device's memory.
     placements: int = 1
-    # The device the worker opened before the request came (grader.steps.device.EarlyDevice),
-    # until the OpenDevice step takes it or closes it.
-    early_device: Any = None
 
     @property
     def kind(self) -> BackendKind:

@@ -173,11 +173,9 @@ def test_the_device_queue_is_a_folder_or_off(monkeypatch, tmp_path):
 
 
 def test_a_worker_is_told_what_it_needs_before_its_request_on_its_command_line():
-    start = WorkerStart("opencl", sandboxed=True, nv_cache_template="/tmp/t", device=1)
-    assert start.argv() == ["--backend", "opencl", "--sandboxed", "--nv-cache-template", "/tmp/t", "--open-device", "1"]
+    start = WorkerStart("opencl", sandboxed=True, nv_cache_template="/tmp/t")
+    assert start.argv() == ["--backend", "opencl", "--sandboxed", "--nv-cache-template", "/tmp/t"]
     assert WorkerStart.from_argv(start.argv()) == start
-    assert WorkerStart.from_argv(WorkerStart("opencl", device=-1).argv()).device == -1  # the backend's best
-    assert "--open-device" not in WorkerStart("opencl").argv()  # opens nothing before its request
     assert WorkerStart.from_argv([]) == WorkerStart()
     with pytest.raises(ValueError, match="--preload"):
         WorkerStart.from_argv(["--preload", "cuda"])
