@@ -36,7 +36,7 @@ from grader.results import (
     encode,
 )
 from grader.steps import Request
-from grader.worker_process import WorkerProcess, kill_group, wait_for_exit
+from grader.worker_process import REAP_WAIT_S, WorkerProcess, kill_group, wait_for_exit
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,11 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         turn.release()  # its place in the device's queue, whatever happened
     if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
         grading.abort = machine_fault(grading.abort, worker)
-    worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
+    if grading.finished and worker.scratch is None and worker.proc.returncode is None:
+        worker.reap_later()  # it is ending: waited for beside what comes next (a PoCL worker's
+        # folder is removed before the grading returns: it is waited for as below)
+    else:
+        worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
     if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
 
@@ -296,9 +300,10 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                                           f"{phase}", phase)
                 else:
                     grading.abort = crash_abort(worker.exit_status(ended), phase)
-        else:
+        elif worker.sanitized or worker.scratch is not None:  # the sanitizer writes its log as the
+            # process ends; a PoCL worker's folder is removed once it has ended
             try:
-                wait_for_exit(proc, 30.0)
+                wait_for_exit(proc, REAP_WAIT_S)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 proc.wait()

@@ -188,6 +188,8 @@ def main() -> int:
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))
     except Exception as error:  # noqa: BLE001 - the parent turns this into an "error" verdict
         channel.send(GraderError(f"{type(error).__name__}: {error}", traceback.format_exc()))
+    sys.stdout.flush()  # what it printed is in its output file before the parent reads its tail
+    sys.stderr.flush()
     channel.send(Done())
     quick_exit()
     return 0
