@@ -141,13 +141,21 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         turn.release()  # its place in the device's queue, whatever happened
     if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
         grading.abort = machine_fault(grading.abort, worker)
-    if grading.finished and worker.scratch is None and worker.proc.returncode is None:
-        worker.reap_later()  # it is ending: waited for beside what comes next (a PoCL worker's
-        # folder is removed before the grading returns: it is waited for as below)
+    if reaped_later(worker, grading):
+        worker.reap_later()  # it is ending: waited for beside what comes next
     else:
         worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
     if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
+
+
+def reaped_later(worker: WorkerProcess, grading: Grading) -> bool:
+    """Whether the grading goes on without waiting for its worker's end (WorkerProcess.reap_later):
+    a worker that said Done on a GPU, whose driver's teardown takes a while. Not under a sanitizer
+    (its log is written as the process ends), nor on a CPU device (PoCL's folder is removed before
+    the grading returns, and its end is quick)."""
+    return (grading.finished and not worker.sanitized and grading.device is not None
+            and grading.device.kind == "gpu")
 
 
 def machine_fault(abort: Abort, worker: WorkerProcess) -> Abort:
@@ -300,8 +308,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                                           f"{phase}", phase)
                 else:
                     grading.abort = crash_abort(worker.exit_status(ended), phase)
-        elif worker.sanitized or worker.scratch is not None:  # the sanitizer writes its log as the
-            # process ends; a PoCL worker's folder is removed once it has ended
+        elif not reaped_later(worker, grading):
             try:
                 wait_for_exit(proc, REAP_WAIT_S)
             except subprocess.TimeoutExpired:

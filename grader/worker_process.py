@@ -204,12 +204,12 @@ def remove_all_scratch() -> None:
 @atexit.register
 def _discard_all() -> None:
     """At the interpreter's exit: kill every worker and remove what it left. A worker that said
-    Done and left nothing to remove is not waited for (its driver's teardown goes on without
-    this process, which the user is waiting on)."""
+    Done (on a GPU: grader.pipeline.reaped_later) is not waited for: it writes nothing more, and
+    its driver's teardown goes on without this process, which the user is waiting on."""
     for worker in list(_live):
-        if getattr(worker, "said_done", False) and worker.scratch is None:
+        if getattr(worker, "said_done", False):
             kill_group(worker.proc)
-            _live.discard(worker)
+            worker.cleanup()
         else:
             worker.discard()
 

@@ -28,13 +28,22 @@ def test_a_reaped_worker_is_waited_for_and_forgotten():
     assert worker.proc.returncode == 0
 
 
-def test_the_exit_kills_a_worker_that_said_done_without_waiting(monkeypatch):
+def test_the_exit_kills_a_worker_that_said_done_without_waiting(monkeypatch, tmp_path):
     worker = _ending_worker()
+    removed = []
+
+    class Scratch:
+        path = tmp_path
+
+        def remove(self) -> None:
+            removed.append(1)
+
+    worker.scratch = Scratch()
     worker.said_done = True  # as reap_later marks it, without its thread
     waited = []
     monkeypatch.setattr(worker, "discard", lambda: waited.append(worker))
     worker_process._discard_all()
-    assert worker not in worker_process._live and waited == []
+    assert worker not in worker_process._live and waited == [] and removed == [1]
     assert worker.proc.wait(timeout=30) in (0, -9)
 
 
