@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.engine import PER_GPU
+
 JOB_NAME = "lab-batch"
 TASK_STEP, FINAL_STEP = "task", "final"
 TASK_LOG = "logs/task-%A_%a.out"  # relative to the run folder (--chdir): no path in a pattern
@@ -88,12 +90,14 @@ class JobOptions:
                 raise SlurmError(f"--sbatch-arg {arg!r}: an sbatch option such as --reservation=course")
 
     def cpus(self) -> int | None:
-        """CPUs per array task: as asked, else two per GPU (the grading process and the next
-        one starting beside it), else Slurm's default."""
+        """CPUs per array task: as asked, else one for each grading a GPU has under way at once
+        (lab.engine: PER_GPU for each of the two kernel languages), else Slurm's default."""
         if self.cpus_per_task is not None:
             return self.cpus_per_task
-        return 2 * self.gpus if self.gpus else None
+        return CPUS_PER_GPU * self.gpus if self.gpus else None
 
+
+CPUS_PER_GPU = 2 * PER_GPU  # a task's gradings under way on one GPU: its slots for .cu and for .cl
 
 TASK_SHARE = 25  # submissions per array task when --tasks is not given
 MAX_DEFAULT_TASKS = 64

@@ -92,7 +92,7 @@ def test_the_commands_are_argument_lists_and_the_script_holds_no_student_text(tm
     folder = tmp_path / "results" / ".lab-slurm" / "runs" / "r1"
     array = slurm.array_command(options, 5, folder, "/usr/bin/python3")
     assert array[0] == "sbatch" and "--parsable" in array
-    for flag in ("--array=0-4%4", "--partition=gpu", "--gres=gpu:2", "--cpus-per-task=4", "--time=1:00:00",
+    for flag in ("--array=0-4%4", "--partition=gpu", "--gres=gpu:2", "--cpus-per-task=8", "--time=1:00:00",
                  "--mem=16G", "--constraint=h100", "--reservation=course", f"--chdir={folder}",
                  "--output=logs/task-%A_%a.out"):
         assert flag in array, flag
