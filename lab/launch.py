@@ -32,11 +32,14 @@ def main() -> None:
     try:
         interrupt.install()  # Ctrl-C from here on: one line, the workers killed, exit 130
         _start_grading_worker(args)
-        from lab.cli import main as cli
+        from lab import cli
+
+        cli.register(args[0] if args else None)  # only the named command's module, where it names one
+        from lab.cli.typer_app import main as run
 
         if not args or args[0] != "grade":
             interrupt.restore()  # the other commands say what an interrupt kept (lab batch)
-        cli()
+        run()
     except SettingError as error:  # an environment variable the lab cannot use: one line, a usage error
         sys.stderr.write(f"error: {error}\n")
         raise SystemExit(2) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader.backends import registry
 from grader.backends.registry import BackendKind
-from lab.cli.app import fail
+from lab.cli.typer_app import fail
 
 AUTO = "auto"
 

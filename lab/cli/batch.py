@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from lab.cli.app import INSTRUCTORS, app, errors
+from lab.cli.typer_app import INSTRUCTORS, app, errors
 from lab.engine import PER_GPU
 
 RUN, SLURM, STATUS = "run", "slurm", "status"

@@ -22,7 +22,7 @@ from lab.batch.layout import Layout
 from lab.batch.outputs import GRADEBOOK, SIMILARITY_HTML, SUMMARY
 from lab.batch.run_end import FinishedRun
 from lab.batch.summary import ClassSummary, unsandboxed_line
-from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail, say_error
+from lab.cli.typer_app import EXIT_GRADER_ERROR, console, errors, fail, say_error
 
 EXIT_INTERRUPTED = 130
 

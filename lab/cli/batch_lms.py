@@ -13,7 +13,7 @@ from lab.batch.gradebook_formats import parse_canvas_assignments, parse_formats
 from lab.batch.layout import Layout
 from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
 from lab.batch.roster import COLUMNS, RosterError, load_roster
-from lab.cli.app import console, errors, fail
+from lab.cli.typer_app import console, errors, fail
 from lab.cli.course import load_catalog
 
 SHOWN_WARNINGS = 5

@@ -35,7 +35,7 @@ from lab.batch.plan import Plan, make_plan
 from lab.batch.run_end import RunEnd, finish_run
 from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
-from lab.cli.app import EXIT_GRADER_ERROR, console, errors, fail
+from lab.cli.typer_app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.backend_option import batch_backend_choice
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,

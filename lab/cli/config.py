@@ -12,7 +12,7 @@ from rich.text import Text
 
 from grader import settings
 from grader.course.sinks import for_terminal
-from lab.cli.app import EXIT_USAGE, INSTRUCTORS, app, console, errors
+from lab.cli.typer_app import EXIT_USAGE, INSTRUCTORS, app, console, errors
 
 
 @app.command("config", rich_help_panel=INSTRUCTORS)

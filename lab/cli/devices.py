@@ -6,7 +6,7 @@ from rich.table import Table
 
 from grader.backends.discovery import discover
 from grader.course.sinks import for_terminal
-from lab.cli.app import STUDENTS, app, console
+from lab.cli.typer_app import STUDENTS, app, console
 
 
 @app.command(rich_help_panel=STUDENTS)

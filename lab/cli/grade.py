@@ -18,7 +18,7 @@ from grader.plugins.sanitizer import SanitizerPlugin
 from grader.report import Report
 from grader.terminal import render
 from grader.worker_process import take_worker
-from lab.cli.app import (
+from lab.cli.typer_app import (
     STUDENTS,
     app,
     console,

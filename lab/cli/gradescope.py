@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from lab.cli.app import INSTRUCTORS, app, console, fail
+from lab.cli.typer_app import INSTRUCTORS, app, console, fail
 
 
 @app.command(rich_help_panel=INSTRUCTORS)

@@ -24,7 +24,7 @@ from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
 from grader.course.sinks import for_json, for_terminal
-from lab.cli.app import (
+from lab.cli.typer_app import (
     EXIT_FAILED,
     EXIT_NOT_WRITTEN,
     EXIT_PASSED,

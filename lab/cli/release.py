@@ -9,7 +9,7 @@ import typer
 from grader.course.catalog import Catalog
 from grader.course.release_config import CONFIG_NAME, ReleaseConfigError, load_release_config
 from grader.course.sinks import for_terminal
-from lab.cli.app import EXIT_GRADER_ERROR, INSTRUCTORS, app, console, fail
+from lab.cli.typer_app import EXIT_GRADER_ERROR, INSTRUCTORS, app, console, fail
 from lab.cli.course import load_catalog
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from grader.course.sinks import for_csv_cell, for_terminal
-from lab.cli.app import COURSE_SERVER, EXIT_USAGE, INSTRUCTORS, app, console, errors, fail
+from lab.cli.typer_app import COURSE_SERVER, EXIT_USAGE, INSTRUCTORS, app, console, errors, fail
 from lab.engine import PER_GPU
 
 DEFAULT_DATABASE = "lab-server.db"

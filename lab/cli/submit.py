@@ -10,7 +10,7 @@ from rich.table import Table
 
 from grader.course.sinks import for_terminal
 from grader.outputs import FEEDBACK_SUFFIXES
-from lab.cli.app import EXIT_GRADER_ERROR, EXIT_USAGE, STUDENTS, app, console, errors, fail
+from lab.cli.typer_app import EXIT_GRADER_ERROR, EXIT_USAGE, STUDENTS, app, console, errors, fail
 
 POLL_S = 1.0  # between looks at a server that answers at once
 LONG_POLL_S = 20.0  # the server answers once the submission moves, or after this long

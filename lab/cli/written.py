@@ -19,7 +19,7 @@ from grader.course.sinks import for_terminal
 from grader.feedback import write_atomic
 from grader.outputs import JSON, ReportFormat, feedback_format
 from grader.report import Report, Status
-from lab.cli.app import (
+from lab.cli.typer_app import (
     EXIT_FAILED,
     EXIT_GRADER_ERROR,
     EXIT_NOT_WRITTEN,

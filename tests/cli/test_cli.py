@@ -465,3 +465,28 @@ def test_a_time_limit_is_reported_as_what_it_is():
     limits = Limits(run_s=5)
     assert limits.describe("run") == "limit 5 s (--time-limit)"
     assert limits.describe("first_run").startswith("limit 5 s (--time-limit), plus 60 s allowed for the device")
+
+
+def test_each_command_is_registered_by_the_module_the_launcher_loads_for_it():
+    import typer.main
+
+    from lab import cli
+
+    group = typer.main.get_group(app)
+    for name, command in group.commands.items():
+        inner = getattr(command, "commands", None)
+        callbacks = [c.callback for c in inner.values()] if inner else [command.callback]
+        modules = {f.__module__ for f in callbacks}
+        wanted = f"lab.cli.{cli.COMMAND_MODULES[name]}"
+        assert modules <= {wanted, *(f"{wanted}_{part}" for part in ("run", "slurm", "lms", "common"))}, name
+
+
+def test_a_command_line_naming_submit_imports_neither_grading_nor_the_server():
+    import subprocess
+    import sys
+
+    code = ("import sys; from lab import cli; cli.register('submit'); "
+            "print(sorted(m for m in ('grader.grading', 'lab.cli.grade', 'lab.cli.serve', 'lab.cli.batch') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
