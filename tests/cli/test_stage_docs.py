@@ -19,7 +19,7 @@ from grader.course.expressions import evaluate
 from grader.course.spec import Param, Spec, parse_params
 from grader.course.stage_readme import bounds, committed_block, render
 from lab.cli import app
-from lab.cli.app import console
+from lab.cli.typer_app import console
 
 STAGES = default_catalog().stages
 runner = CliRunner()
