@@ -153,9 +153,9 @@ class WorkerProcess:
     def reap_later(self) -> None:
         """The worker said Done and its grading is whole: a thread waits for the process to be
         gone (REAP_WAIT_S, then its group is killed) and then removes what it left, while the
-        grading goes on. Its driver's teardown at exit (a GPU context's memory, NVIDIA's OpenCL
-        took about 0.24 s) is then no part of the grading's time. Until then it stays among the
-        live workers: Ctrl-C kills it and the interpreter's exit waits for it."""
+        grading goes on: its driver's teardown at exit (docs/performance.md) is no part of the
+        grading's time. Until then it stays among the live workers: Ctrl-C kills it, and the
+        interpreter's exit kills it and removes what it left without waiting (_discard_all)."""
         self.said_done = True
         threading.Thread(target=self._reap, name="lab-reap-worker", daemon=True).start()
 
