@@ -31,8 +31,8 @@ devices (--gpus, --cpu-lanes as --jobs) and prints both rates and their ratio. -
 student follow each of its acknowledged submissions as `lab submit` does (long polls), and
 prints how long after a grading's end its follower saw it, and how many polls that took.
 --counters on|off
-makes both read the hardware counters, or neither (by default the server reads them and lab
-batch does not: the two then grade differently).
+makes both read the hardware counters, or neither (by default the server reads them where no
+other grading waits, and lab batch does not: under load the two then grade alike).
 
 Progress goes to stderr, the figures to stdout (--json FILE: as JSON too). Needs the server extra.
 """
@@ -220,8 +220,9 @@ def main() -> None:
                         "the delay from its grading's end to its follower seeing it, and the polls it took")
     parser.add_argument("--counters", choices=("on", "off", "as-default"), default="as-default",
                         help="the hardware counters in both the server's and --batch-compare's gradings: on (the "
-                        "batch with --counters), off (LAB_COUNTERS=off for both), as-default (each as it is by "
-                        "default: the server reads them, lab batch does not)")
+                        "batch with --counters, the server with --busy-counters), off (LAB_COUNTERS=off for both), "
+                        "as-default (each as it is by default: the server reads them where no other grading waits, "
+                        "lab batch does not)")
     args = parser.parse_args()
     if args.counters == "off":
         os.environ["LAB_COUNTERS"] = "off"  # the server's and the batch's environments are this one's
@@ -241,8 +242,10 @@ def main() -> None:
     worker_tokens = [store.issue_token(f"benchmark-worker{n}", role=Role.WORKER) for n in range(args.workers)]
     store.close()
     lanes = (["--gpus", args.gpus] if args.gpus else []) + (["--cpu-lanes", str(args.cpu_lanes)] if args.cpu_lanes else [])
+    # on: every server grading reads them, with others waiting too (lab serve --busy-counters)
+    busy = ["--busy-counters"] if args.counters == "on" else []
     server = Server(database, folder / "server.log", args.device,
-                    lanes + (["--no-local", "--lease", str(args.lease)] if args.workers else []))
+                    lanes + busy + (["--no-local", "--lease", str(args.lease)] if args.workers else []))
     server.start()
     workers = [Worker(server.url, token, folder / f"worker{n}.log", lanes) for n, token in enumerate(worker_tokens)]
     for worker in workers:

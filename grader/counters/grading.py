@@ -42,13 +42,18 @@ class Mode(StrEnum):
     OFF = "off"  # --no-counters
     DEFAULT = "default"  # neither flag: the lesson's counters, where this machine reads them; silent elsewhere
     ON = "on"  # --counters: the stage's whole table, or why not
+    # As DEFAULT, but none read: the course server had gradings waiting (its lanes' choice under
+    # load: lab serve --busy-counters). Where DEFAULT would read them, the report says so.
+    BUSY = "busy"
 
 
 
 
-def mode_of(asked: bool | None) -> Mode:
+def mode_of(asked: bool | Mode | None) -> Mode:
     """`--counters` (True), `--no-counters` (False), neither (None: DEFAULT, or OFF where
-    LAB_COUNTERS=off)."""
+    LAB_COUNTERS=off); a Mode as it is, except BUSY where LAB_COUNTERS=off (OFF: nothing said)."""
+    if isinstance(asked, Mode):
+        return Mode.OFF if asked == Mode.BUSY and not settings.value(settings.COUNTERS) else asked
     if asked is None:
         return Mode.DEFAULT if settings.value(settings.COUNTERS) else Mode.OFF
     return Mode.ON if asked else Mode.OFF
@@ -77,7 +82,7 @@ class Reading:
         grader.counters.lesson)."""
         if result is None:
             return None
-        if self.mode == Mode.DEFAULT and result.reason in SILENT_BY_DEFAULT:
+        if self.mode in (Mode.DEFAULT, Mode.BUSY) and result.reason in SILENT_BY_DEFAULT:
             return None
         if self.mode == Mode.DEFAULT and result.ok and spec is not None and spec.counters is not None:
             from grader.counters.lesson import lesson_line
@@ -87,11 +92,15 @@ class Reading:
         return result
 
 
-def reading(asked: bool | None, spec: Spec, target: Target) -> Reading | None:
+def reading(asked: bool | Mode | None, spec: Spec, target: Target) -> Reading | None:
     """Whether this grading reads counters (None: it does not, and its report carries none),
     decided without running anything. A device the worker is left to pick (kind "unknown") may
-    be a GPU: the default reads there, and is silent if it was not one."""
+    be a GPU: the default reads there, and is silent if it was not one. BUSY: where the default
+    would read, a Reading that reads nothing (its report says why); else None."""
     mode = mode_of(asked)
+    if mode == Mode.BUSY:
+        default = reading(Mode.DEFAULT, spec, target)
+        return Reading(Mode.BUSY, ()) if default is not None else None
     if mode == Mode.OFF:
         return None
     if mode == Mode.ON:

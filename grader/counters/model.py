@@ -30,6 +30,7 @@ class Unavailable(StrEnum):
     TIMEOUT = "timeout"  # the profiling run passed its time limit
     FAILED = "failed"  # ncu or the profiling entry stopped without results (detail says how)
     UNREADABLE = "unreadable"  # ncu's output could not be matched to the launches made
+    BUSY = "busy"  # not read: the course server had gradings waiting behind this one (lab serve --busy-counters)
 
 
 REASON_TEXT = {
@@ -57,6 +58,8 @@ REASON_TEXT = {
     Unavailable.TIMEOUT: "reading the counters took too long and was stopped",
     Unavailable.FAILED: "reading the counters failed",
     Unavailable.UNREADABLE: "Nsight Compute's output could not be matched to the kernels launched",
+    Unavailable.BUSY: "counters not read: the course server had other gradings waiting (it reads them when "
+                      "none wait; `lab grade` or `lab profile` reads them on your own GPU)",
 }
 
 

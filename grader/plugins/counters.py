@@ -50,10 +50,10 @@ class CountersPlugin(Plugin):
 
     def before_worker(self, parent: Parent, state: PluginState) -> None:
         """Where the ncu route reads them: start its runs now, to overlap the worker."""
-        from grader.counters.grading import start_profiling
+        from grader.counters.grading import Mode, start_profiling
 
         assert isinstance(state, CountersState) and state.reads is not None
-        if not state.payload["metrics"]:
+        if not state.payload["metrics"] and state.reads.mode != Mode.BUSY:
             state.started = start_profiling(parent.catalog, parent.spec, parent.source, parent.filename,
                                             parent.target, state.reads.metrics)
 
@@ -72,8 +72,9 @@ class CountersPlugin(Plugin):
         return (CountersRead, CompiledProgram)
 
     def section(self, parent: Parent, state: PluginState) -> CountersShown | None:
-        from grader.counters.grading import correct_so_far, from_worker, not_profiled, profile_grading
+        from grader.counters.grading import Mode, correct_so_far, from_worker, not_profiled, profile_grading
         from grader.counters.model import Unavailable, unavailable
+        from grader.counters.runner import device_refusal
         from grader.device_turn import parent_turn
 
         assert isinstance(state, CountersState) and state.reads is not None
@@ -82,6 +83,13 @@ class CountersPlugin(Plugin):
             profile = unavailable(Unavailable.FAILED, f"reading them stopped the grading ({state.stopped}); "
                                   "it was graded again without them")
             return self._shown(parent, state, profile)
+        if state.reads.mode == Mode.BUSY:  # none read; said where the default would have read them
+            device = grading.device
+            refused = device_refusal(parent.spec, parent.target.row, device.kind if device else None,
+                                     device.platform if device else None)
+            if refused is None and not correct_so_far(grading):
+                refused = unavailable(Unavailable.NOT_CORRECT)
+            return self._shown(parent, state, refused if refused is not None else unavailable(Unavailable.BUSY))
         through = parent.target.row.counters_through_cuda
         metrics = tuple(state.payload["metrics"])
         read = from_worker(parent.spec, grading, metrics, through) if metrics and correct_so_far(grading) else None

@@ -71,6 +71,10 @@ def serve(
     per_gpu: int = typer.Option(PER_GPU, "--per-gpu", min=1, help="lanes on each GPU per kernel language (their "
                                 "timed phases take turns)"),
     cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
+    busy_counters: bool = typer.Option(False, "--busy-counters/--no-busy-counters", help="read the hardware "
+                                       "counters also for a grading with others waiting behind it (each reading "
+                                       "holds a GPU alone a while); by default such a grading reads none and its "
+                                       "report says why, so that a busy queue drains as fast as lab batch"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
     schedule: Path | None = typer.Option(None, "--schedule", help="a TOML file of when each stage takes students' "
@@ -122,7 +126,8 @@ def serve(
             fail(str(error))
     lanes = _plan_lanes(device, gpus, cpu_lanes, per_gpu) if local else ()
     settings = ServerSettings(database_url(database), lanes, per_hour=per_hour, schedule=windows, lease_s=lease,
-                              body_timeout_s=body_timeout, secure_cookies=secure_cookies, roster_ids=roster_ids)
+                              body_timeout_s=body_timeout, secure_cookies=secure_cookies, roster_ids=roster_ids,
+                              busy_counters=busy_counters)
     try:
         application = create_app(settings, catalog)
     except StoreError as error:

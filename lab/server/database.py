@@ -436,6 +436,14 @@ class Store:
             if at is not None}
         return scheduling.grading_order(waiting, served)
 
+    def waiting(self, backends: frozenset[str] | None = None) -> int:
+        """How many submissions of `backends` (None: any) are queued, not yet claimed."""
+        with self._session() as db:
+            queued = select(func.count()).select_from(SubmissionRow).where(SubmissionRow.state == str(State.QUEUED))
+            if backends is not None:
+                queued = queued.where(SubmissionRow.backend.in_(sorted(backends)))
+            return int(db.execute(queued).scalar_one())
+
     def queue_order(self) -> list[int]:
         """The queued submissions' ids, in the order they will be graded."""
         with self._session() as db:

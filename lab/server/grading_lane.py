@@ -95,10 +95,14 @@ class NotGraded(RuntimeError):
 
 
 def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, source: bytes, device: str | None,
-                 on_phase=None):
-    """Grade stored bytes as `lab grade` grades a file: the Report. Raises NotGraded for a
-    grading that could not start (no device, no sandbox where one is required)."""
+                 on_phase=None, busy: bool = False):
+    """Grade stored bytes as `lab grade` grades a file: the Report. `busy`: other gradings wait
+    behind this one, and the server reads no hardware counters then (ServerSettings.busy_counters):
+    none are read, and the report says why. Raises NotGraded for a grading that could not start
+    (no device, no sandbox where one is required)."""
     from grader.backends import registry
+    from grader.counters.grading import Mode
+    from grader.grade_options import GradeOptions
     from grader.grading import GradeRequest, grade, not_started
     from grader.worker_process import take_worker
 
@@ -109,7 +113,8 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
         path.write_bytes(source)
         # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
         # while it does (a worker dies with the thread that started it).
-        report = grade(GradeRequest(catalog, spec, path, kind, device, filename,
+        options = GradeOptions(plugins={"counters": Mode.BUSY}) if busy else GradeOptions()
+        report = grade(GradeRequest(catalog, spec, path, kind, device, filename, options,
                                     worker=lambda: take_worker(kind, start_next=True), on_phase=on_phase,
                                     on_queue=None if on_phase is None else _queue_line(on_phase)))
     refused = not_started(report)
@@ -119,10 +124,17 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
 
 
 def grade_submission(catalog: Catalog, submission: Submission, source: bytes, device: str | None,
-                     on_phase=None) -> GradingRecord:
+                     on_phase=None, busy: bool = False) -> GradingRecord:
     """Grade a stored submission (grade_source): its stored form."""
     return outcome_of(grade_source(catalog, submission.stage, submission.backend, submission.filename, source,
-                                   device, on_phase))
+                                   device, on_phase, busy))
+
+
+def busy_now(store: Store, backends: frozenset[str] | None, busy_counters: bool) -> bool:
+    """Whether a grading just claimed for `backends` skips the hardware counters: others of its
+    kernel languages wait behind it, and the server does not read counters then (`busy_counters`
+    False: ServerSettings.busy_counters)."""
+    return not busy_counters and store.waiting(backends) > 0
 
 
 def _queue_line(on_phase):
@@ -138,11 +150,11 @@ class Lanes:
     gradings under way finish first)."""
 
     def __init__(self, store: Store, catalog: Catalog, progress: Progress, plans: Sequence[LanePlan],
-                 server: ServingProcess | None = None, lease_s: float = 0.0):
+                 server: ServingProcess | None = None, lease_s: float = 0.0, busy_counters: bool = False):
         """`server`: the lab serve process the lanes' claims belong to, held `lease_s` (its
-        sweeper renews them)."""
+        sweeper renews them); `busy_counters`: ServerSettings.busy_counters."""
         self.store, self.catalog, self.progress = store, catalog, progress
-        self.server, self.lease_s = server, lease_s
+        self.server, self.lease_s, self.busy_counters = server, lease_s, busy_counters
         self.engine: Engine[LanePlan, tuple[Submission, bytes]] = Engine(
             plans, self, self.grade_one, idle_wait_s=IDLE_WAIT_S, on_error=self._error,
             label=lambda plan: plan.device or "auto", name="lab-lane", on_start=start_first_workers)
@@ -177,8 +189,9 @@ class Lanes:
         submission, source = claimed
         self.progress.enter(submission.id, "starting")
         try:
+            busy = busy_now(self.store, plan.backends, self.busy_counters)
             outcome = grade_submission(self.catalog, submission, source, plan.device,
-                                       on_phase=lambda phase: self.progress.enter(submission.id, phase))
+                                       on_phase=lambda phase: self.progress.enter(submission.id, phase), busy=busy)
         except Exception as error:  # noqa: BLE001 - a fault of the grader or the machine, never a grade
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             log.exception("submission %d could not be graded", submission.id)

@@ -42,6 +42,7 @@ class Claim:
     backend: str
     source: bytes
     lease_s: float
+    busy: bool = False  # others wait behind it: graded without hardware counters (grading_lane.busy_now)
 
 
 class RemoteWorker:
@@ -111,7 +112,7 @@ class RemoteWorker:
                               answer.status_code)
         data = answer.json()
         return Claim(data["id"], data["attempt"], data["stage"], data["filename"], data["backend"],
-                     base64.b64decode(data["source"]), float(data["lease_s"]))
+                     base64.b64decode(data["source"]), float(data["lease_s"]), data.get("busy") is True)
 
     @staticmethod
     def _error(error: BaseException, claim: Claim | None) -> None:
@@ -146,7 +147,8 @@ class RemoteWorker:
         renewing.start()
         try:
             report = grade_source(self.catalog, claim.stage, claim.backend, claim.filename, claim.source,
-                                  device, on_phase=lambda phase: self._phases.__setitem__(claim.id, phase))
+                                  device, on_phase=lambda phase: self._phases.__setitem__(claim.id, phase),
+                                  busy=claim.busy)
         except Exception as error:  # noqa: BLE001 - a fault of the grader or this machine, never a grade
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             path, body = f"/api/worker/{claim.id}/fail", {"attempt": claim.attempt, "reason": reason}

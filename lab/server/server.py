@@ -39,7 +39,8 @@ class Server:
         self.changes = ChangeSignal()  # wakes the API's long polls (GET /api/submissions/{id}?wait=S)
         self.progress = Progress(on_change=self.changes.changed)
         self.identity = ServingProcess.this_one()
-        self.lanes = Lanes(self.store, catalog, self.progress, settings.lanes, self.identity, settings.lease_s)
+        self.lanes = Lanes(self.store, catalog, self.progress, settings.lanes, self.identity, settings.lease_s,
+                           settings.busy_counters)
         self._stopping = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep, name="lab-lease-sweeper", daemon=True)
 

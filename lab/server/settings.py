@@ -19,6 +19,10 @@ class ServerSettings:
     per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
     schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)
     lease_s: float = 120.0  # a remote worker's hold on a submission, renewed while it grades
+    # Read the hardware counters also for a grading with others waiting behind it (each reading
+    # holds the GPU alone for a while: docs/performance.md); False: such a grading reads none and
+    # its report says why (lab serve --busy-counters).
+    busy_counters: bool = False
     body_timeout_s: float = 60.0  # seconds a request's body may take to arrive once read (slower: 408)
     secure_cookies: bool = False  # behind TLS: the browser sends the session cookie over HTTPS only
     roster_ids: Mapping[str, str] = field(default_factory=dict)  # a roster id (alias_key of an email, SID,

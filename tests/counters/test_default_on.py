@@ -172,3 +172,27 @@ def test_a_worker_that_stops_while_reading_counters_is_graded_again_without_them
     assert report.check("correct").status == "passed" and report.failure is None
     assert report.section("counters") is not None and report.section("counters").reason == Unavailable.FAILED
     assert "graded again without them" in report.section("counters").line
+
+
+def test_a_busy_servers_grading_reads_none_and_says_so(profiled, monkeypatch):
+    from grader.counters import runner
+    from grader.counters.model import REASON_TEXT
+
+    # As on a GPU that reads them: the server's lane asked for none (Mode.BUSY).
+    monkeypatch.setattr(grading, "reading", lambda asked, spec, target: grading.Reading(grading.mode_of(asked), ()))
+    monkeypatch.setattr(runner, "device_refusal", lambda *args, **kwargs: None)
+    profiled.result = profiled.run(4.0)
+    report = graded(counters=grading.Mode.BUSY)
+    shown = report.section("counters")
+    assert shown is not None and shown.reason == Unavailable.BUSY and shown.line == REASON_TEXT[Unavailable.BUSY]
+    assert profiled.asked == []  # no profiling run
+    assert report.status == graded().status
+
+
+def test_a_busy_servers_grading_on_a_device_without_counters_says_nothing():
+    assert graded(counters=grading.Mode.BUSY).section("counters") is None  # this machine's OpenCL device
+
+
+def test_busy_is_nothing_where_lab_counters_is_off(monkeypatch):
+    monkeypatch.setenv("LAB_COUNTERS", "off")
+    assert grading.mode_of(grading.Mode.BUSY) == grading.Mode.OFF

@@ -256,3 +256,18 @@ def test_a_database_of_the_first_schema_is_upgraded_with_its_rows(tmp_path):
         assert store.get(1).mark == Mark.HELD and store.get(1).mark_note == "ask me"
     finally:
         store.close()
+
+
+def test_a_grading_with_others_waiting_behind_it_reads_no_counters(store):
+    from lab.server.grading_lane import busy_now
+
+    who = users(store)
+    put(store, who["ana"], 1), put(store, who["ben"], 2)
+    store.submit(who["ana"], "transpose_coalesced", "k.cu", "cuda", b"// 3\n")
+    assert store.waiting() == 3 and store.waiting(frozenset({"opencl"})) == 2
+    store.claim_next(backends=frozenset({"opencl"}))
+    assert busy_now(store, frozenset({"opencl"}), busy_counters=False)  # ben's waits behind it
+    assert not busy_now(store, frozenset({"opencl"}), busy_counters=True)  # lab serve --busy-counters
+    store.claim_next(backends=frozenset({"opencl"}))
+    assert not busy_now(store, frozenset({"opencl"}), busy_counters=False)  # the .cu one is another lane's
+    assert busy_now(store, None, busy_counters=False)  # a lane of every language sees it waiting

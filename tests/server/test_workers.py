@@ -81,6 +81,7 @@ def test_a_worker_token_grades_and_does_nothing_else(tmp_path):
         with client(server, keys["w1"]) as http:
             claim = http.post("/api/worker/claim").json()
             assert claim["id"] == mine and claim["stage"] == "transpose_coalesced"
+            assert claim["busy"] is False  # nothing waits behind it: graded with counters where they are read
             from grader import GRADER_VERSION
 
             for report, words in (({"status": "passed", "grader_version": "0"}, "comes from grader 0"),

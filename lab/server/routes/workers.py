@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from grader import GRADER_VERSION
-from lab.server.grading_lane import outcome_of_json
+from lab.server.grading_lane import busy_now, outcome_of_json
 from lab.server.report_json import ReportJsonError
 from lab.server.routes.dependencies import TheServer, TheSettings, Worker, json_body, known_id
 
@@ -60,9 +60,11 @@ async def claim(request: Request, user: Worker, server: TheServer, settings: The
         return Response(status_code=204)
     submission, source = claimed
     server.progress.enter(submission.id, f"taken by {user.login}")
+    busy = await run_in_threadpool(busy_now, server.store, backends, settings.busy_counters)
     return JSONResponse({"id": submission.id, "attempt": submission.attempts, "stage": submission.stage,
                          "filename": submission.filename, "backend": submission.backend,
-                         "source": base64.b64encode(source).decode("ascii"), "lease_s": settings.lease_s})
+                         "source": base64.b64encode(source).decode("ascii"), "lease_s": settings.lease_s,
+                         "busy": busy})
 
 
 @router.post("/api/worker/{submission_id}/renew")
