@@ -7,7 +7,9 @@ the same context (closed and made again) pays it again.
 Seen on the H200 (8b329a5): the set-up's calls 30 ms; the first cuptiRangeProfilerStart after
 each enable 135-205 ms (650 ms the first in a fresh machine's first process); every profiled
 launch about 30 ms whatever the kernel (2 passes, kernel replay), also three launches in one
-range set (100 ms): so a grading's counters cost about 0.2 s plus 30 ms a profiled launch.
+range set (100 ms); one metric of one pass: 25 ms a launch, the same again in CUPTI's user
+replay mode (the launch 1.3 ms, each range's start 18 ms). So a grading's counters cost about
+0.2 s plus 25-30 ms a profiled launch, whichever way CUPTI is driven.
 
     python3 benchmarks/cupti_first_range.py --order tiny,tiny,big,big,reopen,big
 
