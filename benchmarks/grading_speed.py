@@ -54,6 +54,9 @@ def tail(log: Path) -> str:
         return ""
 
 
+COUNTERS_OFF = "-off"  # the suffix of a tree's name graded with LAB_COUNTERS=off (--counters-off)
+
+
 def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int, timeout: float,
                scratch: Path) -> dict:
     solution = tree / "reference" / stage / f"solution{SUFFIX[backend]}"
@@ -62,7 +65,10 @@ def grade_once(tree_name: str, tree: Path, stage: str, backend: str, repeat: int
     result.unlink(missing_ok=True)
     command = [sys.executable, "-m", "lab", "grade", stage, str(solution), "--backend", backend,
                "--json", str(result)]
-    code, wall = run_timed(command, tree, child_env(tree), timeout, log)
+    env = child_env(tree)
+    if tree_name.endswith(COUNTERS_OFF):
+        env["LAB_COUNTERS"] = "off"
+    code, wall = run_timed(command, tree, env, timeout, log)
     data: dict = {}
     if result.is_file():
         try:
@@ -184,6 +190,31 @@ def ratios(rows: list[dict], trees: list[str], backends: list[str]) -> list[str]
     return lines
 
 
+def counters_cost(rows: list[dict], trees: list[str], backends: list[str]) -> list[str]:
+    """With --counters-off: per tree and backend, the counters' cost paired by stage (each stage's
+    median wall with them, less its median without, graded in the same rounds); the median of
+    that over every stage, and over the stages whose gradings read them."""
+    lines = []
+    for backend in backends:
+        for tree in (t for t in trees if f"{t}{COUNTERS_OFF}" in trees):
+            costs, reading = [], []
+            for stage in sorted({r["stage"] for r in rows}):
+                on = [r for r in timed_rows(rows) if (r["tree"], r["backend"], r["stage"]) == (tree, backend, stage)]
+                off = [r for r in timed_rows(rows)
+                       if (r["tree"], r["backend"], r["stage"]) == (tree + COUNTERS_OFF, backend, stage)]
+                if on and off:
+                    cost = statistics.median(r["wall_s"] for r in on) - statistics.median(r["wall_s"] for r in off)
+                    costs.append(cost)
+                    if any("counters" in r["phases"] for r in on):
+                        reading.append(cost)
+            if costs:
+                lines.append(f"{backend}: the counters' cost in {tree} (on less off, per stage): median "
+                             f"{statistics.median(costs):+.3f} s over {len(costs)} stages"
+                             + (f"; {statistics.median(reading):+.3f} s over the {len(reading)} that read them "
+                                f"({min(reading):+.3f} to {max(reading):+.3f})" if reading else ""))
+    return lines
+
+
 def print_tables(rows: list[dict], trees: list[str], backends: list[str], markdown: bool) -> None:
     phase_names: list[str] = []
     for r in rows:
@@ -203,7 +234,7 @@ def print_tables(rows: list[dict], trees: list[str], backends: list[str], markdo
         names = [n for n in phase_names if any(n in r["phases"] for r in mine)]
         blocks.append(("## " if markdown else "") + title + "\n\n" + backend_table(mine, names, markdown))
     blocks.append(("## " if markdown else "") + "summary\n\n" + summary_table(rows, trees, backends, markdown))
-    lines = ratios(rows, trees, backends)
+    lines = ratios(rows, trees, backends) + counters_cost(rows, trees, backends)
     for backend in backends:
         by_key: dict[tuple[str, int], dict[str, str]] = {}
         for r in rows:
@@ -266,11 +297,16 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="seconds one grading may take; past it, it is killed and recorded as "
                              "'timeout' (default: 600)")
+    parser.add_argument("--counters-off", action="store_true",
+                        help="also grade the first tree with LAB_COUNTERS=off (as NAME-off), in the same rounds: "
+                             "the counters' cost, paired by stage")
     parser.add_argument("--json", default="", metavar="FILE", help="also write every row (a list of dicts) to FILE")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     args = parser.parse_args()
 
     trees = parse_trees(args.trees)
+    if args.counters_off:  # the first tree, again without counters, graded beside it
+        trees = [trees[0], (trees[0][0] + COUNTERS_OFF, trees[0][1]), *trees[1:]]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [b for b in backends if b not in SUFFIX]
     if unknown or not backends:
