@@ -13,8 +13,8 @@ from lab.batch.gradebook_formats import parse_canvas_assignments, parse_formats
 from lab.batch.layout import Layout
 from lab.batch.lms_outputs import ROSTER_CHECK, LmsOptions, LmsView
 from lab.batch.roster import COLUMNS, RosterError, load_roster
-from lab.cli.typer_app import console, errors, fail
 from lab.cli.course import load_catalog
+from lab.cli.typer_app import console, errors, fail
 
 SHOWN_WARNINGS = 5
 KIND_WORDS = {InputKind.CANVAS.value: "a Canvas submissions export", InputKind.GRADESCOPE.value: "a Gradescope export"}

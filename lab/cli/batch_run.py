@@ -35,7 +35,6 @@ from lab.batch.plan import Plan, make_plan
 from lab.batch.run_end import RunEnd, finish_run
 from lab.batch.runner import BatchEvent, Finished, Runner, RunResult, Started, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
-from lab.cli.typer_app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.cli.backend_option import batch_backend_choice
 from lab.cli.batch_common import (
     EXIT_INTERRUPTED,
@@ -44,6 +43,7 @@ from lab.cli.batch_common import (
     terminate_as_interrupt,
 )
 from lab.cli.course import load_catalog
+from lab.cli.typer_app import EXIT_GRADER_ERROR, console, errors, fail
 from lab.engine import PER_GPU
 
 

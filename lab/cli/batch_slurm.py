@@ -39,10 +39,10 @@ from lab.batch.layout import Layout, LayoutError, scan
 from lab.batch.outputs import GRADEBOOK, NOT_GRADED_CSV, SUMMARY
 from lab.batch.run_end import finish_run
 from lab.batch.store import ResultStore, StoreBusy
-from lab.cli.typer_app import EXIT_GRADER_ERROR, console, fail
 from lab.cli.backend_option import batch_backend_choice
 from lab.cli.batch_common import check_folders, say_end
 from lab.cli.course import load_catalog
+from lab.cli.typer_app import EXIT_GRADER_ERROR, console, fail
 
 POLL_S = 5.0
 SHOWN_PATHS = 10  # submissions listed by name under "failed"

@@ -34,10 +34,10 @@ from lab.batch.layout import LayoutError, scan
 from lab.batch.run_end import finish_run
 from lab.batch.runner import BatchEvent, Finished, pipeline_grader
 from lab.batch.store import ResultStore, StoreBusy
-from lab.cli.typer_app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
 from lab.cli.backend_option import backend_named
 from lab.cli.batch_common import EXIT_INTERRUPTED, say_end, terminate_as_interrupt
 from lab.cli.course import load_catalog
+from lab.cli.typer_app import EXIT_GRADER_ERROR, EXIT_USAGE, console, errors
 
 FINAL_LOCK_WAIT_S = 120.0
 

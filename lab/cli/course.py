@@ -13,8 +13,8 @@ from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog, UnknownStageError, default_catalog
 from grader.course.sinks import for_terminal
 from grader.course.spec import Spec, SpecError
-from lab.cli.typer_app import STUDENTS, app, console, fail
 from lab.cli.backend_option import backend_choice
+from lab.cli.typer_app import STUDENTS, app, console, fail
 
 
 def load_catalog() -> Catalog:

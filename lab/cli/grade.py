@@ -18,6 +18,9 @@ from grader.plugins.sanitizer import SanitizerPlugin
 from grader.report import Report
 from grader.terminal import render
 from grader.worker_process import take_worker
+from lab.cli.backend_option import file_backend, pick_backend
+from lab.cli.course import load_catalog, load_stage
+from lab.cli.status_line import grading_status
 from lab.cli.typer_app import (
     STUDENTS,
     app,
@@ -25,9 +28,6 @@ from lab.cli.typer_app import (
     errors,
     fail,
 )
-from lab.cli.backend_option import file_backend, pick_backend
-from lab.cli.course import load_catalog, load_stage
-from lab.cli.status_line import grading_status
 from lab.cli.written import check_outputs, finish
 from lab.early_worker import prestart_quietly, say_held_notes
 

@@ -15,8 +15,8 @@ from grader.backends.registry import BackendKind
 from grader.course.checks.source_checks import SubmissionError, read_submission, strip_comments
 from grader.course.occupancy import HOPPER_SM90, device_limits, next_register_cliff, occupancy
 from grader.course.sinks import for_terminal
-from lab.cli.typer_app import STUDENTS, app, console, fail
 from lab.cli.course import load_catalog, load_stage
+from lab.cli.typer_app import STUDENTS, app, console, fail
 
 
 def _parse_block(text: str) -> int:

@@ -24,6 +24,7 @@ from grader.counters.model import ProfileResult, Unavailable, unavailable
 from grader.counters.terminal import render_counters
 from grader.counters.view import build
 from grader.course.sinks import for_json, for_terminal
+from lab.cli.course import load_catalog, load_stage
 from lab.cli.typer_app import (
     EXIT_FAILED,
     EXIT_NOT_WRITTEN,
@@ -35,7 +36,6 @@ from lab.cli.typer_app import (
     errors,
     fail,
 )
-from lab.cli.course import load_catalog, load_stage
 
 
 def _where(kind: BackendKind, device: str | None) -> tuple[str | None, ProfileResult | None]:

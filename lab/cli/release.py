@@ -9,8 +9,8 @@ import typer
 from grader.course.catalog import Catalog
 from grader.course.release_config import CONFIG_NAME, ReleaseConfigError, load_release_config
 from grader.course.sinks import for_terminal
-from lab.cli.typer_app import EXIT_GRADER_ERROR, INSTRUCTORS, app, console, fail
 from lab.cli.course import load_catalog
+from lab.cli.typer_app import EXIT_GRADER_ERROR, INSTRUCTORS, app, console, fail
 
 
 @app.command("release", rich_help_panel=INSTRUCTORS)

@@ -59,7 +59,13 @@ def login(
 
 def _state_line(shown: dict) -> str:
     if shown["state"] == "queued":
-        return f"queued: number {shown['position']} in line" if shown.get("position") else "queued"
+        if not shown.get("position"):
+            return "queued"
+        from lab.server.pace import in_words
+
+        wait = shown.get("wait_s")
+        soon = f", graded in {in_words(wait)} at the server's recent pace" if isinstance(wait, (int, float)) else ""
+        return f"queued: number {shown['position']} in line{soon}"
     if shown["state"] == "grading":
         return f"grading: {shown['phase']}" if shown.get("phase") else "grading"
     return str(shown["state"])

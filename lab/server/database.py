@@ -436,6 +436,14 @@ class Store:
             if at is not None}
         return scheduling.grading_order(waiting, served)
 
+    def endings_since(self, moment: datetime) -> list[datetime]:
+        """When each grading that ended (graded or failed) at `moment` or later ended."""
+        with self._session() as db:
+            ended = select(SubmissionRow.finished_at).where(SubmissionRow.finished_at >= moment,
+                                                            SubmissionRow.state.in_((str(State.DONE),
+                                                                                     str(State.FAILED))))
+            return [_utc(at) for (at,) in db.execute(ended) if at is not None]
+
     def waiting(self, backends: frozenset[str] | None = None) -> int:
         """How many submissions of `backends` (None: any) are queued, not yet claimed."""
         with self._session() as db:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from grader.course.catalog import Catalog
@@ -13,6 +14,7 @@ from lab.server.change_signal import ChangeSignal
 from lab.server.database import RateLimited, Store, Submission, User, now
 from lab.server.grading_lane import Lanes, Progress
 from lab.server.intake import Upload, UploadRefused, check_upload
+from lab.server.pace import WINDOW_S, Pace, pace_of
 from lab.server.roster_logins import alias_key
 from lab.server.serving_process import ServingProcess
 from lab.server.settings import ServerSettings
@@ -137,14 +139,20 @@ class Server:
         order = self.store.queue_order()
         return order.index(submission.id) + 1 if submission.id in order else None
 
+    def pace(self) -> Pace:
+        """How fast gradings have been ending lately (lab.server.pace)."""
+        return pace_of(self.store.endings_since(now() - timedelta(seconds=WINDOW_S)))
+
     def summary(self, submission: Submission, position: int | None = None) -> dict[str, Any]:
-        """A submission as the API shows it (no source, no report)."""
+        """A submission as the API shows it (no source, no report); a queued one with its place,
+        `wait_s`: about how long until it has been graded at the recent pace (None: unknown)."""
         data = asdict(submission)
         for key in ("submitted_at", "started_at", "finished_at"):
             data[key] = data[key].isoformat() if data[key] is not None else None
         data["state"] = str(submission.state)
         data["mark"] = str(submission.mark) if submission.mark else None
         data["position"] = position
+        data["wait_s"] = self.pace().wait_s(position + 1) if position is not None else None  # (+1: its own grading)
         data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
         return data
 

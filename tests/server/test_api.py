@@ -240,3 +240,21 @@ def test_a_long_poll_answers_when_the_submission_moves(course_server):
         again = http.get(f"/api/submissions/{shown['id']}", params={"wait": 25})
         assert again.status_code == 200 and time.monotonic() - asked < 5
         assert http.get(f"/api/submissions/{shown['id']}", params={"wait": 31}).status_code == 422
+
+
+def test_the_queue_page_tells_the_recent_pace_and_a_queued_submission_its_wait(course_server, graded):
+    """After gradings have ended, the instructors' queue page says how many ended lately and at
+    what pace; every submission's summary carries `wait_s` (a number while it is queued)."""
+    from tests.server.running import signin_token
+
+    with client(course_server.server, course_server.bob) as http:
+        for n in range(2):  # two more endings: a pace needs two
+            wait_graded(http, submit(http, EXAMPLE.read_bytes() + f"\n// pace {n}\n".encode()).json()["id"])
+        mine = http.get("/api/submissions").json()
+        assert mine and all("wait_s" in s for s in mine)
+        assert all(s["wait_s"] is None for s in mine if s["state"] != "queued")
+    with client(course_server.server, None) as http:
+        http.post("/signin", data={"token": course_server.teacher, "csrf": signin_token(http)})
+        page = http.get("/queue").text
+    assert 'id="pace"' in page and "gradings ended" in page
+    assert "a minute" in page or "too few to tell a pace" in page

@@ -271,3 +271,19 @@ def test_a_grading_with_others_waiting_behind_it_reads_no_counters(store):
     store.claim_next(backends=frozenset({"opencl"}))
     assert not busy_now(store, frozenset({"opencl"}), busy_counters=False)  # the .cu one is another lane's
     assert busy_now(store, None, busy_counters=False)  # a lane of every language sees it waiting
+
+
+def test_the_endings_of_graded_and_failed_submissions_make_the_pace(store):
+    from datetime import timedelta
+
+    from lab.server.database import now
+
+    who = users(store)
+    ids = [put(store, who["ana"], n)[0].id for n in range(3)]
+    began = now() - timedelta(seconds=1)
+    store.claim_next(), store.claim_next()
+    store.finish(ids[0], outcome())
+    store.fail(ids[1], "the machine had no device")
+    ended = store.endings_since(began)
+    assert len(ended) == 2 and all(at >= began for at in ended)  # the queued one has not ended
+    assert store.endings_since(now() + timedelta(seconds=5)) == []

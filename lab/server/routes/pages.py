@@ -27,6 +27,7 @@ from grader.course.catalog import UnknownStageError
 from lab.server.database import User
 from lab.server.form_guard import foreign_origin, token_matches
 from lab.server.intake import UploadRefused
+from lab.server.pace import in_words
 from lab.server.routes.dependencies import TheServer, TheSettings, TheStore
 from lab.server.routes.html import NO_FORM_TOKEN, feedback_page, forged, message, page, redirect
 from lab.server.routes.sessions import (
@@ -148,8 +149,11 @@ def queue_page(session: SignedIn, server: TheServer) -> Response:
     grading = [s for s in server.store.submissions() if s.state == State.GRADING]
     order = server.store.queue_order()
     waiting = [found for found in map(server.store.get, order) if found is not None]
+    pace = server.pace()
     return page("queue.html.j2", refresh=REFRESH_S, lanes=[plan.label for plan in server.settings.lanes],
-                grading=grading, phases={s.id: server.progress.phase(s.id) for s in grading}, waiting=waiting)
+                grading=grading, phases={s.id: server.progress.phase(s.id) for s in grading}, waiting=waiting,
+                pace=pace, window_min=round(pace.window_s / 60),
+                drain=in_words(pace.wait_s(len(waiting) + len(grading))) if waiting else "")
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
