@@ -256,5 +256,5 @@ def test_the_queue_page_tells_the_recent_pace_and_a_queued_submission_its_wait(c
     with client(course_server.server, None) as http:
         http.post("/signin", data={"token": course_server.teacher, "csrf": signin_token(http)})
         page = http.get("/queue").text
-    assert 'id="pace"' in page and "gradings ended" in page
+    assert 'id="pace"' in page and "gradings ended" in page  # three or more have ended
     assert "a minute" in page or "too few to tell a pace" in page

@@ -90,6 +90,8 @@ def test_a_student_signs_in_uploads_and_reads_the_feedback(browser, course_serve
 
     planned = ", ".join(plan.label for plan in plan_lanes(discover()))  # one lane per GPU, as lab batch plans
     assert f"This server grades on: {planned}." in theirs.inner_text("#lanes")
+    assert re.search(r"In the last 10 minutes \d+ gradings? ended", theirs.inner_text("#pace"))  # the recent pace (lab.server.pace)
+    theirs.screenshot(path=str(folder / "queue.png"), full_page=True)
     theirs.goto(url)
     assert theirs.locator(f"a[href='/submissions/{mine}']").count() == 1
     theirs.goto(f"{url}/submissions/{mine}")
