@@ -133,8 +133,14 @@ def grade_submission(catalog: Catalog, submission: Submission, source: bytes, de
 def busy_now(store: Store, backends: frozenset[str] | None, busy_counters: bool) -> bool:
     """Whether a grading just claimed for `backends` skips the hardware counters: others of its
     kernel languages wait behind it, and the server does not read counters then (`busy_counters`
-    False: ServerSettings.busy_counters)."""
-    return not busy_counters and store.waiting(backends) > 0
+    False: ServerSettings.busy_counters). Never raises: where the queue cannot be counted (the
+    database away for a moment), not busy."""
+    if busy_counters:
+        return False
+    try:
+        return store.waiting(backends) > 0
+    except Exception:  # noqa: BLE001 - a lookup that failed: the counters read as on a quiet server
+        return False
 
 
 def _queue_line(on_phase):

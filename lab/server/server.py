@@ -143,16 +143,20 @@ class Server:
         """How fast gradings have been ending lately (lab.server.pace)."""
         return pace_of(self.store.endings_since(now() - timedelta(seconds=WINDOW_S)))
 
-    def summary(self, submission: Submission, position: int | None = None) -> dict[str, Any]:
+    def summary(self, submission: Submission, position: int | None = None, pace: Pace | None = None) -> dict[str, Any]:
         """A submission as the API shows it (no source, no report); a queued one with its place,
-        `wait_s`: about how long until it has been graded at the recent pace (None: unknown)."""
+        `wait_s`: about how long until it has been graded at the recent pace (None: unknown).
+        `pace`: self.pace(), where the caller shows many."""
         data = asdict(submission)
         for key in ("submitted_at", "started_at", "finished_at"):
             data[key] = data[key].isoformat() if data[key] is not None else None
         data["state"] = str(submission.state)
         data["mark"] = str(submission.mark) if submission.mark else None
         data["position"] = position
-        data["wait_s"] = self.pace().wait_s(position + 1) if position is not None else None  # (+1: its own grading)
+        if position is not None:
+            data["wait_s"] = (pace or self.pace()).wait_s(position + 1)  # (+1: its own grading)
+        else:
+            data["wait_s"] = None
         data["phase"] = self.progress.phase(submission.id) if submission.state == State.GRADING else None
         return data
 

@@ -287,3 +287,13 @@ def test_the_endings_of_graded_and_failed_submissions_make_the_pace(store):
     ended = store.endings_since(began)
     assert len(ended) == 2 and all(at >= began for at in ended)  # the queued one has not ended
     assert store.endings_since(now() + timedelta(seconds=5)) == []
+
+
+def test_a_queue_that_cannot_be_counted_is_not_busy():
+    from lab.server.grading_lane import busy_now
+
+    class Away:
+        def waiting(self, backends):
+            raise OSError("the database is away")
+
+    assert busy_now(Away(), None, busy_counters=False) is False

@@ -55,10 +55,11 @@ def queue(user: Instructor, server: TheServer) -> list[dict[str, Any]]:
     order = server.store.queue_order()
     grading = [s for s in server.store.submissions() if s.state == State.GRADING]
     shown = [server.summary(s) for s in grading]
+    pace = server.pace()
     for place, submission_id in enumerate(order, 1):
         found = server.store.get(submission_id)
         if found is not None:
-            shown.append(server.summary(found, place))
+            shown.append(server.summary(found, place, pace))
     return shown
 
 
