@@ -163,7 +163,7 @@ def history(stage: str = typer.Argument(None, help="only this stage's submission
         table.add_column(column, justify="right" if column in ("#", "score", "speedup") else "left",
                          no_wrap=column in ("#", "submitted (UTC)", "score", "speedup"), overflow="fold")
     for s in found:
-        result = Status(s["status"]).words if s["state"] == "done" else s["state"]
+        result = Status(s["status"]).words if s["state"] == "done" else _state_line(s)  # a queued one: its place
         if s.get("mark"):
             result += f" ({MARKS.get(s['mark'], s['mark'])}{': ' + s['mark_note'] if s.get('mark_note') else ''})"
         score = f"{s['score']} / {s['max_score']}" if s.get("score") is not None else ""

@@ -252,7 +252,8 @@ def test_the_queue_page_tells_the_recent_pace_and_a_queued_submission_its_wait(c
             wait_graded(http, submit(http, EXAMPLE.read_bytes() + f"\n// pace {n}\n".encode()).json()["id"])
         mine = http.get("/api/submissions").json()
         assert mine and all("wait_s" in s for s in mine)
-        assert all(s["wait_s"] is None for s in mine if s["state"] != "queued")
+        assert all(s["wait_s"] is None and s["position"] is None for s in mine if s["state"] != "queued")
+        assert all(s["position"] for s in mine if s["state"] == "queued")
     with client(course_server.server, None) as http:
         http.post("/signin", data={"token": course_server.teacher, "csrf": signin_token(http)})
         page = http.get("/queue").text

@@ -82,7 +82,8 @@ async def submit(request: Request, user: Submitter, server: TheServer) -> JSONRe
 @router.get("/api/submissions")
 def history(user: Person, server: TheServer, stage: str | None = None,
             student: str | None = None) -> list[dict[str, Any]]:
-    """One's own submissions, newest first (of `stage`); an instructor's: everyone's, or `student`'s."""
+    """One's own submissions, newest first (of `stage`); an instructor's: everyone's, or `student`'s.
+    A queued one with its place in line and `wait_s`."""
     if student is not None and not user.instructor and student != user.login:
         raise HTTPException(403, "a student sees only their own submissions")
     if user.instructor:
@@ -90,7 +91,9 @@ def history(user: Person, server: TheServer, stage: str | None = None,
         found = [s for s in found if student is None or s.login == student]
     else:
         found = server.store.submissions(user, stage)
-    return [server.summary(s) for s in found]
+    places = {submission_id: place for place, submission_id in enumerate(server.store.queue_order(), 1)}
+    pace = server.pace() if any(s.id in places for s in found) else None
+    return [server.summary(s, places.get(s.id), pace) for s in found]
 
 
 @router.get("/api/submissions/{submission_id}")
