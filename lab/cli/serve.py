@@ -137,7 +137,9 @@ def serve(
     named = ", ".join(plan.label for plan in settings.lanes)
     grading = (f"grading here, {len(settings.lanes)} lane(s): {named}" if settings.lanes
                else "grading only on remote workers (lab work)")
-    console.print(f"{grading}; database {for_terminal(where)}; http://{for_terminal(host)}:{port}")
+    counters = "always" if busy_counters else "when no grading waits (--busy-counters: always)"
+    console.print(f"{grading}; hardware counters read {counters}; database {for_terminal(where)}; "
+                  f"http://{for_terminal(host)}:{port}")
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
 
 
