@@ -64,7 +64,8 @@ def _state_line(shown: dict) -> str:
         from lab.server.pace import in_words
 
         wait = shown.get("wait_s")
-        soon = f", graded in {in_words(wait)} at the server's recent pace" if isinstance(wait, (int, float)) else ""
+        words = in_words(wait) if isinstance(wait, (int, float)) and not isinstance(wait, bool) else ""
+        soon = f", graded in {words} at the server's recent pace" if words else ""
         return f"queued: number {shown['position']} in line{soon}"
     if shown["state"] == "grading":
         return f"grading: {shown['phase']}" if shown.get("phase") else "grading"

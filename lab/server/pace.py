@@ -10,6 +10,7 @@ from datetime import datetime
 
 WINDOW_S = 600.0  # the gradings that ended this many seconds back make the pace
 MIN_SPAN_S = 1.0  # endings closer together than this give no pace
+WEEK_S = 7 * 24 * 3600.0  # a longer wait is not said
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ def pace_of(endings: Sequence[datetime], window_s: float = WINDOW_S) -> Pace:
 
 
 def in_words(seconds: float | None) -> str:
-    """A wait as a person says it: "about 40 s", "about 3 min", "about 1 h 20 min" ("" for none)."""
-    if seconds is None:
+    """A wait as a person says it: "about 40 s", "about 3 min", "about 1 h 20 min" ("" for none,
+    or for what is no wait: negative, not finite, over a week)."""
+    if seconds is None or not 0 <= seconds <= WEEK_S:  # (NaN fails the comparison too)
         return ""
     if seconds < 90:
         return f"about {max(5, round(seconds / 5) * 5)} s"

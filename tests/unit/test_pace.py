@@ -27,3 +27,13 @@ def test_a_wait_in_words():
     assert in_words(1.0) == "about 5 s" and in_words(42.0) == "about 40 s"
     assert in_words(200.0) == "about 3 min"
     assert in_words(2 * 3600 + 600.0) == "about 2 h 10 min"
+    assert in_words(float("nan")) == in_words(float("inf")) == in_words(-3.0) == in_words(1e300) == ""
+
+
+def test_lab_submit_says_a_servers_odd_wait_as_no_wait():
+    from lab.cli.submit import _state_line
+
+    for odd in (float("inf"), float("nan"), -1.0, True, "soon", None):
+        assert _state_line({"state": "queued", "position": 3, "wait_s": odd}) == "queued: number 3 in line"
+    assert _state_line({"state": "queued", "position": 3, "wait_s": 42.0}) == \
+        "queued: number 3 in line, graded in about 40 s at the server's recent pace"
