@@ -161,14 +161,27 @@ class EarlyRuns:
                 run.discard()
 
 
+def _device_of(g: Grading) -> tuple[str | None, str | None]:
+    """The kind and platform of the device the grading's worker opened (None, None: none)."""
+    return (g.device.kind, g.device.platform) if g.device is not None else (None, None)
+
+
+def skipped_busy(spec: Spec, g: Grading, backend: BackendKind) -> ProfileResult:
+    """A busy server's grading (Mode.BUSY), which read none: why, as the default would have put it
+    (a device that refuses them whatever the route, a kernel not correct: said by nothing), else
+    Unavailable.BUSY."""
+    refused = runner.device_refusal(spec, backend, *_device_of(g))
+    if refused is None and not correct_so_far(g):
+        refused = unavailable(Unavailable.NOT_CORRECT)
+    return refused if refused is not None else unavailable(Unavailable.BUSY)
+
+
 def not_profiled(spec: Spec, g: Grading, backend: BackendKind, started: EarlyRuns | None = None,
                  ) -> ProfileResult | None:
     """Why the graded kernel's counters are not read, from the worker's results and without
     running anything (the device it opened, its kernel not correct); None: worth a run. Where
     there is a reason, `started` is ended here."""
-    kind = g.device.kind if g.device is not None else None
-    platform = g.device.platform if g.device is not None else None
-    early = runner.before_running(spec, backend, kind, platform)
+    early = runner.before_running(spec, backend, *_device_of(g))
     if early is None and not correct_so_far(g):
         early = unavailable(Unavailable.NOT_CORRECT)
     if early is not None and started is not None:

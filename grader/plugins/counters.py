@@ -72,9 +72,15 @@ class CountersPlugin(Plugin):
         return (CountersRead, CompiledProgram)
 
     def section(self, parent: Parent, state: PluginState) -> CountersShown | None:
-        from grader.counters.grading import Mode, correct_so_far, from_worker, not_profiled, profile_grading
+        from grader.counters.grading import (
+            Mode,
+            correct_so_far,
+            from_worker,
+            not_profiled,
+            profile_grading,
+            skipped_busy,
+        )
         from grader.counters.model import Unavailable, unavailable
-        from grader.counters.runner import device_refusal
         from grader.device_turn import parent_turn
 
         assert isinstance(state, CountersState) and state.reads is not None
@@ -84,12 +90,7 @@ class CountersPlugin(Plugin):
                                   "it was graded again without them")
             return self._shown(parent, state, profile)
         if state.reads.mode == Mode.BUSY:  # none read; said where the default would have read them
-            device = grading.device
-            refused = device_refusal(parent.spec, parent.target.row, device.kind if device else None,
-                                     device.platform if device else None)
-            if refused is None and not correct_so_far(grading):
-                refused = unavailable(Unavailable.NOT_CORRECT)
-            return self._shown(parent, state, refused if refused is not None else unavailable(Unavailable.BUSY))
+            return self._shown(parent, state, skipped_busy(parent.spec, grading, parent.target.row))
         through = parent.target.row.counters_through_cuda
         metrics = tuple(state.payload["metrics"])
         read = from_worker(parent.spec, grading, metrics, through) if metrics and correct_so_far(grading) else None

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeGuard, overload
 
-from sqlalchemy import create_engine, delete, event, func, select, update
+from sqlalchemy import Select, create_engine, delete, event, func, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -426,10 +426,14 @@ class Store:
         return (row is not None and row.state == str(State.GRADING) and (attempt is None or row.attempts == attempt)
                 and row.worker == worker)
 
+    @staticmethod
+    def _queued(query: Select, backends: frozenset[str] | None) -> Select:
+        """`query` of the queued submissions of `backends` (None: any)."""
+        query = query.where(SubmissionRow.state == str(State.QUEUED))
+        return query if backends is None else query.where(SubmissionRow.backend.in_(sorted(backends)))
+
     def _order(self, db: Session, backends: frozenset[str] | None = None) -> list[int]:
-        queued = select(SubmissionRow.id, SubmissionRow.user_id).where(SubmissionRow.state == str(State.QUEUED))
-        if backends is not None:
-            queued = queued.where(SubmissionRow.backend.in_(sorted(backends)))
+        queued = self._queued(select(SubmissionRow.id, SubmissionRow.user_id), backends)
         waiting = [scheduling.Waiting(sid, uid) for sid, uid in db.execute(queued)]
         served = {uid: _utc(at) for uid, at in db.execute(
             select(SubmissionRow.user_id, func.max(SubmissionRow.started_at)).group_by(SubmissionRow.user_id))
@@ -447,10 +451,7 @@ class Store:
     def waiting(self, backends: frozenset[str] | None = None) -> int:
         """How many submissions of `backends` (None: any) are queued, not yet claimed."""
         with self._session() as db:
-            queued = select(func.count()).select_from(SubmissionRow).where(SubmissionRow.state == str(State.QUEUED))
-            if backends is not None:
-                queued = queued.where(SubmissionRow.backend.in_(sorted(backends)))
-            return int(db.execute(queued).scalar_one())
+            return int(db.execute(self._queued(select(func.count()).select_from(SubmissionRow), backends)).scalar_one())
 
     def queue_order(self) -> list[int]:
         """The queued submissions' ids, in the order they will be graded."""
