@@ -297,3 +297,25 @@ def test_a_queue_that_cannot_be_counted_is_not_busy():
             raise OSError("the database is away")
 
     assert busy_now(Away(), None, busy_counters=False) is False
+
+
+def test_the_server_reads_its_pace_at_most_once_in_a_while_however_many_ask(tmp_path, monkeypatch):
+    """A deadline's followers each ask for their wait at every grading's start: the pace is read
+    from the database once every PACE_TTL_S, not once a poll."""
+    from grader.course.catalog import default_catalog
+    from lab.server import server as serving
+    from lab.server.database import sqlite_url
+    from lab.server.settings import ServerSettings
+
+    running = serving.Server(ServerSettings(sqlite_url(tmp_path / "lab.db"), lanes=()), default_catalog())
+    reads = []
+    monkeypatch.setattr(running.store, "endings_since", lambda moment: reads.append(moment) or [])
+    for _ in range(500):
+        running.pace()
+    assert len(reads) == 1
+    clock = [serving.time.monotonic()]
+    monkeypatch.setattr(serving.time, "monotonic", lambda: clock[0])
+    clock[0] += serving.PACE_TTL_S + 1
+    running.pace()
+    assert len(reads) == 2
+    running.store.close()
