@@ -13,7 +13,6 @@ cases (test-size buffers) run outside it, at the same time as other gradings.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from grader.correctness import make_setup
 from grader.memory import GUARD_BYTES_MIN
-from grader.results import DeviceReleased, FailureKind, GraderError, MemoryShort, WantDevice
+from grader.results import DeviceGranted, DeviceReleased, FailureKind, GraderError, MemoryShort, WantDevice, decode
 from grader.timing import TimingPolicy
 
 if TYPE_CHECKING:  # the steps use this module: their Context is only named here
@@ -95,11 +94,13 @@ def free_bytes(backend: Any) -> int | None:
     return backend.free_bytes()
 
 
-def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None) -> bool:
+def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | None = None,
+          session: bool = False) -> bool:
     """Wait for this grading's turn on the device (where it is timed), then for the memory its
     buffers need, and set how many buffer placements the benchmark times on (`ctx.placements`:
     the policy's, or as many as fit). False where it cannot have one placement (the reason is
-    sent): the grading ends."""
+    sent): the grading ends. `session`: ask for a timing session's turn; `ctx.in_session` says
+    whether the parent gave one (else the turn is the grading's own)."""
     if ctx.device_claimed or not ctx.timed:
         return True
     assert ctx.backend is not None
@@ -109,10 +110,12 @@ def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | N
         return True
     wanted = TimingPolicy.for_kind(ctx.backend.info.kind).placements
     release_shared(ctx)
-    ctx.send(WantDevice(wanted * per_set + flush_bytes(ctx.backend)))  # the most it may take
-    if not _granted(ctx.receive()):
+    ctx.send(WantDevice(wanted * per_set + flush_bytes(ctx.backend), session=session))  # the most it may take
+    grant = _grant(ctx.receive())
+    if grant is None:
         raise NoAnswer("the grading process did not give this worker the device")
     ctx.device_claimed = True
+    ctx.in_session = session and grant.session
     # Wait for one placement's memory (what a grading always needed), then take as many
     # placements as the memory free now holds (grader.timing).
     if ctx.backend.info.kind == "gpu" and not _memory(ctx, per_set + flush_bytes(ctx.backend)):
@@ -127,7 +130,7 @@ def claim_shared(ctx: Context) -> None:
     if ctx.shared_claimed or ctx.device_claimed or ctx.receive is None or not ctx.timed:
         return
     ctx.send(WantDevice(0, shared=True))
-    if not _granted(ctx.receive()):
+    if _grant(ctx.receive()) is None:
         raise NoAnswer("the grading process did not give this worker the device")
     ctx.shared_claimed = True
 
@@ -139,11 +142,10 @@ def release_shared(ctx: Context) -> None:
         ctx.send(DeviceReleased())
 
 
-def _granted(line: str) -> bool:
-    try:
-        return json.loads(line).get("type") == "DeviceGranted"
-    except (ValueError, AttributeError):
-        return False
+def _grant(line: str) -> DeviceGranted | None:
+    """The parent's DeviceGranted in `line`; None for anything else (its end of the pipe closed)."""
+    message = decode(line) if line else None
+    return message if isinstance(message, DeviceGranted) else None
 
 
 def _memory(ctx: Context, need: int) -> bool:
@@ -175,4 +177,5 @@ def release(ctx: Context) -> None:
     """The turn is over: the benchmark-size buffers are freed."""
     if ctx.device_claimed:
         ctx.device_claimed = False
+        ctx.in_session = False
         ctx.send(DeviceReleased())

@@ -24,6 +24,9 @@ class GradeOptions:
     # The source is the course's own reference file of the stage, graded in place (the
     # instructor's checkout); any other copy of it is refused. A request for a file finds this itself.
     accept_reference: bool = False
+    # Time it in a timing session with other submissions of its stage waiting for the same
+    # device, where it can be (grader.timing_session): the engine's queues ask for it.
+    session: bool = False
 
     def plugin(self, name: str) -> Any:
         """The option of the plugin `name`: as given, else its default."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader import sandbox
 from grader.device_turn import POLL_S, DeviceTurn
@@ -26,10 +26,14 @@ from grader.results import (
     DeviceReleased,
     FailureKind,
     Grading,
+    LaunchTimed,
     MemoryShort,
     PhaseStarted,
     SanitizerFinding,
     SanitizerResult,
+    SessionLaunch,
+    SessionOver,
+    SessionReady,
     StudentCode,
     WantDevice,
     decode,
@@ -37,6 +41,9 @@ from grader.results import (
 )
 from grader.steps import Request
 from grader.worker_process import REAP_WAIT_S, WorkerProcess, kill_group, wait_for_exit
+
+if TYPE_CHECKING:
+    from grader.timing_session import Link
 
 
 @dataclass(frozen=True)
@@ -219,11 +226,15 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         # A sandboxed worker's trusted-cache entries are kept until it says it holds the
         # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
         trusting = worker.sandbox.sandboxed
+        link: Link | None = None  # its place in a timing session (grader.timing_session)
+        link_counted = False  # its wait taken out of its phase's time
         while not grading.finished:
             if turn.waiting:  # in line for the device: no limit runs
                 if turn.poll():
                     _answer(proc, DeviceGranted())
                     phase_started += turn.last_wait_s  # the phase's time leaves the wait out
+                deadline = time.monotonic() + limit
+            if link is not None and link.waiting:  # ... nor in line for a session
                 deadline = time.monotonic() + limit
             turn.beat()
             remaining = min(deadline, turn.hold_deadline()) - time.monotonic()
@@ -250,6 +261,9 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             while b"\n" in chunk and b"\n" in pending:  # (a cache entry's line can be long)
                 line, pending = pending.split(b"\n", 1)
                 message = decode(line)
+                if link is not None and link.granted_at is not None and not link_counted:
+                    link_counted = True  # its wait for the session is no part of the phase
+                    phase_started += link.waited_s()
                 if isinstance(message, PhaseStarted):
                     now = time.monotonic()
                     kind = phase_kind(phase)
@@ -270,12 +284,24 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                         _keep(message)
                 elif isinstance(message, WantDevice):
                     # A shared turn asked for in a correctness phase, an exclusive one in a
-                    # benchmark phase; any other is never answered (a timeout).
-                    if (phase_kind(phase) == ("correctness" if message.shared else "benchmark")
+                    # benchmark phase; any other is never answered (a timeout). An exclusive
+                    # one in a session where the request asks for sessions and the device has an id.
+                    if (message.session and request.session and link is None and phase_kind(phase) == "benchmark"
+                            and not turn.asked_exclusive and (link := _join_session(proc, request, turn))):
+                        turn.asked_exclusive = True  # (another WantDevice is ignored)
+                    elif (phase_kind(phase) == ("correctness" if message.shared else "benchmark")
                             and turn.want(shared=message.shared)):
                         _answer(proc, DeviceGranted())
+                elif isinstance(message, (SessionReady, LaunchTimed)):
+                    if link is not None:
+                        link.put(message)
+                        deadline = time.monotonic() + limit  # each launch is progress
                 elif isinstance(message, DeviceReleased):
                     turn.release()
+                    if link is not None:
+                        link.put(message)
+                elif isinstance(message, (DeviceGranted, SessionLaunch, SessionOver)):
+                    pass  # the parent's own commands: nothing a worker says
                 elif isinstance(message, MemoryShort):
                     turn.memory_short(message)
                 elif message is not None:
@@ -283,9 +309,13 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                         turn.opened(message)
                     grading.add(message)
         selector.close()
-        if turn.asked:  # in line: not part of any phase, nor of the grading's own time
-            seconds["queued"] = turn.queued_s()
-            if turn.waiting:
+        if link is not None:
+            link.end()  # its session goes on without it
+            if link.dropped is not None and grading.abort is None and not grading.finished:
+                grading.abort = Abort(FailureKind.TIMEOUT, f"timed out during {phase}: {link.dropped}", phase)
+        if turn.asked or link is not None:  # in line: not part of any phase, nor of the grading's own time
+            seconds["queued"] = turn.queued_s() + (link.waited_s() if link is not None else 0.0)
+            if turn.waiting or (link is not None and link.granted_at is None):
                 phase_started = time.monotonic()
         turn.release()
         kind = phase_kind(phase)
@@ -323,6 +353,19 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
     grading.output_tail = raw.decode("utf-8", errors="replace")
+
+
+def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn) -> Link | None:
+    """Put the worker in line for a timing session of its stage on its device (grader.timing_session);
+    None where its device has no stable id (it then asks for a turn of its own)."""
+    from grader.timing_session import BOARD, Link, session_key
+
+    key = session_key(turn.device, request.stage, request.backend.name, request.course_root)
+    if key is None or turn.device is None:
+        return None
+    link = Link(proc, request.filename)
+    BOARD.join(key, link, request, turn.device)
+    return link
 
 
 def _keep(entry: CacheEntry) -> None:

@@ -160,6 +160,10 @@ class WantDevice:
     # A shared turn (the correctness cases): beside other gradings' correctness runs, never
     # beside a timed phase (grader.device_queue)
     shared: bool = False
+    # The exclusive turn of a timing session, where the parent holds one (grader.timing_session):
+    # the submission timed in rounds with other submissions of its stage, the trusted kernels
+    # timed once for all of them by the session's anchor.
+    session: bool = False
 
 
 @dataclass(frozen=True)
@@ -200,16 +204,59 @@ class DeviceReleased:
 
 @dataclass(frozen=True)
 class DeviceGranted:
-    """The parent's answer to WantDevice, on the worker's stdin: its turn has come."""
+    """The parent's answer to WantDevice, on the worker's stdin: its turn has come; `session`:
+    in a timing session (the worker then times only what the session asks: SessionLaunch)."""
+
+    session: bool = False
+
+
+# -- a timing session (grader.timing_session): the parent's commands on the worker's stdin, and
+# the worker's answers
+
+@dataclass(frozen=True)
+class SessionReady:
+    """In its session turn, the worker has made its benchmark buffers (and a member has warmed
+    its kernel up): it is waiting for SessionLaunch. `placements`: the buffer placements it made."""
+
+    placements: int = 1
+    roles: list[str] = field(default_factory=list)  # an anchor's: the trusted kernels it times
+
+
+@dataclass(frozen=True)
+class SessionLaunch:
+    """The parent's command: one timed launch of `role` on buffer placement `placement`, after
+    `warmup` untimed ones on the first placement (a session's first launch of an anchor's role)."""
+
+    role: str = "submission"
+    placement: int = 0
+    warmup: int = 0
+
+
+@dataclass(frozen=True)
+class LaunchTimed:
+    """The answer to SessionLaunch: the timed launch's device time, in seconds."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SessionOver:
+    """The parent's command: this worker's rounds are over. `stats`: the trusted kernels' figures
+    from the same rounds (by role: baseline, reference, ceiling), or empty where the session
+    could not time them (its anchor failed): the worker then times them itself, in the turn it holds."""
+
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in
                    (PhaseStarted, DeviceOpened, CompileResult, CompiledProgram, CaseResult, TimingResult,
                     GraderError, SpeedPending, Done, CacheEntry, StudentCode, WantDevice, MemoryShort,
-                    DeviceReleased, CountersRead)}
+                    DeviceReleased, CountersRead, DeviceGranted, SessionReady, SessionLaunch, LaunchTimed,
+                    SessionOver)}
 WorkerMessage = (PhaseStarted | DeviceOpened | CompileResult | CompiledProgram | CaseResult | TimingResult
                  | GraderError | SpeedPending | Done | CacheEntry | StudentCode | WantDevice | MemoryShort
-                 | DeviceReleased | CountersRead)
+                 | DeviceReleased | CountersRead | DeviceGranted | SessionReady | SessionLaunch | LaunchTimed
+                 | SessionOver)
 
 
 def _plugin_messages() -> dict[str, type]:

@@ -165,13 +165,14 @@ class TimedRole:
 def prepare_roles(backend: Backend, problem: Any, roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]],
                   case: dict[str, int | float], inputs: dict[str, np.ndarray] | None,
                   ops: Any = None, seed: int = 0, placements: int = 1) -> dict[str, TimedRole]:
-    """Buffers for every role ("baseline", "submission", "reference", "ceiling") on `case`,
+    """Buffers for every role ("baseline", "submission", "reference", "ceiling") on `case`
+    (an anchor's have no submission: the reference's stage is the same),
     each launched with its own stage's shape, with its own outputs, all reading the same
     inputs: `inputs` uploaded, or (None) made on the device by `ops` from `seed`.
 
     `placements` sets of them: every role's first set, then every role's second, and so on
     (the first placement is allocated as with one), each set with the same input values."""
-    own_spec = roles["submission"][0]
+    own_spec = roles.get("submission", roles.get("reference", next(iter(roles.values()))))[0]
     uniform = problem.uniform_inputs(make_setup(own_spec, case)) if inputs is None else None
     setups = {role: make_setup(spec, case) for role, (spec, _) in roles.items()}
     sets: dict[str, list[CaseBuffers]] = {role: [] for role in roles}

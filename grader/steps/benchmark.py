@@ -9,6 +9,7 @@ every timed launch gets fresh inputs and each of the submission's is checked
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader.backends.base import LaunchError
@@ -18,6 +19,7 @@ from grader.device_claim import claim, release
 from grader.device_floor import copy_floor_ms
 from grader.reference_agreement import compares_with_reference
 from grader.results import CaseResult, FailureKind, TimingResult
+from grader.session_worker import Member, session_wanted
 from grader.steps.context import Context, Step
 from grader.timed_audit import LaunchAudit, TimedLaunchWrong
 from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
@@ -56,6 +58,16 @@ class Benchmark(Step):
             ctx.phase(f"benchmark ({case_label(case)}): {name}", "benchmark")
 
         phase("making the inputs")
+        if session_wanted(ctx):
+            if not claim(ctx, case, session=True):
+                return False
+            if ctx.in_session:
+                return self._in_session(ctx, case, phase)
+        return self._alone(ctx, case, phase)
+
+    def _alone(self, ctx: Context, case: dict[str, int | float], phase: Callable[[str], None]) -> bool:
+        """Every role timed here, in this grading's own turn (grader.timing)."""
+        assert ctx.backend is not None
         roles = {**{k: v for k, v in ctx.trusted.items() if k == "baseline"},
                  "submission": (ctx.spec, ctx.kernels),
                  **{k: v for k, v in ctx.trusted.items() if k != "baseline"}}
@@ -86,13 +98,42 @@ class Benchmark(Step):
         try:
             stats = time_roles(ctx.backend, timed, TimingPolicy.for_kind(ctx.backend.info.kind), phase, audit)
         except (TimedLaunchWrong, LaunchError) as stopped:
-            release_roles(timed)
-            ctx.benchmark = None
-            release(ctx)  # its turn on the device is over (grader.device_claim)
-            ctx.send(stopped.result if isinstance(stopped, TimedLaunchWrong) else CaseResult(
-                f"benchmark size ({case_label(case)})", False, FailureKind.LAUNCH_FAILED,
-                f"the kernel failed on the device while it was timed: {stopped}", benchmark_size=True))
-            return False
+            return _stopped(ctx, case, stopped)
         ctx.send(TimingResult(dict(case), stats, nbytes, flops, floor_ms,
                               audit.checked if audit is not None else 0))
         return True
+
+    def _in_session(self, ctx: Context, case: dict[str, int | float], phase: Callable[[str], None]) -> bool:
+        """The submission timed in a timing session (grader.session_worker.Member): the
+        trusted kernels' figures come from the session's anchor, from the same rounds. Where
+        the session could not time them, every role is timed here after all (`_alone`)."""
+        member = Member(ctx, case)
+        try:
+            member.prepare(int(ctx.rng.integers(1 << 62)))
+            ctx.benchmark = Bench(case, member.roles, True)
+            phase("timed rounds, in a session with other submissions of this stage")
+            trusted = member.serve()
+            if not trusted:
+                release_roles(member.roles)
+                ctx.benchmark = None
+                return self._alone(ctx, case, phase)
+            stats = member.stats(trusted)
+        except (TimedLaunchWrong, LaunchError) as stopped:
+            return _stopped(ctx, case, stopped)
+        nbytes, flops = ctx.spec.work(case)
+        assert member.audit is not None
+        ctx.send(TimingResult(dict(case), stats, nbytes, flops, member.floor_ms, member.audit.checked))
+        return True
+
+
+def _stopped(ctx: Context, case: dict[str, int | float], stopped: TimedLaunchWrong | LaunchError) -> bool:
+    """A timed launch failed or did wrong: the benchmark's buffers freed, the turn over, the
+    failed case sent; False (the grading ends)."""
+    if ctx.benchmark is not None:
+        release_roles(ctx.benchmark.roles)
+        ctx.benchmark = None
+    release(ctx)  # its turn on the device is over (grader.device_claim)
+    ctx.send(stopped.result if isinstance(stopped, TimedLaunchWrong) else CaseResult(
+        f"benchmark size ({case_label(case)})", False, FailureKind.LAUNCH_FAILED,
+        f"the kernel failed on the device while it was timed: {stopped}", benchmark_size=True))
+    return False

@@ -74,6 +74,8 @@ class Compile(Step):
         except FileNotFoundError as error:
             ctx.send(GraderError(f"cannot time this stage: {error}"))
             trusted = {}
+        if ctx.request.anchor:  # no submission: the trusted kernels only (grader.session_worker)
+            return self._trusted_only(ctx, trusted)
         units = [submission, *(unit for _, unit in trusted.values())]
         if trusted and ctx.inputs_on_device:
             units.append(ctx.device_ops().unit())
@@ -108,4 +110,20 @@ class Compile(Step):
                 ctx.send(GraderError(f"cannot time this stage: {unit.filename} does not compile here: {first}"))
                 break
             ctx.trusted[role] = (role_spec, result)
+        return True
+
+    @staticmethod
+    def _trusted_only(ctx: Context, trusted: dict[str, tuple[Spec, CompileUnit]]) -> bool:
+        """A session anchor's compile: the trusted kernels and the grader's own, no submission;
+        False (nothing to time) where any of them does not compile or is not there."""
+        assert ctx.backend is not None
+        if not trusted or "reference" not in trusted or not ctx.inputs_on_device:
+            return False
+        units = [*(unit for _, unit in trusted.values()), ctx.device_ops().unit()]
+        results = ctx.backend.compile_all(units, before_untrusted=lambda: None)
+        if any(isinstance(result, CompileError) for result in results):
+            ctx.send(GraderError("the trusted kernels do not compile here"))
+            return False
+        ctx.device_ops().adopt(results.pop())
+        ctx.trusted = {role: (role_spec, result) for (role, (role_spec, _)), result in zip(trusted.items(), results)}
         return True

@@ -38,6 +38,12 @@ class Request:
     # What each plugin asks of the worker (grader.plugins), by plugin name, as JSON holds it: the
     # worker runs the steps of the plugins named here, and only theirs.
     plugins: dict[str, Any] = field(default_factory=dict)
+    # Ask for a timing session where this grading can be timed in one (grader.timing_session):
+    # the parent then decides whether it is timed alone or with others of its stage.
+    session: bool = False
+    # This worker is a session's anchor: it grades nothing, and times the stage's trusted kernels
+    # for every session of its stage, backend and device (grader.session_worker).
+    anchor: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """As the worker reads it: every field, the backend by its name."""
@@ -72,6 +78,7 @@ class Context:
     # None where nobody answers (the device is then never waited for).
     receive: Callable[[], str] | None = None
     device_claimed: bool = False  # this grading's turn on the device is under way
+    in_session: bool = False  # ... and it is a timing session's (grader.session_worker)
     shared_claimed: bool = False  # ... its shared turn, for the correctness cases
     # How many buffer placements the benchmark times each kernel on (grader.timing): set by
     # grader.device_claim.claim from the policy and the device's memory.

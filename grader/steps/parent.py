@@ -94,6 +94,7 @@ class RunWorker(ParentStep):
             memory_limit=CPU_MEMORY_LIMIT,
             # A barrier only some threads reach fails wherever it runs: compile it, run nothing.
             compile_only=bool(grading.source.divergent_barriers),
+            session=options.session,
             plugins={plugin.name: state.payload for plugin, state in parent.plugins if state.payload is not None},
         )
         try:

@@ -28,13 +28,15 @@ COUNTERS = "counters"  # the plugin that reads the hardware counters (grader.plu
 
 
 def batch_options(timing: bool = True, run_limit_s: float = 30.0, cpu_timing: bool = False,
-                  counters: bool = False) -> GradeOptions:
+                  counters: bool = False, sessions: bool = True) -> GradeOptions:
     """The GradeOptions of a batch's gradings: a fresh seed for each, `run_limit_s` the limit of
     one correctness case (--time-limit; the other limits their defaults), the counters plugin's
     option a bool (asked for or not; never None, "where this machine can", which a key could
-    not say), the other plugins' their defaults. Raises ValueError for a limit that is not positive."""
+    not say), the other plugins' their defaults; timed in timing sessions where they can be
+    (`sessions`: grader.timing_session; no part of a result's key: a verdict is the same either
+    way). Raises ValueError for a limit that is not positive."""
     return GradeOptions(timing=timing, cpu_timing=cpu_timing, limits=Limits(run_s=run_limit_s),
-                        plugins={COUNTERS: counters})
+                        plugins={COUNTERS: counters}, session=sessions)
 
 
 def counters_asked(options: GradeOptions) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +87,15 @@ def pipeline_grader(catalog: Catalog, options: GradeOptions,
 def _fits(target: Target, job: Job) -> bool:
     """Whether a slot on `target` grades `job` (its kernel language)."""
     return target.backend == job.submission.backend
+
+
+def in_grading_order(jobs: Sequence[Job], options: GradeOptions) -> list[Job]:
+    """The order the slots take the jobs in: with timing sessions (grader.timing_session), each
+    stage's together (in course order, each stage's in the plan's order), so that the slots of a
+    GPU wait for it with submissions of one stage and are timed together; else the plan's."""
+    if not options.session or not options.timing:
+        return list(jobs)
+    return sorted(jobs, key=lambda job: (job.spec.track, job.spec.stage))
 
 
 def _now() -> str:
@@ -193,7 +202,7 @@ class Runner:
                     break
                 self.record_unavailable(item)
             if not self.stop.is_set():
-                source: ListSource[Target, Job] = ListSource(plan.to_grade, _fits)
+                source: ListSource[Target, Job] = ListSource(in_grading_order(plan.to_grade, self.options), _fits)
                 self._engine = self.engine(pool, source, self.grade_one, self._lost)
                 self._engine.start()
                 self._engine.join()

@@ -79,6 +79,9 @@ Counters = Annotated[bool, typer.Option("--counters/--no-counters", help="in eac
                                         "CUDA on a GPU, once correct, read the stage's hardware counters (Nsight "
                                         "Compute); the summary shows each stage's concept counter over the class")]
 Force = Annotated[bool, typer.Option("--force", help="grade everything again, even results that are up to date")]
+Sessions = Annotated[bool, typer.Option("--sessions/--no-sessions", help="time submissions of one stage waiting for "
+                                        "a GPU together, the baseline and reference once for all of them "
+                                        "(docs/batch.md); --no-sessions: each alone")]
 
 
 def _slurm_option(flag: str, text: str, **more: Any) -> Any:
@@ -102,6 +105,7 @@ def run(
     time_limit: TimeLimit = 30.0,
     counters: Counters = False,
     force: Force = False,
+    sessions: Sessions = True,
     input_kind: Annotated[str | None, typer.Option(
         "--from", help="what SUBMISSIONS is: folders, canvas (a Canvas submissions zip) or gradescope (a "
         "Gradescope export); default: found from its names", show_default=False, rich_help_panel=LMS)] = None,
@@ -119,7 +123,7 @@ def run(
     from lab.cli.batch_common import grading_options
     from lab.cli.batch_run import run_batch
 
-    options = grading_options(no_timing, cpu_timing, time_limit, counters, jobs)
+    options = grading_options(no_timing, cpu_timing, time_limit, counters, jobs, sessions)
     run_batch(submissions, out, backend, device, gpus, jobs, options, force, input_kind, roster, gradebooks,
               canvas_assignments, per_gpu=per_gpu)
 

@@ -28,14 +28,15 @@ EXIT_INTERRUPTED = 130
 
 
 def grading_options(no_timing: bool, cpu_timing: bool, time_limit: float, counters: bool,
-                    jobs: int | None) -> GradeOptions:
+                    jobs: int | None, sessions: bool = True) -> GradeOptions:
     """The batch's grading options from the command line (lab.batch.keys.batch_options), and
     --jobs checked beside them: each bad value is one line, exit 2."""
     if time_limit <= 0:
         fail("--time-limit must be positive")
     if jobs is not None and jobs < 1:
         fail("--jobs must be at least 1")
-    return batch_options(timing=not no_timing, run_limit_s=time_limit, cpu_timing=cpu_timing, counters=counters)
+    return batch_options(timing=not no_timing, run_limit_s=time_limit, cpu_timing=cpu_timing, counters=counters,
+                         sessions=sessions)
 
 
 def check_folders(submissions: Path, out: Path) -> None:

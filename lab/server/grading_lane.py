@@ -113,7 +113,8 @@ def grade_source(catalog: Catalog, stage: str, backend: str, filename: str, sour
         path.write_bytes(source)
         # As lab batch's lanes do: this thread's waiting worker grades it, and the next one starts
         # while it does (a worker dies with the thread that started it).
-        options = GradeOptions(plugins={"counters": Mode.BUSY}) if busy else GradeOptions()
+        # Timed in a session with others of its stage where they wait for its GPU (grader.timing_session).
+        options = GradeOptions(plugins={"counters": Mode.BUSY}, session=True) if busy else GradeOptions(session=True)
         report = grade(GradeRequest(catalog, spec, path, kind, device, filename, options,
                                     worker=lambda: take_worker(kind, start_next=True), on_phase=on_phase,
                                     on_queue=None if on_phase is None else _queue_line(on_phase)))

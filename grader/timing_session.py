@@ -1,0 +1,526 @@
+"""Timing sessions: submissions of one stage and backend waiting for one device, timed together,
+the trusted kernels (baseline, reference, ceiling) timed once for all of them.
+
+Where it applies: gradings whose request asks for one (GradeOptions.session: the engine's queues,
+`lab batch`, the course server's lanes, `lab work`), whose worker can be timed in one
+(grader.session_worker.session_wanted). `lab grade` times alone.
+
+How: a worker that would ask for its exclusive turn asks for a session's instead; its parent
+(grader.pipeline) puts it on the `Board`, which keeps one open `Session` per (device, stage,
+backend, course). The session takes the device's turn in the machine's queue
+(grader.device_queue) like any grading and, holding it, times in **rounds**: each round launches
+every trusted kernel once (in the session's **anchor**, a resident worker process of the stage
+that holds no student's code: grader.session_worker) and every member's submission once (in
+the member's own process), one launch at a time, in an order that rotates by one every round.
+Every launch is on fresh inputs with its outputs poisoned and the L2 flushed before it, and
+each of a member's is checked by the reference right after it, in the member's process.
+
+- **Each speedup from its own rounds.** A member's trusted figures are made only of the anchor's
+  launches in the rounds that member took part in; it leaves by the rule of the timing alone
+  (grader.timing.time_roles: the rounds, the spread, the budget) applied to its own and the
+  trusted kernels' launches in those rounds. Members join at a round's start (up to MAX_MEMBERS
+  at once, MAX_ADMITTED in all, then the device goes to whoever waits next).
+- **A lone submission is timed alone**, as outside a session: where the session would have one
+  member, or its anchor is not ready yet, the member gets a plain exclusive turn inside the
+  session's.
+- **Nothing of one member reaches another.** Each is its own process and device context; only
+  one process runs on the device at a time (every other waits for the coordinator's next
+  command). A member that fails a launch, faults or ends leaves, and the round is discarded for
+  all (nothing of it is kept); a launch that does not answer within HANG_FACTOR times the
+  member's longest (LAUNCH_LIMIT_S) is a hang: its process is killed, and its grading says so.
+- **An anchor that fails** (it never kills a verdict) ends the session: its members time
+  alone in the turn it held.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import secrets
+import selectors
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from grader.device_turn import POLL_S, DeviceTurn
+from grader.results import (
+    CacheEntry,
+    DeviceGranted,
+    DeviceOpened,
+    DeviceReleased,
+    Done,
+    LaunchTimed,
+    SessionLaunch,
+    SessionOver,
+    SessionReady,
+    WantDevice,
+    decode,
+    encode,
+)
+from grader.timing import TimingPolicy, summarize_placements, within_spread
+
+MAX_MEMBERS = 8  # members timed in one round at most
+MAX_ADMITTED = 32  # members a session takes in all; then it gives the device back
+LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launch is waited for HANG_FACTOR x its longest, within these
+HANG_FACTOR = 50.0
+ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a trusted kernel) is waited for this long
+READY_S = 120.0  # an anchor's buffers and warm-up
+ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
+BEAT_S = 1.0  # the held turn's ticket is touched at least this often
+
+Key = tuple[str, str, str, str]  # device id, stage, backend, course root
+
+
+def session_key(device: DeviceOpened | None, stage: str, backend: str, course_root: str) -> Key | None:
+    """The key of the sessions a grading can join; None where its device has no stable id."""
+    if device is None or not device.device_id:
+        return None
+    return (device.device_id, stage, backend, course_root)
+
+
+class Link:
+    """A worker process in a session, as its coordinator sees it: commands go on its stdin; its
+    answers (SessionReady, LaunchTimed, DeviceReleased) are handed over (`put`) by the thread
+    that reads its output, and `end()` once that output has ended."""
+
+    def __init__(self, proc: subprocess.Popen, name: str):
+        self.proc = proc
+        self.name = name
+        self._answers: collections.deque[Any] = collections.deque()
+        self._changed = threading.Condition()
+        self.ended = False
+        self.dropped: str | None = None  # why the session killed it (a launch that never answered)
+        self.joined_at = time.monotonic()
+        self.granted_at: float | None = None  # when its turn (alone or in the session) came
+
+    def put(self, message: Any) -> None:
+        with self._changed:
+            self._answers.append(message)
+            self._changed.notify_all()
+
+    def end(self) -> None:
+        with self._changed:
+            self.ended = True
+            self._changed.notify_all()
+
+    @property
+    def waiting(self) -> bool:
+        """In line for its turn: no time limit of its grading runs."""
+        return self.granted_at is None and not self.ended
+
+    def waited_s(self) -> float:
+        return (self.granted_at or time.monotonic()) - self.joined_at
+
+    def send(self, message: Any) -> bool:
+        """A command on its stdin; False where it has ended."""
+        if isinstance(message, DeviceGranted) and self.granted_at is None:
+            self.granted_at = time.monotonic()
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((encode(message) + "\n").encode())
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def answer(self, kind: type, timeout: float | None = None, beat: Any = None) -> Any | None:
+        """Its next answer of type `kind` (any other is passed over); None where it ended first
+        or `timeout` passed. `beat()` is called at least every BEAT_S while it waits."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while True:
+                while self._answers:
+                    message = self._answers.popleft()
+                    if isinstance(message, kind):
+                        return message
+                if self.ended:
+                    return None
+                left = BEAT_S if deadline is None else min(BEAT_S, deadline - time.monotonic())
+                if left <= 0:
+                    return None
+                self._changed.wait(left)
+                if beat is not None:
+                    beat()
+
+    def kill(self, why: str) -> None:
+        """End its process (a hang): its grading says `why`."""
+        from grader.worker_process import kill_group
+
+        self.dropped = why
+        kill_group(self.proc)
+
+
+@dataclass
+class Seat:
+    """A member's place in a session: its rounds, its own launches, what they cost."""
+
+    link: Link
+    placements: int
+    rounds: list[int] = field(default_factory=list)  # the session's rounds it took part in
+    samples: list[list[float]] = field(default_factory=list)  # its launches' seconds, by placement
+    spent_s: float = 0.0  # the wall of its rounds' launches: its own and the trusted kernels'
+    longest_s: float = 0.0  # its longest launch's wall
+    min_rounds: int = 0  # set after its first round (the budget's fit)
+
+    def __post_init__(self) -> None:
+        self.samples = [[] for _ in range(max(1, self.placements))]
+
+    def launch_limit(self) -> float:
+        if not self.rounds:
+            return LAUNCH_LIMIT_S[1]
+        return min(LAUNCH_LIMIT_S[1], max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s))
+
+
+def seat_done(policy: TimingPolicy, seat: Seat, trusted: dict[str, list[list[float]]], count: int) -> bool:
+    """Whether a member's rounds are over, by grader.timing.time_roles' rule on its own launches
+    and the trusted kernels' in its rounds (`trusted`: their seconds by placement): the most
+    rounds; the budget (of its rounds' launches' wall) once past its least rounds; or, on a
+    whole cycle of `count` placements past its least rounds, every kernel timed long enough and
+    as steady as the policy asks."""
+    rounds = len(seat.rounds)
+    if rounds >= policy.max_rounds:
+        return True
+    if seat.spent_s > policy.budget_s and rounds >= seat.min_rounds:
+        return True
+    every = [seat.samples, *trusted.values()]
+    return (rounds >= seat.min_rounds and rounds % count == 0
+            and min(sum(sum(p) for p in s) for s in every) >= policy.min_timed_s
+            and max(within_spread(s) for s in every) <= policy.target_spread)
+
+
+def least_rounds(policy: TimingPolicy, first_round_s: float, count: int) -> int:
+    """The least rounds of a member whose first round's launches took `first_round_s`: as
+    grader.timing.time_roles sets them after its first round."""
+    fit = int(policy.budget_s / max(first_round_s, 1e-9))
+    least = max(3, min(policy.min_rounds, fit))
+    whole = -(-least // count) * count
+    return whole if whole <= min(fit, policy.max_rounds) else least
+
+
+class Anchor:
+    """A session anchor: a resident worker process (grader.session_worker.serve_as_anchor) that
+    times one stage's trusted kernels on one device for every session of its key, ended after
+    ANCHOR_IDLE_S unused (or with the engine's process). It is started from its own thread,
+    which reads its output for as long as it lives (a worker dies with the thread that started it)."""
+
+    def __init__(self, request: Any):
+        self.request = request
+        self.link: Link | None = None
+        self.asked = threading.Event()  # it asked for its turn: its buffers are made in one
+        self.ready: SessionReady | None = None
+        self.dead = False
+        self.in_use = False
+        self.used_at = time.monotonic()
+        self.warmed: set[str] = set()  # roles warmed up in the session under way
+        threading.Thread(target=self._run, name="lab-session-anchor", daemon=True).start()
+
+    def _run(self) -> None:
+        from grader.pipeline import _keep
+        from grader.worker_process import WorkerProcess
+
+        worker = None
+        try:
+            worker = WorkerProcess(self.request.backend, course_root=self.request.course_root)
+            link = Link(worker.proc, "anchor")
+            assert worker.proc.stdin is not None and worker.proc.stdout is not None
+            worker.proc.stdin.write(json.dumps(self.request.to_json()).encode() + b"\n")
+            worker.proc.stdin.flush()
+            self.link = link
+            selector = selectors.DefaultSelector()
+            selector.register(worker.proc.stdout, selectors.EVENT_READ)
+            pending = b""
+            while True:
+                if not selector.select(timeout=1.0):
+                    if not self.in_use and time.monotonic() - self.used_at > ANCHOR_IDLE_S:
+                        return
+                    continue
+                chunk = os.read(worker.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    return
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    message = decode(line)
+                    if isinstance(message, WantDevice) and message.session:
+                        self.asked.set()
+                    elif isinstance(message, (SessionReady, LaunchTimed)):
+                        link.put(message)
+                    elif isinstance(message, CacheEntry):  # it never holds a student's code
+                        _keep(message)
+                    elif isinstance(message, Done):
+                        return
+        except Exception:  # noqa: BLE001 - a dead anchor: its sessions' members time alone
+            return
+        finally:
+            self.dead = True
+            if self.link is not None:
+                self.link.end()
+            if worker is not None:
+                worker.discard()
+
+    def prepare(self, beat: Any) -> bool:
+        """Inside a session's turn: its buffers and roles (once in its life). False where it is
+        not ready (still starting, or it failed)."""
+        if self.ready is not None:
+            return not self.dead
+        if self.dead or self.link is None or not self.asked.is_set():
+            return False
+        self.link.send(DeviceGranted(session=True))
+        self.ready = self.link.answer(SessionReady, READY_S, beat)
+        if self.ready is None:
+            self.stop()
+            return False
+        return True
+
+    @property
+    def roles(self) -> list[str]:
+        return list(self.ready.roles) if self.ready is not None else []
+
+    def stop(self) -> None:
+        self.dead = True
+        if self.link is not None:
+            self.link.kill("the session's anchor failed")
+
+
+def anchor_request(request: Any) -> Any:
+    """The anchor's request: the member's stage, backend, device and course; no source, no plugins."""
+    return replace(request, source="", filename="(session anchor)", plugins={}, session=True, anchor=True,
+                   seed=secrets.randbits(31), compile_only=False)
+
+
+class Session:
+    """One session: its members waiting (`pending`), the thread that takes the device's turn
+    and times its rounds."""
+
+    def __init__(self, board: Board, key: Key, device: DeviceOpened, policy: TimingPolicy):
+        self.board = board
+        self.key = key
+        self.device = device
+        self.policy = policy
+        self.pending: list[Link] = []
+        self.admitted = 0
+        self.round = 0
+        self.anchor_samples: dict[int, dict[str, tuple[int, float, float]]] = {}  # round -> role -> (placement, s, wall)
+        self._turn = DeviceTurn()
+        self._beaten = 0.0
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="lab-timing-session", daemon=True).start()
+
+    def beat(self) -> None:
+        now = time.monotonic()
+        if now - self._beaten >= BEAT_S / 2:
+            self._beaten = now
+            self._turn.beat()
+
+    def _run(self) -> None:
+        turn = self._turn
+        turn.opened(self.device)
+        seats: list[Seat] = []
+        try:
+            granted = turn.want()
+            while not granted:
+                time.sleep(POLL_S)
+                granted = turn.poll()
+            self._hold(seats)
+        finally:
+            # Whatever ended it (a bug here included): every member it holds or that waits
+            # is timed alone, in this turn, before the turn is given back.
+            for seat in seats:
+                self._after(seat, SessionOver())
+            for link in self.board.take(self, len(self.pending) + MAX_ADMITTED, seated=False, force=True):
+                self._alone(link)
+            turn.release()
+
+    def _hold(self, seats: list[Seat]) -> None:
+        anchor: Anchor | None = None
+        while True:
+            self.beat()
+            newcomers = self.board.take(self, MAX_MEMBERS - len(seats), seated=bool(seats))
+            if not seats:
+                if not newcomers:
+                    return
+                anchor = self.board.anchor(self.key)
+                if len(newcomers) == 1 or anchor is None or not anchor.prepare(self.beat):
+                    self.board.give_back(self, newcomers[1:])
+                    self._alone(newcomers[0])
+                    continue
+                anchor.in_use = True
+                anchor.warmed = set()
+            assert anchor is not None
+            for link in newcomers:
+                seat = self._admit(link)
+                if seat is not None:
+                    seats.append(seat)
+            if not seats:
+                anchor.in_use, anchor.used_at = False, time.monotonic()
+                continue
+            if not self._round(anchor, seats):  # the anchor failed: the members time alone
+                anchor.stop()
+                while seats:
+                    self._after(seats.pop(0), SessionOver())
+                continue
+            assert anchor.ready is not None
+            for seat in list(seats):
+                trusted = self._trusted_samples(seat, anchor)
+                if seat_done(self.policy, seat, trusted, min(anchor.ready.placements, seat.placements)):
+                    seats.remove(seat)
+                    self._after(seat, SessionOver(self._trusted_stats(trusted)))
+            if not seats:
+                anchor.in_use, anchor.used_at = False, time.monotonic()
+
+    def _alone(self, link: Link) -> None:
+        """Its own exclusive turn inside the session's: it times everything itself."""
+        if link.send(DeviceGranted()):
+            link.answer(DeviceReleased, None, self.beat)
+
+    def _admit(self, link: Link) -> Seat | None:
+        if not link.send(DeviceGranted(session=True)):
+            return None
+        ready = link.answer(SessionReady, None, self.beat)
+        return Seat(link, ready.placements) if ready is not None else None
+
+    def _after(self, seat: Seat, over: SessionOver) -> None:
+        """The member leaves with `over` (empty: it times alone) and is waited for until its
+        turn is over (its size check runs then)."""
+        if seat.link.send(over):
+            seat.link.answer(DeviceReleased, None, self.beat)
+
+    def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
+        """One round: every trusted kernel and every member once, in rotating order. Kept only
+        where every launch answered; a member that did not leaves. False where the anchor failed."""
+        assert anchor.link is not None and anchor.ready is not None
+        entries: list[str | Seat] = [*anchor.roles, *seats]
+        shift = self.round % len(entries)
+        entries = entries[shift:] + entries[:shift]
+        trusted: dict[str, tuple[int, float, float]] = {}
+        own: list[tuple[Seat, int, float, float]] = []
+        whole = True
+        for entry in entries:
+            self.beat()
+            if isinstance(entry, str):
+                placement = self.round % anchor.ready.placements
+                warmup = 0 if entry in anchor.warmed else self.policy.warmup
+                anchor.warmed.add(entry)
+                started = time.monotonic()
+                if not anchor.link.send(SessionLaunch(entry, placement, warmup)):
+                    return False
+                answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S + 1.0 * warmup, self.beat)
+                if answer is None:
+                    return False
+                trusted[entry] = (placement, answer.seconds, time.monotonic() - started)
+                continue
+            seat = entry
+            placement = len(seat.rounds) % seat.placements
+            limit = seat.launch_limit()
+            started = time.monotonic()
+            answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(
+                SessionLaunch("submission", placement)) else None
+            if answer is None:
+                if not seat.link.ended:
+                    seat.link.kill(f"a timed launch did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times its "
+                                   f"longest before (the kernel hangs, or its time varies without bound)")
+                    self._gone(seat)
+                seats.remove(seat)
+                whole = False
+                continue
+            own.append((seat, placement, answer.seconds, time.monotonic() - started))
+        if whole:
+            self.anchor_samples[self.round] = trusted
+            trusted_wall = sum(wall for _, _, wall in trusted.values())
+            for seat, placement, seconds, wall in own:
+                seat.rounds.append(self.round)
+                seat.samples[placement].append(seconds)
+                seat.spent_s += trusted_wall + wall
+                seat.longest_s = max(seat.longest_s, wall)
+                if len(seat.rounds) == 1:
+                    count = min(anchor.ready.placements, seat.placements)
+                    seat.min_rounds = least_rounds(self.policy, trusted_wall + wall, count)
+        self.round += 1
+        return True
+
+    def _gone(self, seat: Seat) -> None:
+        """A killed member's process is waited for (its device context freed) before the next launch."""
+        deadline = time.monotonic() + 10.0
+        while seat.link.proc.poll() is None and time.monotonic() < deadline:
+            self.beat()
+            time.sleep(0.01)
+
+    def _trusted_samples(self, seat: Seat, anchor: Anchor) -> dict[str, list[list[float]]]:
+        """The trusted kernels' seconds by placement, from the rounds `seat` took part in."""
+        assert anchor.ready is not None
+        found: dict[str, list[list[float]]] = {role: [[] for _ in range(anchor.ready.placements)]
+                                               for role in anchor.roles}
+        for number in seat.rounds:
+            for role, (placement, seconds, _) in self.anchor_samples[number].items():
+                found[role][placement].append(seconds)
+        return found
+
+    @staticmethod
+    def _trusted_stats(trusted: dict[str, list[list[float]]]) -> dict[str, Any]:
+        stats: dict[str, Any] = {}
+        for role, by_placement in trusted.items():
+            stats[role] = dict(summarize_placements(by_placement))
+            stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
+        return stats
+
+
+class Board:
+    """The open sessions and the anchors, by key: one of each per key at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[Key, Session] = {}
+        self._anchors: dict[Key, Anchor] = {}
+
+    def join(self, key: Key, link: Link, request: Any, device: DeviceOpened) -> None:
+        """`link`'s grading waits for a session of `key` (started where none is open); the
+        key's anchor is started where none lives."""
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = self._sessions[key] = Session(self, key, device, TimingPolicy.for_kind(device.kind))
+                session.start()
+            session.pending.append(link)
+            anchor = self._anchors.get(key)
+            if anchor is None or anchor.dead:
+                self._anchors[key] = Anchor(anchor_request(request))
+
+    def anchor(self, key: Key) -> Anchor | None:
+        with self._lock:
+            return self._anchors.get(key)
+
+    def take(self, session: Session, room: int, seated: bool, force: bool = False) -> list[Link]:
+        """Up to `room` of the session's waiting members, now its own. Where it has taken
+        MAX_ADMITTED, it takes no more: those still waiting go to a new session of the key
+        (in line behind it). Where nothing waits and nobody is seated, it is closed."""
+        with self._lock:
+            if not force and session.admitted >= MAX_ADMITTED:
+                self._retire(session)
+                return []
+            taken = [link for link in session.pending[:max(0, room)] if not link.ended]
+            del session.pending[:max(0, room)]
+            session.admitted += len(taken)
+            if not seated and not taken and not session.pending:
+                self._retire(session)
+            return taken
+
+    def give_back(self, session: Session, links: list[Link]) -> None:
+        with self._lock:
+            session.pending[:0] = links
+            session.admitted -= len(links)
+
+    def _retire(self, session: Session) -> None:
+        """No new member joins `session`; those still waiting start the key's next one."""
+        if self._sessions.get(session.key) is session:
+            del self._sessions[session.key]
+        if session.pending:
+            following = self._sessions[session.key] = Session(self, session.key, session.device, session.policy)
+            following.pending, session.pending = session.pending, []
+            following.start()
+
+
+BOARD = Board()
