@@ -19,6 +19,7 @@ ratio batch / alone). Progress goes to stderr, the tables to stdout (Markdown), 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -86,6 +87,9 @@ def main() -> None:
     parser.add_argument("--alone", type=int, default=0, help="submissions also graded alone, for the agreement table")
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--batch-args", default="", help="more words for lab batch run (space-separated)")
+    parser.add_argument("--variants", default="", metavar="NAME=WORDS;...",
+                        help="run each tree once per variant, with its words added to lab batch run "
+                             "(e.g. 'sessions=;alone=--no-sessions'); default: once, as --batch-args says")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     trees = parse_trees(args.trees)
@@ -96,16 +100,21 @@ def main() -> None:
     total = build(folder, args.students, stages)
     print(f"class: {total} submissions in {folder}", file=sys.stderr)
     rows: list[dict] = []
+    variants = [(v.partition("=")[0].strip(), v.partition("=")[2].split()) for v in args.variants.split(";")
+                if v.strip()] or [("", [])]
     for gpus in counts:
-        for name, tree in trees:
-            out = scratch / f"out-{name}-{gpus}"
+        for (tree_name, tree), (variant, extra) in itertools.product(trees, variants):
+            name = f"{tree_name} {variant}".strip()
+            out = scratch / f"out-{name.replace(' ', '-')}-{gpus}"
             words = [sys.executable, "-m", "lab", *batch_run_words(tree), str(folder), "--out", str(out),
-                     *(["--gpus", str(gpus)] if gpus else []), *args.batch_args.split()]
+                     *(["--gpus", str(gpus)] if gpus else []), *args.batch_args.split(), *extra]
             print(f"{name}, {gpus} GPU(s): {' '.join(words[2:])}", file=sys.stderr)
-            code, wall = run_timed(words, tree, child_env(tree), args.timeout, scratch / f"batch-{name}-{gpus}.log")
+            code, wall = run_timed(words, tree, child_env(tree), args.timeout,
+                                   scratch / f"batch-{name.replace(' ', '-')}-{gpus}.log")
             graded = results_of(out)
             rows.append({"tree": name, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
                          "per_minute": round(60 * len(graded) / wall, 1) if wall > 0 else 0.0,
+                         "in_session": sum("in a session" in str(v.get("phase_log")) for v in graded.values()),
                          "speedups": {k: speedup_of(v) for k, v in graded.items()},
                          "statuses": {k: v.get("status") for k, v in graded.items()}})
             print(f"  {len(graded)} graded in {wall:.1f} s (exit {code})", file=sys.stderr)
@@ -119,12 +128,13 @@ def main() -> None:
                 alone[key] = {"speedup": speedup_of(report), "status": report.get("status")}
             print(f"alone {key}: {alone.get(key)}", file=sys.stderr)
 
-    print("| tree | GPUs | graded | wall s | per minute | over 1 GPU |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| tree | GPUs | graded | timed in a session | wall s | per minute | over 1 GPU |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         one = next((r for r in rows if r["tree"] == row["tree"] and r["gpus"] == min(1, row["gpus"])), None)
         over = f"{row['per_minute'] / one['per_minute']:.2f}x" if one and one["per_minute"] else ""
-        print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['wall_s']} | {row['per_minute']} | {over} |")
+        print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['in_session']} | {row['wall_s']} | "
+              f"{row['per_minute']} | {over} |")
     if alone:
         print()
         print("| tree | GPUs | compared | median |batch/alone - 1| | max | same status |")

@@ -26,7 +26,7 @@ from grader.device_floor import copy_floor_ms
 from grader.results import LaunchTimed, SessionLaunch, SessionOver, SessionReady, decode
 from grader.steps.context import Context
 from grader.timed_audit import LaunchAudit
-from grader.timing import TimedRole, TimingPolicy, prepare_roles, summarize_placements
+from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles, summarize_placements
 
 ROLE_ORDER = ("baseline", "submission", "reference", "ceiling")  # as a TimingResult lists them
 
@@ -132,8 +132,6 @@ def serve_as_anchor(ctx: Context) -> None:
     """An anchor's life after its compile: ask for a session turn, make the trusted kernels'
     buffers in it, then answer SessionLaunch (each on fresh inputs) until the parent ends it.
     A launch that fails ends it (the parent's session times its members alone then)."""
-    from grader.steps.benchmark import benchmark_case
-
     assert ctx.backend is not None and ctx.receive is not None
     case = benchmark_case(ctx.spec, ctx.backend.info.kind)
     if not claim(ctx, case, session=True) or not ctx.in_session:

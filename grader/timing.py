@@ -55,6 +55,18 @@ class TimingPolicy:
         return TimingPolicy(warmup=1, min_rounds=3, max_rounds=5, budget_s=10.0, target_spread=0.05)
 
 
+def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
+    """The case a stage is timed on: its first GPU benchmark case on a GPU; on a CPU device its
+    first CPU one (else its first GPU one, else its largest test case)."""
+    if kind == "gpu" and spec.bench_cases:
+        return spec.bench_cases[0]
+    if spec.cpu_bench_cases:
+        return spec.cpu_bench_cases[0]
+    if spec.bench_cases:
+        return spec.bench_cases[0]
+    return max(spec.test_cases, key=lambda c: spec.work(c)[0] or spec.work(c)[1] or 0)
+
+
 TIME_QUANTILE = 20  # percent: a kernel's time on a placement is this percentile of its launches
 
 

@@ -47,7 +47,6 @@ from typing import Any
 
 from grader.device_turn import POLL_S, DeviceTurn
 from grader.results import (
-    CacheEntry,
     DeviceGranted,
     DeviceOpened,
     DeviceReleased,
@@ -68,6 +67,7 @@ LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launch is waited for HANG_FACTOR x it
 HANG_FACTOR = 50.0
 ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a trusted kernel) is waited for this long
 READY_S = 120.0  # an anchor's buffers and warm-up
+MEMBER_READY_S = 60.0  # a member's buffers, copy floor and warm-up (a kernel that hangs there is killed)
 ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
 BEAT_S = 1.0  # the held turn's ticket is touched at least this often
 
@@ -218,7 +218,6 @@ class Anchor:
         threading.Thread(target=self._run, name="lab-session-anchor", daemon=True).start()
 
     def _run(self) -> None:
-        from grader.pipeline import _keep
         from grader.worker_process import WorkerProcess
 
         worker = None
@@ -248,8 +247,6 @@ class Anchor:
                         self.asked.set()
                     elif isinstance(message, (SessionReady, LaunchTimed)):
                         link.put(message)
-                    elif isinstance(message, CacheEntry):  # it never holds a student's code
-                        _keep(message)
                     elif isinstance(message, Done):
                         return
         except Exception:  # noqa: BLE001 - a dead anchor: its sessions' members time alone
@@ -378,10 +375,17 @@ class Session:
             link.answer(DeviceReleased, None, self.beat)
 
     def _admit(self, link: Link) -> Seat | None:
+        """A newcomer's window: its buffers, copy floor and warm-up (MEMBER_READY_S at most)."""
         if not link.send(DeviceGranted(session=True)):
             return None
-        ready = link.answer(SessionReady, None, self.beat)
-        return Seat(link, ready.placements) if ready is not None else None
+        ready = link.answer(SessionReady, MEMBER_READY_S, self.beat)
+        if ready is None:
+            if not link.ended:
+                link.kill(f"its warm-up at the benchmark size did not finish in {MEMBER_READY_S:.0f} s (the kernel "
+                          f"hangs there, or is far too slow to time)")
+                self._gone(link)
+            return None
+        return Seat(link, ready.placements)
 
     def _after(self, seat: Seat, over: SessionOver) -> None:
         """The member leaves with `over` (empty: it times alone) and is waited for until its
@@ -423,7 +427,7 @@ class Session:
                 if not seat.link.ended:
                     seat.link.kill(f"a timed launch did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times its "
                                    f"longest before (the kernel hangs, or its time varies without bound)")
-                    self._gone(seat)
+                    self._gone(seat.link)
                 seats.remove(seat)
                 whole = False
                 continue
@@ -442,10 +446,10 @@ class Session:
         self.round += 1
         return True
 
-    def _gone(self, seat: Seat) -> None:
+    def _gone(self, link: Link) -> None:
         """A killed member's process is waited for (its device context freed) before the next launch."""
         deadline = time.monotonic() + 10.0
-        while seat.link.proc.poll() is None and time.monotonic() < deadline:
+        while link.proc.poll() is None and time.monotonic() < deadline:
             self.beat()
             time.sleep(0.01)
 
@@ -488,6 +492,12 @@ class Board:
             anchor = self._anchors.get(key)
             if anchor is None or anchor.dead:
                 self._anchors[key] = Anchor(anchor_request(request))
+
+    def waiting(self, key: Key) -> int:
+        """How many gradings wait for a session of `key` (not yet in one)."""
+        with self._lock:
+            session = self._sessions.get(key)
+            return len(session.pending) if session is not None else 0
 
     def anchor(self, key: Key) -> Anchor | None:
         with self._lock:

@@ -22,17 +22,7 @@ from grader.results import CaseResult, FailureKind, TimingResult
 from grader.session_worker import Member, session_wanted
 from grader.steps.context import Context, Step
 from grader.timed_audit import LaunchAudit, TimedLaunchWrong
-from grader.timing import TimedRole, TimingPolicy, prepare_roles, release_roles, time_roles
-
-
-def benchmark_case(spec: Spec, kind: str) -> dict[str, int | float]:
-    if kind == "gpu" and spec.bench_cases:
-        return spec.bench_cases[0]
-    if spec.cpu_bench_cases:
-        return spec.cpu_bench_cases[0]
-    if spec.bench_cases:
-        return spec.bench_cases[0]
-    return max(spec.test_cases, key=lambda c: spec.work(c)[0] or spec.work(c)[1] or 0)
+from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles, release_roles, time_roles
 
 
 @dataclass

@@ -121,9 +121,14 @@ class Compile(Step):
             return False
         units = [*(unit for _, unit in trusted.values()), ctx.device_ops().unit()]
         results = ctx.backend.compile_all(units, before_untrusted=lambda: None)
-        if any(isinstance(result, CompileError) for result in results):
-            ctx.send(GraderError("the trusted kernels do not compile here"))
+        ops = results.pop()
+        for (role, (role_spec, _)), result in zip(trusted.items(), results):
+            if isinstance(result, CompileError):
+                ctx.send(GraderError(f"the trusted {role} does not compile here"))
+                return False
+            ctx.trusted[role] = (role_spec, result)
+        if isinstance(ops, CompileError):
+            ctx.send(GraderError("the grader's own kernels do not compile here"))
             return False
-        ctx.device_ops().adopt(results.pop())
-        ctx.trusted = {role: (role_spec, result) for (role, (role_spec, _)), result in zip(trusted.items(), results)}
+        ctx.device_ops().adopt(ops)
         return True
