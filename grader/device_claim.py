@@ -20,7 +20,15 @@ import numpy as np
 
 from grader.correctness import make_setup
 from grader.memory import GUARD_BYTES_MIN
-from grader.results import DeviceGranted, DeviceReleased, FailureKind, GraderError, MemoryShort, WantDevice, decode
+from grader.results import (
+    DeviceGranted,
+    DeviceReleased,
+    FailureKind,
+    GraderError,
+    MemoryShort,
+    WantDevice,
+    decode,
+)
 from grader.timing import TimingPolicy
 
 if TYPE_CHECKING:  # the steps use this module: their Context is only named here

@@ -234,16 +234,18 @@ class SessionLaunch:
 
 @dataclass(frozen=True)
 class LaunchTimed:
-    """The answer to SessionLaunch: the timed launch's device time, in seconds."""
+    """The answer to SessionLaunch: the timed launch's device time, in seconds; a member's
+    also its reference's on the same inputs (`reference`)."""
 
     seconds: float
+    reference: float | None = None
 
 
 @dataclass(frozen=True)
 class SessionOver:
-    """The parent's command: this worker's rounds are over. `stats`: the trusted kernels' figures
-    from the same rounds (by role: baseline, reference, ceiling), or empty where the session
-    could not time them (its anchor failed): the worker then times them itself, in the turn it holds."""
+    """The parent's command: this worker's rounds are over. `stats`: the shared kernels' figures
+    from the same rounds (by role: baseline, ceiling), or empty where the session could not
+    time them (its anchor failed): the worker then times every kernel itself, in the turn it holds."""
 
     stats: dict[str, Any] = field(default_factory=dict)
 

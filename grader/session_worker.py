@@ -1,18 +1,20 @@
 """The worker's side of a timing session (grader.timing_session has the parent's): a member
-times its submission, an anchor the stage's trusted kernels, each launch when the parent says.
+times its submission and the reference, an anchor the stage's other trusted kernels, each launch
+when the parent says.
 
-A **member** is a grading whose parent put it in a session: in its window it makes its
-buffers (the submission's and the reference's, which checks each timed launch: grader.timed_audit),
-measures the copy floor and warms its kernel up, says SessionReady, then answers every
-SessionLaunch with one timed launch on fresh inputs (checked right after by an untimed launch
-of the reference), and at SessionOver sends its TimingResult: its own figures from its launches,
-the trusted kernels' from the anchor's launches in the same rounds. Every launch of it runs
-while every other process of the session waits for its answer, so nothing runs beside it.
+A **member** is a grading whose parent put it in a session: in its window it makes its buffers
+(the submission's and the reference's), measures the copy floor and warms both kernels up, says
+SessionReady, then answers every SessionLaunch with a timed launch of the submission on fresh
+inputs followed by a timed launch of the reference on the same inputs, which is its check
+(grader.timed_audit); at SessionOver it sends its TimingResult: the submission's and the
+reference's figures from its own launches, the baseline's (and ceiling's) from the anchor's
+launches in the same rounds. Every launch runs while every other process of the session waits
+for its answer, so nothing runs beside it.
 
-An **anchor** grades nothing: it compiles and makes buffers for the trusted kernels only
-(baseline, reference, ceiling), and times them as asked, each launch on fresh inputs, for
-every session of its stage, backend and device, until its parent ends it. No student's code
-is ever in it.
+An **anchor** grades nothing: it compiles and makes buffers for the trusted kernels the members
+share (the baseline; the ceiling where the stage has one), and times them as asked, each launch
+on fresh inputs, for every session of its stage, backend and device, until its parent ends it.
+No student's code is ever in it.
 """
 
 from __future__ import annotations
@@ -31,16 +33,19 @@ from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles
 ROLE_ORDER = ("baseline", "submission", "reference", "ceiling")  # as a TimingResult lists them
 
 
+SHARED_ROLES = ("baseline", "ceiling")  # what an anchor times for every member
+
+
 def session_wanted(ctx: Context) -> bool:
     """Whether this grading may be timed in a session: asked for, timed here (a GPU; a CPU
     device with --cpu-timing), its inputs made on the device and each timed launch checked
-    against the reference (so a member needs no baseline of its own), and no hardware counters
-    to read in the worker (they read the trusted kernels' buffers)."""
+    against the reference, a baseline to share, and no hardware counters to read in the worker
+    (they read the baseline's buffers)."""
     from grader.plugins.counters_steps import metrics
     from grader.reference_agreement import compares_with_reference
 
     assert ctx.backend is not None
-    return (ctx.request.session and ctx.timed and ctx.inputs_on_device
+    return (ctx.request.session and ctx.timed and ctx.inputs_on_device and "baseline" in ctx.trusted
             and compares_with_reference(ctx.problem) and not metrics(ctx))
 
 
@@ -72,17 +77,19 @@ class Member:
     """A grading's timed rounds in a session: made ready (`prepare`), then its launches
     (`serve`) until SessionOver."""
 
+    OWN = ("submission", "reference")
+
     def __init__(self, ctx: Context, case: dict[str, int | float]):
         self.ctx = ctx
         self.case = case
         self.roles: dict[str, TimedRole] = {}
         self.audit: LaunchAudit | None = None
         self.floor_ms: float | None = None
-        self.samples: list[list[float]] = []
+        self.samples: dict[str, list[list[float]]] = {}
 
     def prepare(self, seed: int) -> None:
-        """Its buffers (the submission's and the reference's), the copy floor, the warm-up;
-        then SessionReady. Raises what making buffers or a launch raises."""
+        """Its buffers (the submission's and the reference's), the copy floor, both kernels'
+        warm-up; then SessionReady. Raises what making buffers or a launch raises."""
         ctx = self.ctx
         assert ctx.backend is not None
         roles = {"submission": (ctx.spec, ctx.kernels), "reference": ctx.trusted["reference"]}
@@ -91,45 +98,49 @@ class Member:
         nbytes = ctx.spec.work(self.case)[0]
         self.floor_ms = copy_floor_ms(ctx.device_ops(), self.roles, nbytes or 0.0)
         self.audit = LaunchAudit(ctx.backend, ctx.problem, ctx.device_ops(), self.roles, ctx.rng, case_label(self.case))
-        own = self.roles["submission"]
-        own.placements[0].reset_outputs()
-        for _ in range(TimingPolicy.for_kind(ctx.backend.info.kind).warmup):
-            own.run(ctx.backend, placement=0)
-        self.samples = [[] for _ in own.placements]
-        ctx.send(SessionReady(len(own.placements)))
+        for role in self.roles.values():
+            role.placements[0].reset_outputs()
+            for _ in range(TimingPolicy.for_kind(ctx.backend.info.kind).warmup):
+                role.run(ctx.backend, placement=0)
+        count = min(len(role.placements) for role in self.roles.values())
+        self.samples = {role: [[] for _ in range(count)] for role in self.OWN}
+        ctx.send(SessionReady(count))
 
     def serve(self) -> dict[str, Any]:
-        """Answer SessionLaunch until SessionOver; return the trusted kernels' figures it
-        brings (empty: time them here). Each launch on fresh inputs, checked by the reference
-        right after it; raises TimedLaunchWrong or LaunchError as the alone timing does."""
+        """Answer SessionLaunch until SessionOver; return the shared kernels' figures it brings
+        (empty: time every kernel here). Each answer is a timed launch of the submission on
+        fresh inputs, then one of the reference on the same inputs, compared (LaunchAudit);
+        raises TimedLaunchWrong or LaunchError as the timing alone does."""
         assert self.audit is not None
-        own = self.roles["submission"]
+        count = len(self.samples["submission"])
         while True:
             command = next_command(self.ctx)
             if isinstance(command, SessionOver):
                 return command.stats
-            placement = command.placement % len(own.placements)
-            self.audit.before("submission", placement)
-            seconds = timed_launch(self.ctx, own, placement)
-            self.audit.after("submission", placement)
-            self.audit.end_round()  # the reference, untimed, on the same inputs: the check
-            self.samples[placement].append(seconds)
-            self.ctx.send(LaunchTimed(seconds))
+            placement = command.placement % count
+            seconds = []
+            for role in self.OWN:
+                self.audit.before(role, placement)  # the reference: on the submission's inputs
+                seconds.append(timed_launch(self.ctx, self.roles[role], placement))
+                self.audit.after(role, placement)  # ... and compared with it
+                self.samples[role][placement].append(seconds[-1])
+            self.ctx.send(LaunchTimed(*seconds))
 
-    def stats(self, trusted: dict[str, Any]) -> dict[str, Any]:
-        """Every role's figures: the trusted kernels' as the anchor's rounds gave them, the
-        submission's from its own launches, in a TimingResult's order. Raises TimedLaunchWrong
-        for a finding still queued (LaunchAudit.settle)."""
+    def stats(self, shared: dict[str, Any]) -> dict[str, Any]:
+        """Every role's figures: the shared kernels' as the anchor's rounds gave them, the
+        submission's and the reference's from its own launches, in a TimingResult's order.
+        Raises TimedLaunchWrong for a finding still queued (LaunchAudit.settle)."""
         assert self.audit is not None
         self.audit.settle()
-        own = summarize_placements(self.samples)
-        own["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in self.samples]
-        every = {**trusted, "submission": own}
+        every = dict(shared)
+        for role, by_placement in self.samples.items():
+            every[role] = summarize_placements(by_placement)
+            every[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
         return {role: every[role] for role in ROLE_ORDER if role in every}
 
 
 def serve_as_anchor(ctx: Context) -> None:
-    """An anchor's life after its compile: ask for a session turn, make the trusted kernels'
+    """An anchor's life after its compile: ask for a session turn, make the shared kernels'
     buffers in it, then answer SessionLaunch (each on fresh inputs) until the parent ends it.
     A launch that fails ends it (the parent's session times its members alone then)."""
     assert ctx.backend is not None and ctx.receive is not None
@@ -137,8 +148,9 @@ def serve_as_anchor(ctx: Context) -> None:
     if not claim(ctx, case, session=True) or not ctx.in_session:
         return
     ops = ctx.device_ops()
-    roles = prepare_roles(ctx.backend, ctx.problem, dict(ctx.trusted), case, None, ops,
-                          int(ctx.rng.integers(1 << 62)), placements=ctx.placements)
+    shared = {role: ctx.trusted[role] for role in SHARED_ROLES if role in ctx.trusted}
+    roles = prepare_roles(ctx.backend, ctx.problem, shared, case, None, ops, int(ctx.rng.integers(1 << 62)),
+                          placements=ctx.placements, inputs_of=ctx.spec)
     ctx.send(SessionReady(min(len(role.placements) for role in roles.values()), list(roles)))
     while True:
         try:

@@ -176,15 +176,16 @@ class TimedRole:
 
 def prepare_roles(backend: Backend, problem: Any, roles: dict[str, tuple[Spec, dict[str, CompiledKernel]]],
                   case: dict[str, int | float], inputs: dict[str, np.ndarray] | None,
-                  ops: Any = None, seed: int = 0, placements: int = 1) -> dict[str, TimedRole]:
-    """Buffers for every role ("baseline", "submission", "reference", "ceiling") on `case`
-    (an anchor's have no submission: the reference's stage is the same),
+                  ops: Any = None, seed: int = 0, placements: int = 1, inputs_of: Spec | None = None
+                  ) -> dict[str, TimedRole]:
+    """Buffers for every role ("baseline", "submission", "reference", "ceiling") on `case`,
     each launched with its own stage's shape, with its own outputs, all reading the same
     inputs: `inputs` uploaded, or (None) made on the device by `ops` from `seed`.
 
+    The inputs are those of `inputs_of`'s stage (default: the submission's).
     `placements` sets of them: every role's first set, then every role's second, and so on
     (the first placement is allocated as with one), each set with the same input values."""
-    own_spec = roles.get("submission", roles.get("reference", next(iter(roles.values()))))[0]
+    own_spec = inputs_of if inputs_of is not None else roles["submission"][0]
     uniform = problem.uniform_inputs(make_setup(own_spec, case)) if inputs is None else None
     setups = {role: make_setup(spec, case) for role, (spec, _) in roles.items()}
     sets: dict[str, list[CaseBuffers]] = {role: [] for role in roles}

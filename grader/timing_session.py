@@ -1,5 +1,5 @@
 """Timing sessions: submissions of one stage and backend waiting for one device, timed together,
-the trusted kernels (baseline, reference, ceiling) timed once for all of them.
+the baseline (and the ceiling, where the stage has one) timed once for all of them.
 
 Where it applies: gradings whose request asks for one (GradeOptions.session: the engine's queues,
 `lab batch`, the course server's lanes, `lab work`), whose worker can be timed in one
@@ -9,16 +9,17 @@ How: a worker that would ask for its exclusive turn asks for a session's instead
 (grader.pipeline) puts it on the `Board`, which keeps one open `Session` per (device, stage,
 backend, course). The session takes the device's turn in the machine's queue
 (grader.device_queue) like any grading and, holding it, times in **rounds**: each round launches
-every trusted kernel once (in the session's **anchor**, a resident worker process of the stage
-that holds no student's code: grader.session_worker) and every member's submission once (in
-the member's own process), one launch at a time, in an order that rotates by one every round.
-Every launch is on fresh inputs with its outputs poisoned and the L2 flushed before it, and
-each of a member's is checked by the reference right after it, in the member's process.
+the shared kernels once (the baseline, the ceiling: in the session's **anchor**, a resident
+worker process of the stage that holds no student's code: grader.session_worker) and, in each
+member's own process, its submission and then the reference on the same inputs (the
+submission's check, as grader.timed_audit makes it), one launch at a time, the entries in an
+order that rotates by one every round. Every launch is on fresh inputs with its outputs
+poisoned and the L2 flushed before it.
 
-- **Each speedup from its own rounds.** A member's trusted figures are made only of the anchor's
-  launches in the rounds that member took part in; it leaves by the rule of the timing alone
-  (grader.timing.time_roles: the rounds, the spread, the budget) applied to its own and the
-  trusted kernels' launches in those rounds. Members join at a round's start (up to MAX_MEMBERS
+- **Each speedup from its own rounds.** A member's baseline figures are made only of the anchor's
+  launches in the rounds that member took part in, its reference's of its own; it leaves by the
+  rule of the timing alone (grader.timing.time_roles: the rounds, the spread, the budget)
+  applied to its own and the shared kernels' launches in those rounds. Members join at a round's start (up to MAX_MEMBERS
   at once, MAX_ADMITTED in all, then the device goes to whoever waits next).
 - **A lone submission is timed alone**, as outside a session: where the session would have one
   member, or its anchor is not ready yet, the member gets a plain exclusive turn inside the
@@ -65,7 +66,7 @@ MAX_MEMBERS = 8  # members timed in one round at most
 MAX_ADMITTED = 32  # members a session takes in all; then it gives the device back
 LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launch is waited for HANG_FACTOR x its longest, within these
 HANG_FACTOR = 50.0
-ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a trusted kernel) is waited for this long
+ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a shared kernel) is waited for this long
 READY_S = 120.0  # an anchor's buffers and warm-up
 MEMBER_READY_S = 60.0  # a member's buffers, copy floor and warm-up (a kernel that hangs there is killed)
 ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
@@ -160,13 +161,14 @@ class Seat:
     link: Link
     placements: int
     rounds: list[int] = field(default_factory=list)  # the session's rounds it took part in
-    samples: list[list[float]] = field(default_factory=list)  # its launches' seconds, by placement
-    spent_s: float = 0.0  # the wall of its rounds' launches: its own and the trusted kernels'
+    # its own launches' seconds (the submission's, the reference's), by role and placement
+    samples: dict[str, list[list[float]]] = field(default_factory=dict)
+    spent_s: float = 0.0  # the wall of its rounds' launches: its own and the shared kernels'
     longest_s: float = 0.0  # its longest launch's wall
     min_rounds: int = 0  # set after its first round (the budget's fit)
 
     def __post_init__(self) -> None:
-        self.samples = [[] for _ in range(max(1, self.placements))]
+        self.samples = {role: [[] for _ in range(max(1, self.placements))] for role in ("submission", "reference")}
 
     def launch_limit(self) -> float:
         if not self.rounds:
@@ -174,9 +176,9 @@ class Seat:
         return min(LAUNCH_LIMIT_S[1], max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s))
 
 
-def seat_done(policy: TimingPolicy, seat: Seat, trusted: dict[str, list[list[float]]], count: int) -> bool:
+def seat_done(policy: TimingPolicy, seat: Seat, shared: dict[str, list[list[float]]], count: int) -> bool:
     """Whether a member's rounds are over, by grader.timing.time_roles' rule on its own launches
-    and the trusted kernels' in its rounds (`trusted`: their seconds by placement): the most
+    and the shared kernels' in its rounds (`shared`: their seconds by placement): the most
     rounds; the budget (of its rounds' launches' wall) once past its least rounds; or, on a
     whole cycle of `count` placements past its least rounds, every kernel timed long enough and
     as steady as the policy asks."""
@@ -185,7 +187,7 @@ def seat_done(policy: TimingPolicy, seat: Seat, trusted: dict[str, list[list[flo
         return True
     if seat.spent_s > policy.budget_s and rounds >= seat.min_rounds:
         return True
-    every = [seat.samples, *trusted.values()]
+    every = [*seat.samples.values(), *shared.values()]
     return (rounds >= seat.min_rounds and rounds % count == 0
             and min(sum(sum(p) for p in s) for s in every) >= policy.min_timed_s
             and max(within_spread(s) for s in every) <= policy.target_spread)
@@ -202,7 +204,7 @@ def least_rounds(policy: TimingPolicy, first_round_s: float, count: int) -> int:
 
 class Anchor:
     """A session anchor: a resident worker process (grader.session_worker.serve_as_anchor) that
-    times one stage's trusted kernels on one device for every session of its key, ended after
+    times one stage's shared kernels on one device for every session of its key, ended after
     ANCHOR_IDLE_S unused (or with the engine's process). It is started from its own thread,
     which reads its output for as long as it lives (a worker dies with the thread that started it)."""
 
@@ -362,10 +364,10 @@ class Session:
                 continue
             assert anchor.ready is not None
             for seat in list(seats):
-                trusted = self._trusted_samples(seat, anchor)
-                if seat_done(self.policy, seat, trusted, min(anchor.ready.placements, seat.placements)):
+                shared = self._shared_samples(seat, anchor)
+                if seat_done(self.policy, seat, shared, min(anchor.ready.placements, seat.placements)):
                     seats.remove(seat)
-                    self._after(seat, SessionOver(self._trusted_stats(trusted)))
+                    self._after(seat, SessionOver(self._shared_stats(shared)))
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
 
@@ -394,14 +396,14 @@ class Session:
             seat.link.answer(DeviceReleased, None, self.beat)
 
     def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
-        """One round: every trusted kernel and every member once, in rotating order. Kept only
+        """One round: every shared kernel and every member once, in rotating order. Kept only
         where every launch answered; a member that did not leaves. False where the anchor failed."""
         assert anchor.link is not None and anchor.ready is not None
         entries: list[str | Seat] = [*anchor.roles, *seats]
         shift = self.round % len(entries)
         entries = entries[shift:] + entries[:shift]
-        trusted: dict[str, tuple[int, float, float]] = {}
-        own: list[tuple[Seat, int, float, float]] = []
+        shared: dict[str, tuple[int, float, float]] = {}
+        own: list[tuple[Seat, int, LaunchTimed, float]] = []
         whole = True
         for entry in entries:
             self.beat()
@@ -415,7 +417,7 @@ class Session:
                 answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S + 1.0 * warmup, self.beat)
                 if answer is None:
                     return False
-                trusted[entry] = (placement, answer.seconds, time.monotonic() - started)
+                shared[entry] = (placement, answer.seconds, time.monotonic() - started)
                 continue
             seat = entry
             placement = len(seat.rounds) % seat.placements
@@ -431,18 +433,19 @@ class Session:
                 seats.remove(seat)
                 whole = False
                 continue
-            own.append((seat, placement, answer.seconds, time.monotonic() - started))
+            own.append((seat, placement, answer, time.monotonic() - started))
         if whole:
-            self.anchor_samples[self.round] = trusted
-            trusted_wall = sum(wall for _, _, wall in trusted.values())
-            for seat, placement, seconds, wall in own:
+            self.anchor_samples[self.round] = shared
+            shared_wall = sum(wall for _, _, wall in shared.values())
+            for seat, placement, answer, wall in own:
                 seat.rounds.append(self.round)
-                seat.samples[placement].append(seconds)
-                seat.spent_s += trusted_wall + wall
+                seat.samples["submission"][placement].append(answer.seconds)
+                seat.samples["reference"][placement].append(answer.reference or 0.0)
+                seat.spent_s += shared_wall + wall
                 seat.longest_s = max(seat.longest_s, wall)
                 if len(seat.rounds) == 1:
                     count = min(anchor.ready.placements, seat.placements)
-                    seat.min_rounds = least_rounds(self.policy, trusted_wall + wall, count)
+                    seat.min_rounds = least_rounds(self.policy, shared_wall + wall, count)
         self.round += 1
         return True
 
@@ -453,8 +456,8 @@ class Session:
             self.beat()
             time.sleep(0.01)
 
-    def _trusted_samples(self, seat: Seat, anchor: Anchor) -> dict[str, list[list[float]]]:
-        """The trusted kernels' seconds by placement, from the rounds `seat` took part in."""
+    def _shared_samples(self, seat: Seat, anchor: Anchor) -> dict[str, list[list[float]]]:
+        """The shared kernels' seconds by placement, from the rounds `seat` took part in."""
         assert anchor.ready is not None
         found: dict[str, list[list[float]]] = {role: [[] for _ in range(anchor.ready.placements)]
                                                for role in anchor.roles}
@@ -464,9 +467,9 @@ class Session:
         return found
 
     @staticmethod
-    def _trusted_stats(trusted: dict[str, list[list[float]]]) -> dict[str, Any]:
+    def _shared_stats(shared: dict[str, list[list[float]]]) -> dict[str, Any]:
         stats: dict[str, Any] = {}
-        for role, by_placement in trusted.items():
+        for role, by_placement in shared.items():
             stats[role] = dict(summarize_placements(by_placement))
             stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
         return stats

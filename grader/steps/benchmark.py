@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from grader.backends.base import LaunchError
 from grader.correctness import case_label, make_setup
-from grader.course.spec import Spec
 from grader.device_claim import claim, release
 from grader.device_floor import copy_floor_ms
 from grader.reference_agreement import compares_with_reference

@@ -4,27 +4,24 @@ runs them on PoCL): each attack gets the verdict it gets alone (tests/adversaria
 each reference passes its checks timed in a session, and a kernel that hangs in its timed
 launches is that submission's timeout, not its neighbours'.
 
-To make the session certain, the test holds the device's turn (grader.device_turn.parent_turn,
-as any other grading in the queue would) until every grading has reached it, then lets go: they
-are all waiting together when the session takes the device.
+The gradings start at once, after one more grading of the stage has started its anchor; while
+a session times, the others' correctness runs wait for it (grader.device_queue), so they come
+to the timed phase together and are timed in the next session.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from grader.backends.discovery import Target
-from grader.device_turn import parent_turn
 from grader.grade_options import GradeOptions
 from grader.grading import GradeRequest, grade
 from grader.report import PASSED, Report
-from grader.results import DeviceOpened, FailureKind
-from grader.timing_session import BOARD, session_key
+from grader.results import FailureKind
 from tests.adversarial.test_adversarial import LIMITS, PASSING_LIMITS, assert_one_line, assert_words
 from tests.adversarial.test_gaming import KERNELS, Attack, read_attack
 from tests.conftest import catalog, target_params
@@ -34,7 +31,6 @@ from class_generator import own_kernel  # noqa: E402 - the class generator's own
 
 HANGS = Path(__file__).resolve().parent / "kernels" / "sessions" / "hangs_in_timed_launches.cu"
 IN_SESSION = "in a session"
-GATHER_S = 240.0  # the longest the test waits for every grading to reach the device
 
 
 def device_id(target: Target) -> str:
@@ -56,29 +52,21 @@ def own_copy(tmp_path: Path, stage: str, suffix: str, number: int) -> Path:
 
 
 def grade_together(target: Target, stage: str, paths: list[Path], limits=PASSING_LIMITS) -> list[Report]:
-    """Grade `paths` at once, each asking for a session, while the device's turn is held until
-    every one has finished or waits for it."""
+    """Grade `paths` at once, each asking for a session, after one more grading of the stage's
+    reference (its own copy) has started the stage's anchor."""
     spec = catalog().get(stage)
+    options = GradeOptions(timing=True, cpu_timing=True, limits=limits, session=True,
+                           plugins={"counters": False})  # (a grading that reads counters in its worker is timed alone)
+    first = own_copy(paths[0].parent.parent, stage, target.row.suffix, 99)
+    grade(GradeRequest(catalog(), spec, first, target.row, target, options=options))
     reports: list[Report | None] = [None] * len(paths)
-    key = session_key(DeviceOpened(target.name, target.kind, "", "", {}, device_id=device_id(target)),
-                      spec.id, target.backend, str(catalog().root))
-    assert key is not None
 
     def one(index: int) -> None:
-        options = GradeOptions(timing=True, cpu_timing=True, limits=limits, session=True)
         reports[index] = grade(GradeRequest(catalog(), spec, paths[index], target.row, target, options=options))
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(paths))]
-    assert key[0]
-    with parent_turn(DeviceOpened(target.name, target.kind, "", "", {}, device_id=key[0])):
-        for thread in threads:
-            thread.start()
-        deadline = time.monotonic() + GATHER_S
-        while time.monotonic() < deadline:
-            done = sum(not thread.is_alive() for thread in threads)
-            if done + BOARD.waiting(key) >= len(paths):
-                break
-            time.sleep(0.1)
+    for thread in threads:
+        thread.start()
     for thread in threads:
         thread.join(600)
     assert all(report is not None for report in reports), "a grading did not end"

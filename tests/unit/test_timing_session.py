@@ -10,7 +10,16 @@ import threading
 
 from grader.results import DeviceOpened, LaunchTimed, SessionLaunch, decode
 from grader.timing import TimingPolicy, time_roles
-from grader.timing_session import MAX_ADMITTED, Board, Link, Seat, Session, least_rounds, seat_done, session_key
+from grader.timing_session import (
+    MAX_ADMITTED,
+    Board,
+    Link,
+    Seat,
+    Session,
+    least_rounds,
+    seat_done,
+    session_key,
+)
 
 GPU = TimingPolicy.for_kind("gpu")
 
@@ -38,30 +47,28 @@ def steady(seconds: float, rounds: int, placements: int = 4) -> list[list[float]
 
 def seat_of(rounds: int, seconds: float = 1e-3, spent_s: float = 0.1, min_rounds: int = 16) -> Seat:
     seat = Seat(link(), 4, rounds=list(range(rounds)), spent_s=spent_s, min_rounds=min_rounds)
-    seat.samples = steady(seconds, rounds)
+    seat.samples = {"submission": steady(seconds, rounds), "reference": steady(seconds, rounds)}
     return seat
 
 
 def test_a_steady_member_leaves_on_a_whole_cycle_past_its_least_rounds() -> None:
-    trusted = {"baseline": steady(2e-3, 16), "reference": steady(1e-3, 16)}
-    assert seat_done(GPU, seat_of(16), trusted, 4)
-    assert not seat_done(GPU, seat_of(15, min_rounds=15), {k: [p[:-1] if i == 3 else p for i, p in enumerate(v)]
-                                                          for k, v in trusted.items()}, 4)  # 15: no whole cycle
+    assert seat_done(GPU, seat_of(16), {"baseline": steady(2e-3, 16)}, 4)
+    assert not seat_done(GPU, seat_of(15, min_rounds=15), {"baseline": steady(2e-3, 15)}, 4)  # no whole cycle
 
 
 def test_a_noisy_kernel_keeps_a_member_in_until_the_budget() -> None:
     noisy = seat_of(16)
-    noisy.samples = [[1e-3, 3e-3, 1e-3, 3e-3] for _ in range(4)]
-    trusted = {"reference": steady(1e-3, 16)}
-    assert not seat_done(GPU, noisy, trusted, 4)
+    noisy.samples["submission"] = [[1e-3, 3e-3, 1e-3, 3e-3] for _ in range(4)]
+    shared = {"baseline": steady(1e-3, 16)}
+    assert not seat_done(GPU, noisy, shared, 4)
     noisy.spent_s = GPU.budget_s + 0.1
-    assert seat_done(GPU, noisy, trusted, 4)
+    assert seat_done(GPU, noisy, shared, 4)
 
 
 def test_the_most_rounds_end_a_member() -> None:
     seat = seat_of(GPU.max_rounds)
-    seat.samples = [[1e-3, 3e-3] * (GPU.max_rounds // 8) for _ in range(4)]
-    assert seat_done(GPU, seat, {"reference": steady(1e-3, GPU.max_rounds)}, 4)
+    seat.samples["submission"] = [[1e-3, 3e-3] * (GPU.max_rounds // 8) for _ in range(4)]
+    assert seat_done(GPU, seat, {"baseline": steady(1e-3, GPU.max_rounds)}, 4)
 
 
 def test_least_rounds_follow_the_budget_as_timing_alone_does() -> None:
