@@ -224,21 +224,23 @@ class SessionReady:
 
 @dataclass(frozen=True)
 class SessionLaunch:
-    """The parent's command: one timed launch of `role` on buffer placement `placement`, after
-    `warmup` untimed ones on the first placement (a session's first launch of an anchor's role)."""
+    """The parent's command: `launches` timed launches of `role`, one on each buffer placement
+    from `placement` on (a whole cycle of them, in order), after `warmup` untimed ones on the
+    first placement (a session's first launches of an anchor's role)."""
 
     role: str = "submission"
     placement: int = 0
+    launches: int = 1
     warmup: int = 0
 
 
 @dataclass(frozen=True)
 class LaunchTimed:
-    """The answer to SessionLaunch: the timed launch's device time, in seconds; a member's
-    also its reference's on the same inputs (`reference`)."""
+    """The answer to SessionLaunch: each timed launch's device time, in seconds, in order; a
+    member's also its reference's on the same inputs, launch by launch (`reference`)."""
 
-    seconds: float
-    reference: float | None = None
+    seconds: list[float]
+    reference: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ when the parent says.
 
 A **member** is a grading whose parent put it in a session: in its window it makes its buffers
 (the submission's and the reference's), measures the copy floor and warms both kernels up, says
-SessionReady, then answers every SessionLaunch with a timed launch of the submission on fresh
-inputs followed by a timed launch of the reference on the same inputs, which is its check
+SessionReady, then answers every SessionLaunch with its timed launches: on each placement asked,
+the submission on fresh inputs and then the reference on the same inputs, which is its check
 (grader.timed_audit); at SessionOver it sends its TimingResult: the submission's and the
 reference's figures from its own launches, the baseline's (and ceiling's) from the anchor's
 launches in the same rounds. Every launch runs while every other process of the session waits
@@ -117,14 +117,15 @@ class Member:
             command = next_command(self.ctx)
             if isinstance(command, SessionOver):
                 return command.stats
-            placement = command.placement % count
-            seconds = []
-            for role in self.OWN:
-                self.audit.before(role, placement)  # the reference: on the submission's inputs
-                seconds.append(timed_launch(self.ctx, self.roles[role], placement))
-                self.audit.after(role, placement)  # ... and compared with it
-                self.samples[role][placement].append(seconds[-1])
-            self.ctx.send(LaunchTimed(*seconds))
+            seconds: dict[str, list[float]] = {role: [] for role in self.OWN}
+            for number in range(max(1, command.launches)):
+                placement = (command.placement + number) % count
+                for role in self.OWN:
+                    self.audit.before(role, placement)  # the reference: on the submission's inputs
+                    seconds[role].append(timed_launch(self.ctx, self.roles[role], placement))
+                    self.audit.after(role, placement)  # ... and compared with it
+                    self.samples[role][placement].append(seconds[role][-1])
+            self.ctx.send(LaunchTimed(seconds["submission"], seconds["reference"]))
 
     def stats(self, shared: dict[str, Any]) -> dict[str, Any]:
         """Every role's figures: the shared kernels' as the anchor's rounds gave them, the
@@ -162,10 +163,12 @@ def serve_as_anchor(ctx: Context) -> None:
         role = roles.get(command.role)
         if role is None:
             return
-        placement = command.placement % len(role.placements)
-        role.placements[placement].refill(ops, int(ctx.rng.integers(1 << 62)))
+        seconds = []
         try:
-            seconds = timed_launch(ctx, role, placement, command.warmup)
+            for number in range(max(1, command.launches)):
+                placement = (command.placement + number) % len(role.placements)
+                role.placements[placement].refill(ops, int(ctx.rng.integers(1 << 62)))
+                seconds.append(timed_launch(ctx, role, placement, command.warmup if not number else 0))
         except LaunchError:
             return
         ctx.send(LaunchTimed(seconds))

@@ -12,9 +12,10 @@ backend, course). The session takes the device's turn in the machine's queue
 the shared kernels once (the baseline, the ceiling: in the session's **anchor**, a resident
 worker process of the stage that holds no student's code: grader.session_worker) and, in each
 member's own process, its submission and then the reference on the same inputs (the
-submission's check, as grader.timed_audit makes it), one launch at a time, the entries in an
-order that rotates by one every round. Every launch is on fresh inputs with its outputs
-poisoned and the L2 flushed before it.
+submission's check, as grader.timed_audit makes it), one process at a time. The rounds go in
+blocks of a whole cycle of buffer placements: each entry runs its launches of the block (one
+on each placement) when its turn comes, and the entries' order rotates by one every block.
+Every launch is on fresh inputs with its outputs poisoned and the L2 flushed before it.
 
 - **Each speedup from its own rounds.** A member's baseline figures are made only of the anchor's
   launches in the rounds that member took part in, its reference's of its own; it leaves by the
@@ -27,8 +28,8 @@ poisoned and the L2 flushed before it.
 - **Nothing of one member reaches another.** Each is its own process and device context; only
   one process runs on the device at a time (every other waits for the coordinator's next
   command). A member that fails a launch, faults or ends leaves, and the round is discarded for
-  all (nothing of it is kept); a launch that does not answer within HANG_FACTOR times the
-  member's longest (LAUNCH_LIMIT_S) is a hang: its process is killed, and its grading says so.
+  all (nothing of it is kept); launches that do not answer within HANG_FACTOR times the
+  member's longest before (LAUNCH_LIMIT_S) are a hang: its process is killed, and its grading says so.
 - **An anchor that fails** (it never kills a verdict) ends the session: its members time
   alone in the turn it held.
 """
@@ -64,7 +65,7 @@ from grader.timing import TimingPolicy, summarize_placements, within_spread
 
 MAX_MEMBERS = 8  # members timed in one round at most
 MAX_ADMITTED = 32  # members a session takes in all; then it gives the device back
-LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launch is waited for HANG_FACTOR x its longest, within these
+LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launches are waited for HANG_FACTOR x their longest, within these
 HANG_FACTOR = 50.0
 ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a shared kernel) is waited for this long
 READY_S = 120.0  # an anchor's buffers and warm-up
@@ -164,13 +165,14 @@ class Seat:
     # its own launches' seconds (the submission's, the reference's), by role and placement
     samples: dict[str, list[list[float]]] = field(default_factory=dict)
     spent_s: float = 0.0  # the wall of its rounds' launches: its own and the shared kernels'
-    longest_s: float = 0.0  # its longest launch's wall
+    longest_s: float = 0.0  # its longest block of launches' wall
     min_rounds: int = 0  # set after its first round (the budget's fit)
 
     def __post_init__(self) -> None:
         self.samples = {role: [[] for _ in range(max(1, self.placements))] for role in ("submission", "reference")}
 
     def launch_limit(self) -> float:
+        """How long its next block of launches is waited for."""
         if not self.rounds:
             return LAUNCH_LIMIT_S[1]
         return min(LAUNCH_LIMIT_S[1], max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s))
@@ -396,57 +398,64 @@ class Session:
             seat.link.answer(DeviceReleased, None, self.beat)
 
     def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
-        """One round: every shared kernel and every member once, in rotating order. Kept only
-        where every launch answered; a member that did not leaves. False where the anchor failed."""
+        """One block of rounds, as many as the anchor has placements (a whole cycle): every
+        shared kernel and every member in turn, each running its launches of the block (one
+        round each) at once, in an order that rotates by one every block. Kept only where every
+        entry answered; a member that did not leaves. False where the anchor failed."""
         assert anchor.link is not None and anchor.ready is not None
+        cycle = max(1, anchor.ready.placements)
         entries: list[str | Seat] = [*anchor.roles, *seats]
-        shift = self.round % len(entries)
+        shift = (self.round // cycle) % len(entries)
         entries = entries[shift:] + entries[:shift]
-        shared: dict[str, tuple[int, float, float]] = {}
-        own: list[tuple[Seat, int, LaunchTimed, float]] = []
+        shared: dict[str, tuple[list[float], float]] = {}
+        own: list[tuple[Seat, LaunchTimed, float]] = []
         whole = True
         for entry in entries:
             self.beat()
             if isinstance(entry, str):
-                placement = self.round % anchor.ready.placements
                 warmup = 0 if entry in anchor.warmed else self.policy.warmup
                 anchor.warmed.add(entry)
                 started = time.monotonic()
-                if not anchor.link.send(SessionLaunch(entry, placement, warmup)):
+                if not anchor.link.send(SessionLaunch(entry, self.round % cycle, cycle, warmup)):
                     return False
-                answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S + 1.0 * warmup, self.beat)
-                if answer is None:
+                answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S, self.beat)
+                if answer is None or len(answer.seconds) != cycle:
                     return False
-                shared[entry] = (placement, answer.seconds, time.monotonic() - started)
+                shared[entry] = (answer.seconds, time.monotonic() - started)
                 continue
             seat = entry
-            placement = len(seat.rounds) % seat.placements
             limit = seat.launch_limit()
             started = time.monotonic()
-            answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(
-                SessionLaunch("submission", placement)) else None
-            if answer is None:
+            command = SessionLaunch("submission", len(seat.rounds) % seat.placements, cycle)
+            answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(command) else None
+            if answer is None or len(answer.seconds) != cycle or len(answer.reference) != cycle:
                 if not seat.link.ended:
-                    seat.link.kill(f"a timed launch did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times its "
-                                   f"longest before (the kernel hangs, or its time varies without bound)")
+                    seat.link.kill(f"its timed launches did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times "
+                                   f"their longest before (the kernel hangs, or its time varies without bound)")
                     self._gone(seat.link)
                 seats.remove(seat)
                 whole = False
                 continue
-            own.append((seat, placement, answer, time.monotonic() - started))
+            own.append((seat, answer, time.monotonic() - started))
         if whole:
-            self.anchor_samples[self.round] = shared
-            shared_wall = sum(wall for _, _, wall in shared.values())
-            for seat, placement, answer, wall in own:
-                seat.rounds.append(self.round)
-                seat.samples["submission"][placement].append(answer.seconds)
-                seat.samples["reference"][placement].append(answer.reference or 0.0)
+            shared_wall = sum(wall for _, wall in shared.values())
+            for number in range(cycle):
+                self.anchor_samples[self.round + number] = {
+                    role: ((self.round + number) % cycle, seconds[number], wall / cycle)
+                    for role, (seconds, wall) in shared.items()}
+            for seat, answer, wall in own:
+                for number in range(cycle):
+                    placement = len(seat.rounds) % seat.placements
+                    seat.rounds.append(self.round + number)
+                    seat.samples["submission"][placement].append(answer.seconds[number])
+                    seat.samples["reference"][placement].append(answer.reference[number])
+                first = seat.spent_s == 0.0
                 seat.spent_s += shared_wall + wall
                 seat.longest_s = max(seat.longest_s, wall)
-                if len(seat.rounds) == 1:
-                    count = min(anchor.ready.placements, seat.placements)
-                    seat.min_rounds = least_rounds(self.policy, shared_wall + wall, count)
-        self.round += 1
+                if first:
+                    count = min(cycle, seat.placements)
+                    seat.min_rounds = least_rounds(self.policy, (shared_wall + wall) / cycle, count)
+        self.round += cycle
         return True
 
     def _gone(self, link: Link) -> None:

@@ -88,11 +88,11 @@ def test_a_key_needs_a_device_with_an_id() -> None:
 def test_a_link_sends_commands_as_lines_and_hands_over_answers_of_a_kind() -> None:
     one = link()
     assert one.waiting
-    assert one.send(SessionLaunch("submission", 2))
+    assert one.send(SessionLaunch("submission", 2, 4))
     line = one.proc.stdin.getvalue().decode().strip()  # type: ignore[attr-defined]
-    assert decode(line) == SessionLaunch("submission", 2) and json.loads(line)["type"] == "SessionLaunch"
-    threading.Timer(0.05, one.put, args=(LaunchTimed(0.5),)).start()
-    assert one.answer(LaunchTimed, 5.0) == LaunchTimed(0.5)
+    assert decode(line) == SessionLaunch("submission", 2, 4) and json.loads(line)["type"] == "SessionLaunch"
+    threading.Timer(0.05, one.put, args=(LaunchTimed([0.5], [0.25]),)).start()
+    assert one.answer(LaunchTimed, 5.0) == LaunchTimed([0.5], [0.25])
     one.end()
     assert one.answer(LaunchTimed, 5.0) is None
 
