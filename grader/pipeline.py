@@ -287,7 +287,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     # benchmark phase; any other is never answered (a timeout). An exclusive
                     # one in a session where the request asks for sessions and the device has an id.
                     if (message.session and request.session and link is None and phase_kind(phase) == "benchmark"
-                            and not turn.asked_exclusive and (link := _join_session(proc, request, turn))):
+                            and not turn.asked_exclusive
+                            and (link := _join_session(proc, request, turn, message.need_bytes))):
                         turn.asked_exclusive = True  # (another WantDevice is ignored)
                     elif (phase_kind(phase) == ("correctness" if message.shared else "benchmark")
                             and turn.want(shared=message.shared)):
@@ -355,7 +356,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     grading.output_tail = raw.decode("utf-8", errors="replace")
 
 
-def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn) -> Link | None:
+def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn, need_bytes: int) -> Link | None:
     """Put the worker in line for a timing session of its stage on its device (grader.timing_session);
     None where its device has no stable id (it then asks for a turn of its own)."""
     from grader.timing_session import BOARD, Link, session_key
@@ -363,7 +364,7 @@ def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn) ->
     key = session_key(turn.device, request.stage, request.backend.name, request.course_root)
     if key is None or turn.device is None:
         return None
-    link = Link(proc, request.filename)
+    link = Link(proc, request.filename, need_bytes)
     BOARD.join(key, link, request, turn.device)
     return link
 

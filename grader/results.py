@@ -47,6 +47,7 @@ class DeviceOpened:
     # The device as every process on the machine names it (Backend.stable_id): the shared
     # queue of its timed phases (grader.device_queue). Sent before any student code is loaded.
     device_id: str = ""
+    memory_bytes: int = 0  # the device's memory (0: not known)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ Every launch is on fresh inputs with its outputs poisoned and the L2 flushed bef
   rule of the timing alone (grader.timing.time_roles: the rounds, the spread, the budget)
   applied to its own and the shared kernels' launches in those rounds. Members join at a round's start (up to MAX_MEMBERS
   at once, MAX_ADMITTED in all, then the device goes to whoever waits next).
+- **Members' buffers fit together**: a newcomer joins only while every member's benchmark buffers
+  (as each asked for them) fit in half the device's memory; else it waits for room.
 - **A lone submission is timed alone**, as outside a session: where the session would have one
   member, or its anchor is not ready yet, the member gets a plain exclusive turn inside the
   session's.
@@ -69,7 +71,10 @@ LAUNCH_LIMIT_S = (2.0, 30.0)  # a member's launches are waited for HANG_FACTOR x
 HANG_FACTOR = 50.0
 ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a shared kernel) is waited for this long
 READY_S = 120.0  # an anchor's buffers and warm-up
-MEMBER_READY_S = 60.0  # a member's buffers, copy floor and warm-up (a kernel that hangs there is killed)
+# A member's buffers, copy floor and warm-up: a kernel that hangs there is killed after this, once
+# a wait for device memory held outside the lab (grader.device_claim.MEMORY_WAIT_S) would have
+# ended in its own words.
+MEMBER_READY_S = 180.0
 ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
 BEAT_S = 1.0  # the held turn's ticket is touched at least this often
 
@@ -88,9 +93,10 @@ class Link:
     answers (SessionReady, LaunchTimed, DeviceReleased) are handed over (`put`) by the thread
     that reads its output, and `end()` once that output has ended."""
 
-    def __init__(self, proc: subprocess.Popen, name: str):
+    def __init__(self, proc: subprocess.Popen, name: str, need_bytes: int = 0):
         self.proc = proc
         self.name = name
+        self.need_bytes = need_bytes  # the device memory its benchmark buffers take, at most
         self._answers: collections.deque[Any] = collections.deque()
         self._changed = threading.Condition()
         self.ended = False
@@ -352,10 +358,15 @@ class Session:
                 anchor.in_use = True
                 anchor.warmed = set()
             assert anchor is not None
-            for link in newcomers:
+            room = self.device.memory_bytes // 2 - sum(seat.link.need_bytes for seat in seats)
+            for number, link in enumerate(newcomers):
+                if seats and self.device.memory_bytes and link.need_bytes > room:
+                    self.board.give_back(self, newcomers[number:])  # no room beside the others: later
+                    break
                 seat = self._admit(link)
                 if seat is not None:
                     seats.append(seat)
+                    room -= link.need_bytes
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
                 continue

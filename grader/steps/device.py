@@ -43,5 +43,5 @@ class OpenDevice(Step):
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)
         ctx.send(DeviceOpened(info.name, info.kind, info.vendor, info.platform, dict(info.limits),
-                              device_id=ctx.backend.stable_id(index)))
+                              device_id=ctx.backend.stable_id(index), memory_bytes=int(info.memory_bytes or 0)))
         return True
