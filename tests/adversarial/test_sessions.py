@@ -2,7 +2,9 @@
 (grader.timing_session) on every device present (a CPU device with --cpu-timing, so that CI
 runs them on PoCL): each attack gets the verdict it gets alone (tests/adversarial/test_gaming.py),
 each reference passes its checks timed in a session, and a kernel that hangs in its timed
-launches is that submission's timeout, not its neighbours'.
+launches is that submission's timeout, not its neighbours'. (Which grading comes to the device
+first, and so is timed alone, is the machine's choice: the hanging kernel is killed by its
+session where it was in one, by its grading's time limit where it was alone.)
 
 The gradings start at once, after one more grading of the stage has started its anchor; while
 a session times, the others' correctness runs wait for it (grader.device_queue), so they come
@@ -131,6 +133,7 @@ def test_a_kernel_that_hangs_in_its_timed_launches_is_its_own_timeout(target: Ta
     reports = grade_together(target, stage, [*copies, HANGS], limits=LIMITS)
     *honest, hung = reports
     assert hung.failure is not None and hung.failure.failure == FailureKind.TIMEOUT, where(hung)
-    assert "did not finish" in hung.failure.message, where(hung)  # the session's words: it was in one
+    if in_session(hung):  # killed by its session within seconds (else it came first, and was timed alone)
+        assert "did not finish" in hung.failure.message, where(hung)
     for report in honest:
         assert report.status == PASSED, where(report)
