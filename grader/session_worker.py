@@ -39,14 +39,16 @@ SHARED_ROLES = ("baseline", "ceiling")  # what an anchor times for every member
 def session_wanted(ctx: Context) -> bool:
     """Whether this grading may be timed in a session: asked for, timed here (a GPU; a CPU
     device with --cpu-timing), its inputs made on the device and each timed launch checked
-    against the reference, a baseline to share, and no hardware counters to read in the worker
-    (they read the baseline's buffers)."""
-    from grader.plugins.counters_steps import metrics
+    against the reference, a baseline to share, and no plugin whose worker steps use every
+    role's buffers (Plugin.needs_every_role: the hardware counters read in the worker)."""
+    from grader.plugins import named
     from grader.reference_agreement import compares_with_reference
 
     assert ctx.backend is not None
+    plugins = [(named(name), payload) for name, payload in ctx.request.plugins.items()]
     return (ctx.request.session and ctx.timed and ctx.inputs_on_device and "baseline" in ctx.trusted
-            and compares_with_reference(ctx.problem) and not metrics(ctx))
+            and compares_with_reference(ctx.problem)
+            and not any(plugin is not None and plugin.needs_every_role(payload) for plugin, payload in plugins))
 
 
 def next_command(ctx: Context) -> SessionLaunch | SessionOver:

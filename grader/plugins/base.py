@@ -84,6 +84,12 @@ class Plugin:
         """The message types its worker steps send (the parent keeps them in Grading.extras)."""
         return ()
 
+    def needs_every_role(self, payload: Any) -> bool:
+        """Whether its worker steps, with this payload, use the buffers of every kernel the
+        benchmark times (the baseline's too): such a grading is timed alone, never in a timing
+        session, where the baseline is another process's (grader.session_worker)."""
+        return False
+
     def after_worker(self, parent: Parent, state: PluginState) -> list[Finding]:
         """After the worker, before the verdict: what fails a core check."""
         return []

@@ -57,6 +57,10 @@ class CountersPlugin(Plugin):
             state.started = start_profiling(parent.catalog, parent.spec, parent.source, parent.filename,
                                             parent.target, state.reads.metrics)
 
+    def needs_every_role(self, payload: Any) -> bool:
+        """Metrics read in the worker read every role's launches on its own buffers."""
+        return bool(isinstance(payload, dict) and payload.get("metrics"))
+
     def worker_steps(self) -> list[tuple[str, Step]]:
         from grader.plugins.counters_steps import (
             LoadProfiler,
