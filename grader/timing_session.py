@@ -216,16 +216,20 @@ class Anchor:
     ANCHOR_IDLE_S unused (or with the engine's process). It is started from its own thread,
     which reads its output for as long as it lives (a worker dies with the thread that started it)."""
 
-    def __init__(self, request: Any):
+    def __init__(self, request: Any, link: Link | None = None):
+        """Starts its process, unless `link` is given: a process already started (a test's)."""
         self.request = request
-        self.link: Link | None = None
+        self.link = link
         self.asked = threading.Event()  # it asked for its turn: its buffers are made in one
         self.ready: SessionReady | None = None
         self.dead = False
         self.in_use = False
         self.used_at = time.monotonic()
         self.warmed: set[str] = set()  # roles warmed up in the session under way
-        threading.Thread(target=self._run, name="lab-session-anchor", daemon=True).start()
+        if link is None:
+            threading.Thread(target=self._run, name="lab-session-anchor", daemon=True).start()
+        else:
+            self.asked.set()
 
     def _run(self) -> None:
         from grader.worker_process import WorkerProcess

@@ -7,11 +7,22 @@ from __future__ import annotations
 import io
 import json
 import threading
+import time
 
-from grader.results import DeviceOpened, LaunchTimed, SessionLaunch, decode
+from grader.results import (
+    DeviceGranted,
+    DeviceOpened,
+    DeviceReleased,
+    LaunchTimed,
+    SessionLaunch,
+    SessionOver,
+    SessionReady,
+    decode,
+)
 from grader.timing import TimingPolicy, time_roles
 from grader.timing_session import (
     MAX_ADMITTED,
+    Anchor,
     Board,
     Link,
     Seat,
@@ -111,3 +122,114 @@ def test_a_session_takes_at_most_its_room_and_then_hands_its_line_on(monkeypatch
     assert board.take(session, 2, seated=True) == []  # full: its line starts the key's next session
     following = board._sessions[key]
     assert following is not session and [lk.name for lk in following.pending] == ["2", "3", "4"]
+
+
+class FakeWorker:
+    """A worker process as a session sees it: the session's commands arrive on its stdin and
+    are answered at once, as grader.session_worker answers them, with steady times; `hang_at`:
+    the block of launches it never answers; `ends_at`: the block at which its output ends."""
+
+    pid = (1 << 22) + 7  # no process has it: kill_group falls back to kill()
+
+    def __init__(self, name: str, log: list[tuple[str, object]], seconds: float = 1e-3,
+                 roles: list[str] | None = None, hang_at: int | None = None, ends_at: int | None = None):
+        self.link = Link(self, name)  # type: ignore[arg-type]
+        self.stdin = self
+        self.log = log
+        self.seconds = seconds
+        self.roles = roles  # an anchor's
+        self.hang_at, self.ends_at = hang_at, ends_at
+        self.blocks = 0
+        self.over: list[SessionOver] = []
+        self.alive = True
+
+    def write(self, data: bytes) -> None:
+        for line in data.decode().splitlines():
+            message = decode(line)
+            self.log.append((self.link.name, message))
+            if isinstance(message, DeviceGranted):
+                self.link.put(SessionReady(4, self.roles or []) if message.session else DeviceReleased())
+            elif isinstance(message, SessionLaunch):
+                self.blocks += 1
+                if self.blocks == self.ends_at:
+                    self.link.end()
+                elif self.blocks != self.hang_at:
+                    times = [self.seconds] * message.launches
+                    self.link.put(LaunchTimed(times, [] if self.roles else times))
+            elif isinstance(message, SessionOver):
+                self.over.append(message)
+                self.link.put(DeviceReleased())
+
+    def flush(self) -> None:
+        pass
+
+    def poll(self) -> int | None:
+        return None if self.alive else -9
+
+    def kill(self) -> None:
+        self.alive = False
+        self.link.end()
+
+
+def run_session(monkeypatch, members: list[FakeWorker], anchor: FakeWorker, until=None) -> None:
+    """One session of `members` with `anchor` on a device with no queue; returns when `until()`
+    (by default: every member has left it), or after 30 s."""
+    monkeypatch.setenv("LAB_DEVICE_QUEUE", "off")
+    board = Board()
+    key = ("dev", "s", "cuda", "/c")
+    board._anchors[key] = Anchor(None, anchor.link)
+    session = Session(board, key, DeviceOpened("GPU", "gpu", "", "", {}, device_id="dev"), GPU)
+    board._sessions[key] = session
+    session.pending = [member.link for member in members]
+    session.start()
+    deadline = time.monotonic() + 30
+    until = until or (lambda: all(m.over or not m.alive for m in members))
+    while time.monotonic() < deadline and not until():
+        time.sleep(0.01)
+
+
+def test_a_session_times_its_members_in_rotating_blocks_and_gives_each_the_baseline_of_its_rounds(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    members = [FakeWorker(f"m{n}", log) for n in range(3)]
+    run_session(monkeypatch, members, anchor)
+    for member in members:
+        assert len(member.over) == 1, member.link.name
+        baseline = member.over[0].stats["baseline"]
+        assert baseline["samples"] == 16 and abs(baseline["time_ms"] - 2.0) < 1e-9
+        launches = [m for name, m in log if name == member.link.name and isinstance(m, SessionLaunch)]
+        assert [(m.placement, m.launches) for m in launches] == [(0, 4)] * 4  # a whole cycle each time
+    firsts = [m for name, m in log if name == "anchor" and isinstance(m, SessionLaunch)]
+    assert firsts[0].warmup == GPU.warmup and all(m.warmup == 0 for m in firsts[1:])
+    order = [name for name, m in log if isinstance(m, SessionLaunch)]
+    blocks = [order[i:i + 4] for i in range(0, 16, 4)]
+    assert blocks[0] == ["anchor", "m0", "m1", "m2"] and blocks[1] == ["m0", "m1", "m2", "anchor"]
+
+
+def test_a_member_whose_launches_never_answer_is_killed_and_the_others_go_on(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    hung = FakeWorker("hung", log, hang_at=2)
+    members = [FakeWorker("m0", log), hung, FakeWorker("m2", log)]
+    run_session(monkeypatch, members, anchor)
+    assert not hung.alive and hung.link.dropped and "did not finish" in hung.link.dropped
+    for member in (members[0], members[2]):
+        assert len(member.over) == 1 and member.over[0].stats["baseline"]["samples"] == 16
+
+
+def test_where_the_anchor_fails_its_members_are_told_to_time_alone(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"], ends_at=2)
+    members = [FakeWorker(f"m{n}", log) for n in range(2)]
+    run_session(monkeypatch, members, anchor)
+    for member in members:
+        assert [over.stats for over in member.over] == [{}]
+
+
+def test_a_lone_member_gets_a_plain_turn(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    lone = FakeWorker("lone", log)
+    run_session(monkeypatch, [lone], anchor, until=lambda: bool(log))
+    time.sleep(0.1)
+    assert [m for name, m in log if name == "lone"] == [DeviceGranted()]
