@@ -207,6 +207,7 @@ def test_a_session_times_its_members_in_rotating_blocks_and_gives_each_the_basel
 
 
 def test_a_member_whose_launches_never_answer_is_killed_and_the_others_go_on(monkeypatch):
+    monkeypatch.setattr("grader.timing_session.LAUNCH_LIMIT_S", (0.5, 30.0))  # (10 s at least, for real)
     log: list[tuple[str, object]] = []
     anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
     hung = FakeWorker("hung", log, hang_at=2)

@@ -1,7 +1,7 @@
 // Correct at every size, until it has run a few times at the benchmark size: from then on every
 // launch spins without end. Timed alone, it would hold the device until the benchmark's time
 // limit; in a timing session the coordinator waits for a launch at most 50 times the kernel's
-// longest launch before (2 s at least), then kills this submission's process: its grading says
+// longest block of launches before (10 s at least), then kills this submission's process: its grading says
 // it timed out, and the other submissions of its session are timed on without it.
 __device__ unsigned int blocks_run;
 
