@@ -31,7 +31,8 @@ Every launch is on fresh inputs with its outputs poisoned and the L2 flushed bef
   one process runs on the device at a time (every other waits for the coordinator's next
   command). A member that fails a launch, faults or ends leaves, and the round is discarded for
   all (nothing of it is kept); launches that do not answer within HANG_FACTOR times the
-  member's longest before (LAUNCH_LIMIT_S) are a hang: its process is killed, and its grading says so.
+  member's longest block before (10 s at least: LAUNCH_LIMIT_S) are a hang: its process is
+  killed, and its grading says so.
 - **An anchor that fails** (it never kills a verdict) ends the session: its members time
   alone in the turn it held.
 """
@@ -67,10 +68,13 @@ from grader.timing import TimingPolicy, summarize_placements, within_spread
 
 MAX_MEMBERS = 8  # members timed in one round at most
 MAX_ADMITTED = 32  # members a session takes in all; then it gives the device back
-# A member's block of launches is waited for HANG_FACTOR x its longest before, within these: never
-# under 10 s, so that a stall of the machine's own (another program on the GPU) is not taken for a hang.
+# A member's block of launches is waited for HANG_FACTOR x its longest before, never under the
+# first figure (a stall of the machine's own, another program on the GPU, is no hang); its first
+# block, for the second figure or FIRST_FACTOR x its window (buffers and warm-up), whichever is longer.
+# (Its grading's own limit without progress, Limits.benchmark_s, ends any wait too.)
 LAUNCH_LIMIT_S = (10.0, 30.0)
 HANG_FACTOR = 50.0
+FIRST_FACTOR = 10.0
 ANCHOR_LAUNCH_S = 30.0  # an anchor's launch (a shared kernel) is waited for this long
 READY_S = 120.0  # an anchor's buffers and warm-up
 # A member's buffers, copy floor and warm-up: a kernel that hangs there is killed after this, once
@@ -175,15 +179,24 @@ class Seat:
     spent_s: float = 0.0  # the wall of its rounds' launches: its own and the shared kernels'
     longest_s: float = 0.0  # its longest block of launches' wall
     min_rounds: int = 0  # set after its first round (the budget's fit)
+    ready_s: float = 0.0  # its window's wall: buffers, copy floor, warm-up
 
     def __post_init__(self) -> None:
         self.samples = {role: [[] for _ in range(max(1, self.placements))] for role in ("submission", "reference")}
 
+    def hang_reason(self, limit: float) -> str:
+        """Why it was killed after waiting `limit` for its launches, in its grading's words."""
+        if not self.rounds:
+            return (f"its first timed launches did not finish in {limit:.0f} s (its warm-up took "
+                    f"{self.ready_s:.1f} s): the kernel hangs at the benchmark size")
+        return (f"its timed launches did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times their longest "
+                f"before: the kernel hangs, or its time varies without bound")
+
     def launch_limit(self) -> float:
         """How long its next block of launches is waited for."""
         if not self.rounds:
-            return LAUNCH_LIMIT_S[1]
-        return min(LAUNCH_LIMIT_S[1], max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s))
+            return max(LAUNCH_LIMIT_S[1], FIRST_FACTOR * self.ready_s)
+        return max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s)
 
 
 def seat_done(policy: TimingPolicy, seat: Seat, shared: dict[str, list[list[float]]], count: int) -> bool:
@@ -397,6 +410,7 @@ class Session:
 
     def _admit(self, link: Link) -> Seat | None:
         """A newcomer's window: its buffers, copy floor and warm-up (MEMBER_READY_S at most)."""
+        started = time.monotonic()
         if not link.send(DeviceGranted(session=True)):
             return None
         ready = link.answer(SessionReady, MEMBER_READY_S, self.beat)
@@ -406,7 +420,7 @@ class Session:
                           f"hangs there, or is far too slow to time)")
                 self._gone(link)
             return None
-        return Seat(link, ready.placements)
+        return Seat(link, ready.placements, ready_s=time.monotonic() - started)
 
     def _after(self, seat: Seat, over: SessionOver) -> None:
         """The member leaves with `over` (empty: it times alone) and is waited for until its
@@ -447,8 +461,7 @@ class Session:
             answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(command) else None
             if answer is None or len(answer.seconds) != cycle or len(answer.reference) != cycle:
                 if not seat.link.ended:
-                    seat.link.kill(f"its timed launches did not finish in {limit:.0f} s, {HANG_FACTOR:.0f} times "
-                                   f"their longest before (the kernel hangs, or its time varies without bound)")
+                    seat.link.kill(seat.hang_reason(limit))
                     self._gone(seat.link)
                 seats.remove(seat)
                 whole = False
