@@ -91,8 +91,8 @@ def _fits(target: Target, job: Job) -> bool:
 
 def in_grading_order(jobs: Sequence[Job], options: GradeOptions) -> list[Job]:
     """The order the slots take the jobs in: with timing sessions (grader.timing_session), each
-    stage's together (in course order, each stage's in the plan's order), so that the slots of a
-    GPU wait for it with submissions of one stage and are timed together; else the plan's."""
+    stage's together (by track, then stage; each stage's in the plan's order), so that the slots
+    of a GPU wait for it with submissions of one stage and are timed together; else the plan's."""
     if not options.session or not options.timing:
         return list(jobs)
     return sorted(jobs, key=lambda job: (job.spec.track, job.spec.stage))

@@ -441,3 +441,27 @@ def test_a_grading_that_could_not_start_is_no_grade(tmp_path):
     stored = store.load(subs[1])
     assert stored.cache_key is None and not stored.batch.graded
     assert [j.submission.student for j in make_plan(subs, catalog(), pool, store, options).to_grade] == ["bob"]
+
+
+def test_with_sessions_the_batch_takes_each_stage_together() -> None:
+    from lab.batch.layout import Submission
+    from lab.batch.plan import Job
+    from lab.batch.runner import in_grading_order
+
+    cat = catalog()
+    stages = ["matmul_tiled", "transpose_coalesced", "matmul_tiled", "transpose_naive", "transpose_coalesced"]
+    jobs = [Job(Submission(f"s{n}", stage, Path(f"s{n}/{stage}.cu"), by_name("cuda")), cat.get(stage), "")
+            for n, stage in enumerate(stages)]
+    ordered = in_grading_order(jobs, batch_options())
+    assert [(j.submission.student, j.spec.id) for j in ordered] == [
+        ("s0", "matmul_tiled"), ("s2", "matmul_tiled"), ("s3", "transpose_naive"),
+        ("s1", "transpose_coalesced"), ("s4", "transpose_coalesced")]  # by track, then stage; each in the plan's order
+    assert in_grading_order(jobs, batch_options(sessions=False)) == jobs  # --no-sessions: the plan's order
+    assert in_grading_order(jobs, batch_options(timing=False)) == jobs
+
+
+def test_sessions_are_no_part_of_a_results_key() -> None:
+    from lab.batch.keys import options_key
+
+    assert batch_options().session and not batch_options(sessions=False).session
+    assert options_key(batch_options()) == options_key(batch_options(sessions=False))
