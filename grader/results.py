@@ -246,8 +246,9 @@ class LaunchTimed:
 
 @dataclass(frozen=True)
 class SessionOver:
-    """The parent's command: this worker's rounds are over. `stats`: the shared kernels' figures
-    from the same rounds (by role: baseline, ceiling), or empty where the session could not
+    """The parent's command: this worker's rounds are over. `stats`: every role's figures from
+    the rounds the session kept for it (by role: the shared kernels' from the anchor's launches,
+    the submission's and the reference's from its own), or empty where the session could not
     time them (its anchor failed): the worker then times every kernel itself, in the turn it holds."""
 
     stats: dict[str, Any] = field(default_factory=dict)

@@ -6,9 +6,9 @@ A **member** is a grading whose parent put it in a session: in its window it mak
 (the submission's and the reference's), measures the copy floor and warms both kernels up, says
 SessionReady, then answers every SessionLaunch with its timed launches: on each placement asked,
 the submission on fresh inputs and then the reference on the same inputs, which is its check
-(grader.timed_audit); at SessionOver it sends its TimingResult: the submission's and the
-reference's figures from its own launches, the baseline's (and ceiling's) from the anchor's
-launches in the same rounds. Every launch runs while every other process of the session waits
+(grader.timed_audit); at SessionOver it sends its TimingResult with the figures the session
+made from the rounds it kept: the submission's and the reference's from this member's launches,
+the baseline's (and ceiling's) from the anchor's in the same rounds. Every launch runs while every other process of the session waits
 for its answer, so nothing runs beside it.
 
 An **anchor** grades nothing: it compiles and makes buffers for the trusted kernels the members
@@ -28,7 +28,7 @@ from grader.device_floor import copy_floor_ms
 from grader.results import LaunchTimed, SessionLaunch, SessionOver, SessionReady, decode
 from grader.steps.context import Context
 from grader.timed_audit import LaunchAudit
-from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles, summarize_placements
+from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles
 
 ROLE_ORDER = ("baseline", "submission", "reference", "ceiling")  # as a TimingResult lists them
 
@@ -87,7 +87,7 @@ class Member:
         self.roles: dict[str, TimedRole] = {}
         self.audit: LaunchAudit | None = None
         self.floor_ms: float | None = None
-        self.samples: dict[str, list[list[float]]] = {}
+        self.placements = 1
 
     def prepare(self, seed: int) -> None:
         """Its buffers (the submission's and the reference's), the copy floor, both kernels'
@@ -104,17 +104,16 @@ class Member:
             role.placements[0].reset_outputs()
             for _ in range(TimingPolicy.for_kind(ctx.backend.info.kind).warmup):
                 role.run(ctx.backend, placement=0)
-        count = min(len(role.placements) for role in self.roles.values())
-        self.samples = {role: [[] for _ in range(count)] for role in self.OWN}
-        ctx.send(SessionReady(count))
+        self.placements = min(len(role.placements) for role in self.roles.values())
+        ctx.send(SessionReady(self.placements))
 
     def serve(self) -> dict[str, Any]:
-        """Answer SessionLaunch until SessionOver; return the shared kernels' figures it brings
-        (empty: time every kernel here). Each answer is a timed launch of the submission on
+        """Answer SessionLaunch until SessionOver; return the figures it brings (empty: time
+        every kernel here). Each answer is a timed launch of the submission on
         fresh inputs, then one of the reference on the same inputs, compared (LaunchAudit);
         raises TimedLaunchWrong or LaunchError as the timing alone does."""
         assert self.audit is not None
-        count = len(self.samples["submission"])
+        count = self.placements
         while True:
             command = next_command(self.ctx)
             if isinstance(command, SessionOver):
@@ -126,20 +125,16 @@ class Member:
                     self.audit.before(role, placement)  # the reference: on the submission's inputs
                     seconds[role].append(timed_launch(self.ctx, self.roles[role], placement))
                     self.audit.after(role, placement)  # ... and compared with it
-                    self.samples[role][placement].append(seconds[role][-1])
             self.ctx.send(LaunchTimed(seconds["submission"], seconds["reference"]))
 
-    def stats(self, shared: dict[str, Any]) -> dict[str, Any]:
-        """Every role's figures: the shared kernels' as the anchor's rounds gave them, the
-        submission's and the reference's from its own launches, in a TimingResult's order.
-        Raises TimedLaunchWrong for a finding still queued (LaunchAudit.settle)."""
+    def stats(self, kept: dict[str, Any]) -> dict[str, Any]:
+        """Every role's figures as the session kept them (SessionOver: only the rounds it kept
+        for every role, a round dropped for all where a member failed in it), in a
+        TimingResult's order. Raises TimedLaunchWrong for a finding still queued
+        (LaunchAudit.settle): every launch it ran was checked, kept or not."""
         assert self.audit is not None
         self.audit.settle()
-        every = dict(shared)
-        for role, by_placement in self.samples.items():
-            every[role] = summarize_placements(by_placement)
-            every[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
-        return {role: every[role] for role in ROLE_ORDER if role in every}
+        return {role: kept[role] for role in ROLE_ORDER if role in kept}
 
 
 def serve_as_anchor(ctx: Context) -> None:

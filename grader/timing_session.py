@@ -399,7 +399,7 @@ class Session:
                 shared = self._shared_samples(seat, anchor)
                 if seat_done(self.policy, seat, shared, min(anchor.ready.placements, seat.placements)):
                     seats.remove(seat)
-                    self._after(seat, SessionOver(self._shared_stats(shared)))
+                    self._after(seat, SessionOver({**self._stats(shared), **self._stats(seat.samples)}))
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
 
@@ -506,9 +506,10 @@ class Session:
         return found
 
     @staticmethod
-    def _shared_stats(shared: dict[str, list[list[float]]]) -> dict[str, Any]:
+    def _stats(samples: dict[str, list[list[float]]]) -> dict[str, Any]:
+        """Each role's figures (grader.timing.summarize_placements) from its seconds by placement."""
         stats: dict[str, Any] = {}
-        for role, by_placement in shared.items():
+        for role, by_placement in samples.items():
             stats[role] = dict(summarize_placements(by_placement))
             stats[role]["timed_ms"] = [[round(t * 1e3, 6) for t in placement] for placement in by_placement]
         return stats

@@ -93,20 +93,20 @@ class Benchmark(Step):
         return True
 
     def _in_session(self, ctx: Context, case: dict[str, int | float], phase: Callable[[str], None]) -> bool:
-        """The submission timed in a timing session (grader.session_worker.Member): the
-        trusted kernels' figures come from the session's anchor, from the same rounds. Where
-        the session could not time them, every role is timed here after all (`_alone`)."""
+        """The submission timed in a timing session (grader.session_worker.Member): every
+        figure from the rounds the session kept, the baseline's from its anchor. Where the
+        session could not time them, every role is timed here after all (`_alone`)."""
         member = Member(ctx, case)
         try:
             member.prepare(int(ctx.rng.integers(1 << 62)))
             ctx.benchmark = Bench(case, member.roles, True)
             phase("timed rounds, in a session with other submissions of this stage")
-            trusted = member.serve()
-            if not trusted:
+            kept = member.serve()
+            if not kept:
                 release_roles(member.roles)
                 ctx.benchmark = None
                 return self._alone(ctx, case, phase)
-            stats = member.stats(trusted)
+            stats = member.stats(kept)
         except (TimedLaunchWrong, LaunchError) as stopped:
             return _stopped(ctx, case, stopped)
         nbytes, flops = ctx.spec.work(case)

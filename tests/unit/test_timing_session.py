@@ -197,6 +197,8 @@ def test_a_session_times_its_members_in_rotating_blocks_and_gives_each_the_basel
         assert len(member.over) == 1, member.link.name
         baseline = member.over[0].stats["baseline"]
         assert baseline["samples"] == 16 and abs(baseline["time_ms"] - 2.0) < 1e-9
+        assert {role: stats["samples"] for role, stats in member.over[0].stats.items()} == {
+            "baseline": 16, "submission": 16, "reference": 16}  # every figure from the rounds kept
         launches = [m for name, m in log if name == member.link.name and isinstance(m, SessionLaunch)]
         assert [(m.placement, m.launches) for m in launches] == [(0, 4)] * 4  # a whole cycle each time
     firsts = [m for name, m in log if name == "anchor" and isinstance(m, SessionLaunch)]
@@ -214,8 +216,10 @@ def test_a_member_whose_launches_never_answer_is_killed_and_the_others_go_on(mon
     members = [FakeWorker("m0", log), hung, FakeWorker("m2", log)]
     run_session(monkeypatch, members, anchor)
     assert not hung.alive and hung.link.dropped and "did not finish" in hung.link.dropped
-    for member in (members[0], members[2]):
-        assert len(member.over) == 1 and member.over[0].stats["baseline"]["samples"] == 16
+    for member in (members[0], members[2]):  # the block the hang was in is kept for nobody
+        assert len(member.over) == 1
+        assert member.over[0].stats["baseline"]["samples"] == member.over[0].stats["submission"]["samples"] == 16
+        assert member.blocks == 5
 
 
 def test_where_the_anchor_fails_its_members_are_told_to_time_alone(monkeypatch):
