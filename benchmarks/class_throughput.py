@@ -114,7 +114,8 @@ def main() -> None:
             graded = results_of(out)
             rows.append({"tree": name, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
                          "per_minute": round(60 * len(graded) / wall, 1) if wall > 0 else 0.0,
-                         "in_session": sum("in a session" in str(v.get("phase_log")) for v in graded.values()),
+                         "in_session": sum(bool((v.get("performance") or {}).get("session_members"))
+                                           for v in graded.values()),
                          "speedups": {k: speedup_of(v) for k, v in graded.items()},
                          "statuses": {k: v.get("status") for k, v in graded.items()}})
             print(f"  {len(graded)} graded in {wall:.1f} s (exit {code})", file=sys.stderr)

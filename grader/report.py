@@ -105,6 +105,8 @@ class Performance:
     # the fastest any kernel moves the stage's bytes on this device (grader.device_floor), in ms
     floor_ms: float | None = None
     checked_launches: int = 0  # the submission's timed launches whose outputs were checked
+    # other submissions of the stage timed in the same rounds, at most (a timing session); 0: alone
+    session_members: int = 0
 
     @property
     def submission_launches(self) -> int:

@@ -110,6 +110,8 @@ class TimingResult:
     flops: float | None = None
     floor_ms: float | None = None  # the stage's bytes at the device's copy rate (grader.device_floor)
     checked_launches: int = 0  # the submission's timed launches checked (grader.timed_audit)
+    # Other submissions timed in the same rounds, at most (a timing session: grader.timing_session); 0: alone
+    session_members: int = 0
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,7 @@ class SessionOver:
     time them (its anchor failed): the worker then times every kernel itself, in the turn it holds."""
 
     stats: dict[str, Any] = field(default_factory=dict)
+    others: int = 0  # the most other members timed in the same rounds as this one
 
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in

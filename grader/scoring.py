@@ -86,6 +86,7 @@ def performance(spec: Spec, timing: TimingResult, device_kind: str) -> Performan
         timed_ms={role: s["timed_ms"] for role, s in stats.items() if "timed_ms" in s},
         floor_ms=timing.floor_ms,
         checked_launches=timing.checked_launches,
+        session_members=timing.session_members,
     )
 
 

@@ -107,9 +107,9 @@ class Member:
         self.placements = min(len(role.placements) for role in self.roles.values())
         ctx.send(SessionReady(self.placements))
 
-    def serve(self) -> dict[str, Any]:
-        """Answer SessionLaunch until SessionOver; return the figures it brings (empty: time
-        every kernel here). Each answer is a timed launch of the submission on
+    def serve(self) -> SessionOver:
+        """Answer SessionLaunch until SessionOver, and return it (its figures empty: time every
+        kernel here). Each answer is a timed launch of the submission on
         fresh inputs, then one of the reference on the same inputs, compared (LaunchAudit);
         raises TimedLaunchWrong or LaunchError as the timing alone does."""
         assert self.audit is not None
@@ -117,7 +117,7 @@ class Member:
         while True:
             command = next_command(self.ctx)
             if isinstance(command, SessionOver):
-                return command.stats
+                return command
             seconds: dict[str, list[float]] = {role: [] for role in self.OWN}
             for number in range(max(1, command.launches)):
                 placement = (command.placement + number) % count

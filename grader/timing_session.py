@@ -180,6 +180,7 @@ class Seat:
     longest_s: float = 0.0  # its longest block of launches' wall
     min_rounds: int = 0  # set after its first round (the budget's fit)
     ready_s: float = 0.0  # its window's wall: buffers, copy floor, warm-up
+    others: int = 0  # the most other members in one of its kept blocks
 
     def __post_init__(self) -> None:
         self.samples = {role: [[] for _ in range(max(1, self.placements))] for role in ("submission", "reference")}
@@ -399,7 +400,7 @@ class Session:
                 shared = self._shared_samples(seat, anchor)
                 if seat_done(self.policy, seat, shared, min(anchor.ready.placements, seat.placements)):
                     seats.remove(seat)
-                    self._after(seat, SessionOver({**self._stats(shared), **self._stats(seat.samples)}))
+                    self._after(seat, SessionOver({**self._stats(shared), **self._stats(seat.samples)}, seat.others))
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
 
@@ -480,6 +481,7 @@ class Session:
                     seat.samples["submission"][placement].append(answer.seconds[number])
                     seat.samples["reference"][placement].append(answer.reference[number])
                 first = seat.spent_s == 0.0
+                seat.others = max(seat.others, len(own) - 1)
                 seat.spent_s += shared_wall + wall
                 seat.longest_s = max(seat.longest_s, wall)
                 if first:

@@ -101,17 +101,17 @@ class Benchmark(Step):
             member.prepare(int(ctx.rng.integers(1 << 62)))
             ctx.benchmark = Bench(case, member.roles, True)
             phase("timed rounds, in a session with other submissions of this stage")
-            kept = member.serve()
-            if not kept:
+            over = member.serve()
+            if not over.stats:
                 release_roles(member.roles)
                 ctx.benchmark = None
                 return self._alone(ctx, case, phase)
-            stats = member.stats(kept)
+            stats = member.stats(over.stats)
         except (TimedLaunchWrong, LaunchError) as stopped:
             return _stopped(ctx, case, stopped)
         nbytes, flops = ctx.spec.work(case)
         assert member.audit is not None
-        ctx.send(TimingResult(dict(case), stats, nbytes, flops, member.floor_ms, member.audit.checked))
+        ctx.send(TimingResult(dict(case), stats, nbytes, flops, member.floor_ms, member.audit.checked, over.others))
         return True
 
 

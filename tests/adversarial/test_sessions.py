@@ -97,6 +97,8 @@ def test_the_gaming_corpus_in_a_session(target: Target, stage: str, tmp_path: Pa
         assert report.performance is not None and report.performance.checked_launches > 0, where(report)
         if target.kind == "gpu":
             assert report.status == PASSED, where(report)
+        if in_session(report):  # the report says with how many others it was timed
+            assert report.performance.session_members >= 1, where(report)
     assert sum(in_session(report) for report in by_path.values()) >= 2, "no session formed"
     for attack in attacks:
         check_verdict(attack, by_path[attack.path])
