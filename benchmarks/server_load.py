@@ -70,7 +70,7 @@ def own_kernel(source: bytes, mark: int) -> bytes:
     body = text.index("{", text.index("(")) + 1
     return (text[:body] + f" int lab_load_mark = {mark}; (void)lab_load_mark;" + text[body:]).encode("utf-8")
 
-def with_root(environ: "os._Environ[str] | dict[str, str]") -> dict[str, str]:
+def with_root(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
     """The environment with this checkout first on PYTHONPATH (what was there kept after it)."""
     kept = environ.get("PYTHONPATH", "")
     return {**environ, "PYTHONPATH": str(ROOT) + (os.pathsep + kept if kept else "")}

@@ -35,6 +35,7 @@ class Outcome:
     graded_now: bool  # False: up to date from an earlier run
     phases: dict[str, float]  # wall seconds by phase kind, and timed_kernels (see grader.report)
     counters: CounterReadings = NOT_ASKED  # the hardware counters it carried (lab batch --counters), or why none
+    timed_with: int = 0  # other submissions timed in the same rounds (a timing session); 0: alone
 
     @property
     def graded(self) -> bool:
@@ -80,6 +81,7 @@ def outcome_of(submission: Submission, stored: StoredResult, graded_now: bool) -
         graded_now=graded_now,
         phases=dict(report.phases),
         counters=counter_readings(report.section("counters")),
+        timed_with=perf.session_members if perf else 0,
     )
 
 

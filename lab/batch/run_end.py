@@ -62,6 +62,7 @@ class RunEnd:
             options=options,
             phase_s=add_up_phases(self.this_run),
             unsandboxed=unsandboxed,
+            in_session=sum(o.timed_with > 0 for o in self.this_run),
         )
 
     @property

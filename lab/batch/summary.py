@@ -106,6 +106,7 @@ class BatchStats:
     interrupted: bool = False
     phase_s: dict[str, float] = field(default_factory=dict)  # this run's gradings, added up by phase
     unsandboxed: str = ""  # why this run's student code ran without the sandbox; "" where it ran in it
+    in_session: int = 0  # this run's gradings timed in a timing session (grader.timing_session)
 
     def time_split(self) -> list[tuple[str, float, float]]:
         """(what, seconds, share of the gradings' time) for each phase, in order: where the
@@ -114,9 +115,13 @@ class BatchStats:
         wait in line for the device)."""
         if self.grading_s <= 0:
             return []
+        timing = "timing"
+        if self.in_session:  # a member's timing lasts its session's rounds, the others' launches too
+            timing = (f"timing ({self.in_session} timed in sessions, each over its session's rounds, the other "
+                      f"members' launches included)")
         names = [("startup", "starting the grading process and the device"),
                  ("compiling", "compiling (submission, baseline, reference)"),
-                 ("correctness", "correctness runs"), ("benchmark", "timing"),
+                 ("correctness", "correctness runs"), ("benchmark", timing),
                  ("timed_kernels", "of which the timed kernels themselves"),
                  ("counters", "reading the hardware counters (Nsight Compute)")]
         split = [(label, self.phase_s[key], self.phase_s[key] / self.grading_s)

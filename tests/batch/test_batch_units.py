@@ -465,3 +465,11 @@ def test_sessions_are_no_part_of_a_results_key() -> None:
 
     assert batch_options().session and not batch_options(sessions=False).session
     assert options_key(batch_options()) == options_key(batch_options(sessions=False))
+
+
+def test_the_time_split_says_how_many_were_timed_in_sessions() -> None:
+    phases = {"startup": 1.0, "compiling": 1.0, "correctness": 1.0, "benchmark": 6.0}
+    alone = BatchStats(4, 4, 0, 0, 10.0, 9.0, (), batch_options(), phase_s=phases)
+    assert [label for label, _, _ in alone.time_split()][3] == "timing"
+    shared = BatchStats(4, 4, 0, 0, 10.0, 9.0, (), batch_options(), phase_s=phases, in_session=3)
+    assert [label for label, _, _ in shared.time_split()][3].startswith("timing (3 timed in sessions")
