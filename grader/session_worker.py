@@ -62,19 +62,6 @@ def next_command(ctx: Context) -> SessionLaunch | SessionOver:
     return message
 
 
-def timed_launch(ctx: Context, role: TimedRole, placement: int, warmup: int = 0) -> float:
-    """`warmup` untimed launches on the first placement, then one timed launch on `placement`,
-    its outputs poisoned and the L2 flushed before it (as grader.timing does); its seconds."""
-    assert ctx.backend is not None
-    if warmup:
-        role.placements[0].reset_outputs()
-        for _ in range(warmup):
-            role.run(ctx.backend, placement=0)
-    role.placements[placement].reset_outputs()
-    ctx.backend.flush_l2()
-    return float(role.run(ctx.backend, timed=True, placement=placement) or 0.0)
-
-
 class Member:
     """A grading's timed rounds in a session: made ready (`prepare`), then its launches
     (`serve`) until SessionOver."""
@@ -101,9 +88,7 @@ class Member:
         self.floor_ms = copy_floor_ms(ctx.device_ops(), self.roles, nbytes or 0.0)
         self.audit = LaunchAudit(ctx.backend, ctx.problem, ctx.device_ops(), self.roles, ctx.rng, case_label(self.case))
         for role in self.roles.values():
-            role.placements[0].reset_outputs()
-            for _ in range(TimingPolicy.for_kind(ctx.backend.info.kind).warmup):
-                role.run(ctx.backend, placement=0)
+            role.warm_up(ctx.backend, TimingPolicy.for_kind(ctx.backend.info.kind).warmup)
         self.placements = min(len(role.placements) for role in self.roles.values())
         ctx.send(SessionReady(self.placements))
 
@@ -112,7 +97,8 @@ class Member:
         kernel here). Each answer is a timed launch of the submission on
         fresh inputs, then one of the reference on the same inputs, compared (LaunchAudit);
         raises TimedLaunchWrong or LaunchError as the timing alone does."""
-        assert self.audit is not None
+        backend = self.ctx.backend
+        assert self.audit is not None and backend is not None
         count = self.placements
         while True:
             command = next_command(self.ctx)
@@ -123,7 +109,7 @@ class Member:
                 placement = (command.placement + number) % count
                 for role in self.OWN:
                     self.audit.before(role, placement)  # the reference: on the submission's inputs
-                    seconds[role].append(timed_launch(self.ctx, self.roles[role], placement))
+                    seconds[role].append(self.roles[role].timed_launch(backend, placement))
                     self.audit.after(role, placement)  # ... and compared with it
             self.ctx.send(LaunchTimed(seconds["submission"], seconds["reference"]))
 
@@ -164,8 +150,10 @@ def serve_as_anchor(ctx: Context) -> None:
         try:
             for number in range(max(1, command.launches)):
                 placement = (command.placement + number) % len(role.placements)
+                if not number:
+                    role.warm_up(ctx.backend, command.warmup)
                 role.placements[placement].refill(ops, int(ctx.rng.integers(1 << 62)))
-                seconds.append(timed_launch(ctx, role, placement, command.warmup if not number else 0))
+                seconds.append(role.timed_launch(ctx.backend, placement))
         except LaunchError:
             return
         ctx.send(LaunchTimed(seconds))

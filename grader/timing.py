@@ -168,6 +168,24 @@ class TimedRole:
         return run_plan(backend, self.kernels, self.specs, self.plan, self.values,
                         self.placements[placement].bound(), timed=timed, before=before)
 
+    def warm_up(self, backend: Backend, count: int) -> None:
+        """`count` untimed launches on the first placement only (clocks, caches of code): every
+        other placement's pages are already touched, its inputs written by their fill and its
+        outputs by their poison before each timed launch (a warm-up launch there cost a matmul
+        grading 0.2 s on an H100)."""
+        self.placements[0].reset_outputs()
+        for _ in range(count):
+            self.run(backend, placement=0)
+
+    def timed_launch(self, backend: Backend, placement: int) -> float:
+        """One timed launch on `placement`, its seconds: the outputs poisoned before it, as
+        before every correctness run (a kernel that returns early when it finds its answer
+        already in place, left by the launch before, would otherwise be timed doing nothing),
+        and the L2 flushed."""
+        self.placements[placement].reset_outputs()
+        backend.flush_l2()
+        return float(self.run(backend, timed=True, placement=placement) or 0.0)
+
     def release(self) -> None:
         """Free every placement's buffers; never raises (CaseBuffers.release)."""
         for buffers in self.placements:
@@ -220,12 +238,7 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
     count = min(len(entry.placements) for entry in timed.values())
     for role, entry in timed.items():
         phase(f"warm-up of the {role} kernel")
-        # On the first placement only (clocks, caches of code): every other placement's pages
-        # are already touched, its inputs written by their fill and its outputs by their poison
-        # before each timed launch (a warm-up launch there cost a matmul grading 0.2 s on an H100).
-        entry.placements[0].reset_outputs()
-        for _ in range(policy.warmup):
-            entry.run(backend, placement=0)
+        entry.warm_up(backend, policy.warmup)
     phase("timed rounds")
     samples: dict[str, list[list[float]]] = {role: [[] for _ in range(count)] for role in timed}
     order = list(timed)
@@ -235,14 +248,9 @@ def time_roles(backend: Backend, timed: dict[str, TimedRole], policy: TimingPoli
     while rounds < policy.max_rounds:
         placement = rounds % count
         for role in order:
-            # Poison the outputs before every timed launch, as before every correctness run:
-            # a kernel that returns early when it finds its answer already in place (left
-            # by the previous launch) would otherwise be timed doing nothing.
             if audit is not None:
                 audit.before(role, placement)
-            timed[role].placements[placement].reset_outputs()
-            backend.flush_l2()
-            samples[role][placement].append(float(timed[role].run(backend, timed=True, placement=placement) or 0.0))
+            samples[role][placement].append(timed[role].timed_launch(backend, placement))
             if audit is not None:
                 audit.after(role, placement)
         if audit is not None:
