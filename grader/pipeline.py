@@ -313,7 +313,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         if link is not None:
             link.end()  # its session goes on without it
             if link.dropped is not None and grading.abort is None and not grading.finished:
-                grading.abort = Abort(FailureKind.TIMEOUT, f"timed out during {phase}: {link.dropped}", phase)
+                said = "timed out" if link.dropped_kind == FailureKind.TIMEOUT else "stopped"
+                grading.abort = Abort(link.dropped_kind, f"{said} during {phase}: {link.dropped}", phase)
         if turn.asked or link is not None:  # in line: not part of any phase, nor of the grading's own time
             seconds["queued"] = turn.queued_s() + (link.waited_s() if link is not None else 0.0)
             if turn.waiting or (link is not None and link.granted_at is None):

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 import secrets
 import selectors
@@ -56,6 +57,7 @@ from grader.results import (
     DeviceOpened,
     DeviceReleased,
     Done,
+    FailureKind,
     LaunchTimed,
     SessionLaunch,
     SessionOver,
@@ -107,6 +109,7 @@ class Link:
         self._changed = threading.Condition()
         self.ended = False
         self.dropped: str | None = None  # why the session killed it (a launch that never answered)
+        self.dropped_kind = FailureKind.TIMEOUT  # ... and what that is to its grading
         self.joined_at = time.monotonic()
         self.granted_at: float | None = None  # when its turn (alone or in the session) came
 
@@ -159,11 +162,11 @@ class Link:
                 if beat is not None:
                     beat()
 
-    def kill(self, why: str) -> None:
-        """End its process (a hang): its grading says `why`."""
+    def kill(self, why: str, kind: FailureKind = FailureKind.TIMEOUT) -> None:
+        """End its process: its grading ends with `kind` (a hang: TIMEOUT), saying `why`."""
         from grader.worker_process import kill_group
 
-        self.dropped = why
+        self.dropped, self.dropped_kind = why, kind
         kill_group(self.proc)
 
 
@@ -198,6 +201,13 @@ class Seat:
         if not self.rounds:
             return max(LAUNCH_LIMIT_S[1], FIRST_FACTOR * self.ready_s)
         return max(LAUNCH_LIMIT_S[0], HANG_FACTOR * self.longest_s)
+
+
+def times(values: Any, count: int) -> bool:
+    """Whether `values` (what a worker answered) are `count` launch times: finite seconds, none negative."""
+    return (isinstance(values, list) and len(values) == count
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                    for v in values))
 
 
 def seat_done(policy: TimingPolicy, seat: Seat, shared: dict[str, list[list[float]]], count: int) -> bool:
@@ -451,7 +461,7 @@ class Session:
                 if not anchor.link.send(SessionLaunch(entry, self.round % cycle, cycle, warmup)):
                     return False
                 answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S, self.beat)
-                if answer is None or len(answer.seconds) != cycle:
+                if answer is None or not times(answer.seconds, cycle):
                     return False
                 shared[entry] = (answer.seconds, time.monotonic() - started)
                 continue
@@ -460,9 +470,14 @@ class Session:
             started = time.monotonic()
             command = SessionLaunch("submission", len(seat.rounds) % seat.placements, cycle)
             answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(command) else None
-            if answer is None or len(answer.seconds) != cycle or len(answer.reference) != cycle:
+            if answer is None or not (times(answer.seconds, cycle) and times(answer.reference, cycle)):
                 if not seat.link.ended:
-                    seat.link.kill(seat.hang_reason(limit))
+                    if answer is None:
+                        seat.link.kill(seat.hang_reason(limit))
+                    else:
+                        seat.link.kill("its grading process answered the session with something else than its "
+                                       "launches' times (a fault of the grader's: grade it again)",
+                                       FailureKind.GRADER_ERROR)
                     self._gone(seat.link)
                 seats.remove(seat)
                 whole = False

@@ -9,6 +9,7 @@ import json
 import threading
 import time
 
+from grader.failure_kind import FailureKind
 from grader.results import (
     DeviceGranted,
     DeviceOpened,
@@ -30,6 +31,7 @@ from grader.timing_session import (
     least_rounds,
     seat_done,
     session_key,
+    times,
 )
 
 GPU = TimingPolicy.for_kind("gpu")
@@ -132,13 +134,14 @@ class FakeWorker:
     pid = (1 << 22) + 7  # no process has it: kill_group falls back to kill()
 
     def __init__(self, name: str, log: list[tuple[str, object]], seconds: float = 1e-3,
-                 roles: list[str] | None = None, hang_at: int | None = None, ends_at: int | None = None):
+                 roles: list[str] | None = None, hang_at: int | None = None, ends_at: int | None = None,
+                 junk_at: int | None = None):
         self.link = Link(self, name)  # type: ignore[arg-type]
         self.stdin = self
         self.log = log
         self.seconds = seconds
         self.roles = roles  # an anchor's
-        self.hang_at, self.ends_at = hang_at, ends_at
+        self.hang_at, self.ends_at, self.junk_at = hang_at, ends_at, junk_at
         self.blocks = 0
         self.over: list[SessionOver] = []
         self.alive = True
@@ -154,7 +157,7 @@ class FakeWorker:
                 if self.blocks == self.ends_at:
                     self.link.end()
                 elif self.blocks != self.hang_at:
-                    times = [self.seconds] * message.launches
+                    times = [self.seconds if self.blocks != self.junk_at else -1.0] * message.launches
                     self.link.put(LaunchTimed(times, [] if self.roles else times))
             elif isinstance(message, SessionOver):
                 self.over.append(message)
@@ -238,3 +241,19 @@ def test_a_lone_member_gets_a_plain_turn(monkeypatch):
     run_session(monkeypatch, [lone], anchor, until=lambda: bool(log))
     time.sleep(0.1)
     assert [m for name, m in log if name == "lone"] == [DeviceGranted()]
+
+
+def test_a_member_that_answers_with_something_else_than_times_is_stopped_as_the_graders_fault(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    odd = FakeWorker("odd", log, junk_at=2)
+    members = [FakeWorker("m0", log), odd]
+    run_session(monkeypatch, members, anchor)
+    assert not odd.alive and odd.link.dropped_kind == FailureKind.GRADER_ERROR and "grade it again" in odd.link.dropped
+    assert members[0].over[0].stats["submission"]["samples"] == 16
+
+
+def test_launch_times_are_finite_seconds_of_the_count_asked() -> None:
+    assert times([0.001, 0.0], 2)
+    assert not times([0.001], 2) and not times([0.001, -1.0], 2) and not times([0.001, float("nan")], 2)
+    assert not times(["0.001", 0.001], 2) and not times([True, 0.001], 2) and not times(None, 2)
