@@ -20,13 +20,11 @@ IMPOSSIBLE_FRACTION = 0.6
 NEAR_FRACTION = 0.9
 
 
-def copy_floor_ms(ops: Any, roles: dict[str, Any], stage_bytes: float) -> float | None:
-    """`stage_bytes` at the rate the grader's copy kernel moves the submission's largest input
-    into the reference's buffer of the same input (first placement), in ms; None where there
-    is no input on the device to copy. The reference's copy of that input is overwritten:
-    call this before its values are needed (grader.timed_audit fills every timed launch's)."""
-    own = roles["submission"].placements[0]
-    into = roles["reference"].placements[0]
+def copy_floor_ms(ops: Any, own: Any, into: Any, stage_bytes: float) -> float | None:
+    """`stage_bytes` at the rate the grader's copy kernel moves the largest input of `own`
+    (grader.correctness.CaseBuffers) into the same input of `into`, in ms; None where there is
+    no input on the device to copy. `into`'s copy of that input is overwritten: call this before
+    its values are needed (grader.timed_audit fills every timed launch's)."""
     if not own.guarded_inputs or not stage_bytes:
         return None
     name, (_, source) = max(own.guarded_inputs.items(), key=lambda item: item[1][1].count)

@@ -18,7 +18,7 @@ from grader.backends.base import Backend, Buffer, CompiledKernel, CompileError, 
 from grader.backends.registry import BackendKind
 
 KERNELS = Path(__file__).parent / "kernels"
-ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy", "lab_checksum"]
+ENTRIES = ["lab_fill_uniform", "lab_compare", "lab_copy", "lab_checksum", "lab_sample"]
 BLOCK = 256  # the kernels' fixed block (work-group) size
 MAX_BLOCKS = 4096  # grid-stride loops cover the rest
 MAX_INDICES = 8  # mismatch indices the compare kernel records
@@ -79,6 +79,24 @@ def host_checksum(words: np.ndarray, chunk: int = CHECKSUM_CHUNK) -> np.ndarray:
     return (sums & 0xFFFF_FFFF).astype(np.uint32)
 
 
+def _keys(seed: int) -> tuple[int, int]:
+    """The two keys lab_fill_uniform and lab_sample derive from a 64-bit seed."""
+    k0 = int(_hash(np.array([(seed & 0xFFFF_FFFF) ^ 0x9E3779B9], dtype=np.uint32))[0])
+    k1 = int(_hash(np.array([(seed >> 32 & 0xFFFF_FFFF) ^ k0 ^ 0x85EBCA6B], dtype=np.uint32))[0])
+    return k0, k1
+
+
+def sample_indices(count: int, seed: int, picks: int) -> np.ndarray:
+    """The indices lab_sample copies from a buffer of `count` words with `seed`: every index in
+    order where picks == count, else a hash of the pick's number and the seed, modulo count."""
+    if picks == count:
+        return np.arange(count, dtype=np.int64)
+    k0, k1 = _keys(seed)
+    with np.errstate(over="ignore"):
+        first = _hash(np.arange(picks, dtype=np.uint32) ^ np.uint32(k0))
+        return (_hash(first + np.uint32(k1)) % np.uint32(count)).astype(np.int64)
+
+
 def _check_count(count: int, *buffers: Buffer) -> None:
     if not 0 <= count <= 0xFFFFFFFF:
         raise ValueError(f"count {count} is outside the kernels' 32-bit range")
@@ -135,7 +153,7 @@ def _comparison(count: int, words: np.ndarray) -> Comparison:
 
 class DeviceOps:
     """The grader's own kernels on one backend: fill a buffer with uniform random floats, compare
-    two float buffers, time a copy."""
+    two float buffers, sample one, checksum one, time a copy."""
 
     def __init__(self, backend: Backend):
         source = source_file(backend.row)
@@ -174,6 +192,20 @@ class DeviceOps:
         args = [buffer, b.scalar("unsigned", count), b.scalar("unsigned", seed & 0xFFFF_FFFF),
                 b.scalar("unsigned", seed >> 32), b.scalar("float", low), b.scalar("float", high)]
         b.enqueue(self._kernel("lab_fill_uniform"), _grid(count), (BLOCK,), args)
+
+    def sample_into(self, destination: Buffer, source: Buffer, count: int, seed: int, picks: int) -> None:
+        """Queue the copy of `picks` words of `source` (`count` words) to `destination`, from
+        the indices sample_indices(count, seed, picks) gives (all of them, in order, where
+        picks == count). Not waited for."""
+        if not 0 < picks <= count or (picks < count and count > 0xFFFFFFFF):
+            raise ValueError(f"{picks} picks cannot be taken from {count} words")
+        _check_count(count, source)
+        _check_count(picks, destination)
+        b = self.backend
+        seed &= 0xFFFF_FFFF_FFFF_FFFF
+        args = [source, b.scalar("unsigned", count), b.scalar("unsigned", seed & 0xFFFF_FFFF),
+                b.scalar("unsigned", seed >> 32), b.scalar("unsigned", picks), destination]
+        b.enqueue(self._kernel("lab_sample"), _grid(picks), (BLOCK,), args)
 
     def tally(self, slots: int) -> Tally:
         """A zeroed device record of `slots` comparisons (compare_into), read back at once."""

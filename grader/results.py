@@ -229,32 +229,40 @@ class SessionReady:
 class SessionLaunch:
     """The parent's command: `launches` timed launches of `role`, one on each buffer placement
     from `placement` on (a whole cycle of them, in order), after `warmup` untimed ones on the
-    first placement (a session's first launches of an anchor's role)."""
+    first placement (a session's first launches of an anchor's role). Launch k's inputs come
+    from `seeds[k]` where given (the same in every process of the block: grader.session_audit);
+    the reference's outputs and a member's are read at the places `places` draws. `expected`:
+    to a member, the reference's samples of its launches of the block before."""
 
     role: str = "submission"
     placement: int = 0
     launches: int = 1
     warmup: int = 0
+    seeds: list[int] = field(default_factory=list)
+    places: int = 0
+    expected: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class LaunchTimed:
-    """The answer to SessionLaunch: each timed launch's device time, in seconds, in order; a
-    member's also its reference's on the same inputs, launch by launch (`reference`)."""
+    """The answer to SessionLaunch: each timed launch's device time, in seconds, in order; the
+    anchor's reference also its outputs' samples, launch by launch (grader.session_audit.pack)."""
 
     seconds: list[float]
-    reference: list[float] = field(default_factory=list)
+    samples: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class SessionOver:
     """The parent's command: this worker's rounds are over. `stats`: every role's figures from
-    the rounds the session kept for it (by role: the shared kernels' from the anchor's launches,
-    the submission's and the reference's from its own), or empty where the session could not
-    time them (its anchor failed): the worker then times every kernel itself, in the turn it holds."""
+    the rounds the session kept for it (by role: the submission's from its own launches, the
+    shared kernels' from the anchor's in the same rounds), or empty where the session could not
+    time them (its anchor failed): the worker then times every kernel itself, in the turn it
+    holds. `expected`: the reference's samples of its last block's launches."""
 
     stats: dict[str, Any] = field(default_factory=dict)
     others: int = 0  # the most other members timed in the same rounds as this one
+    expected: list[dict[str, str]] = field(default_factory=list)
 
 
 WORKER_MESSAGES = {cls.__name__: cls for cls in

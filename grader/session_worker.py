@@ -1,20 +1,19 @@
 """The worker's side of a timing session (grader.timing_session has the parent's): a member
-times its submission and the reference, an anchor the stage's other trusted kernels, each launch
-when the parent says.
+times its submission, an anchor the stage's trusted kernels, each launch when the parent says.
 
-A **member** is a grading whose parent put it in a session: in its window it makes its buffers
-(the submission's and the reference's), measures the copy floor and warms both kernels up, says
-SessionReady, then answers every SessionLaunch with its timed launches: on each placement asked,
-the submission on fresh inputs and then the reference on the same inputs, which is its check
-(grader.timed_audit); at SessionOver it sends its TimingResult with the figures the session
-made from the rounds it kept: the submission's and the reference's from this member's launches,
-the baseline's (and ceiling's) from the anchor's in the same rounds. Every launch runs while every other process of the session waits
-for its answer, so nothing runs beside it.
+A **member** is a grading whose parent put it in a session: in its window it makes its buffers,
+measures the copy floor and warms its kernel up, says SessionReady, then answers every
+SessionLaunch with its timed launches, each on the inputs the block's seed makes and checked
+against the anchor's reference on the same inputs (grader.session_audit); at SessionOver it
+sends its TimingResult with the figures the session made from the rounds it kept: the
+submission's from its own launches, the baseline's, the reference's (and the ceiling's) from
+the anchor's in the same rounds. Every launch runs while every other process of the session
+waits for its answer, so nothing runs beside it.
 
 An **anchor** grades nothing: it compiles and makes buffers for the trusted kernels the members
-share (the baseline; the ceiling where the stage has one), and times them as asked, each launch
-on fresh inputs, for every session of its stage, backend and device, until its parent ends it.
-No student's code is ever in it.
+share (the reference; the baseline and the ceiling where the stage has them), and times them as
+asked, each launch on fresh inputs (the block's, for the reference), for every session of its
+stage, backend and device, until its parent ends it. No student's code is ever in it.
 """
 
 from __future__ import annotations
@@ -22,32 +21,34 @@ from __future__ import annotations
 from typing import Any
 
 from grader.backends.base import LaunchError
-from grader.correctness import case_label
+from grader.correctness import case_label, make_setup
 from grader.device_claim import NoAnswer, claim
 from grader.device_floor import copy_floor_ms
 from grader.results import LaunchTimed, SessionLaunch, SessionOver, SessionReady, decode
+from grader.session_audit import SessionAudit, checkable, pack, scratch_words, take_samples, unpack
 from grader.steps.context import Context
-from grader.timed_audit import LaunchAudit
 from grader.timing import TimedRole, TimingPolicy, benchmark_case, prepare_roles
 
 ROLE_ORDER = ("baseline", "submission", "reference", "ceiling")  # as a TimingResult lists them
 
 
-SHARED_ROLES = ("baseline", "ceiling")  # what an anchor times for every member
+SHARED_ROLES = ("baseline", "reference", "ceiling")  # what an anchor times for every member
 
 
 def session_wanted(ctx: Context) -> bool:
     """Whether this grading may be timed in a session: asked for, timed here (a GPU; a CPU
-    device with --cpu-timing), its inputs made on the device and each timed launch checked
-    against the reference, a baseline to share, and no plugin whose worker steps use every
-    role's buffers (Plugin.needs_every_role: the hardware counters read in the worker)."""
+    device with --cpu-timing), its inputs made on the device, each timed launch checkable
+    against the reference in another process (grader.session_audit.checkable), and no plugin
+    whose worker steps use every role's buffers (Plugin.needs_every_role: the hardware
+    counters read in the worker)."""
     from grader.plugins import named
     from grader.reference_agreement import compares_with_reference
 
     assert ctx.backend is not None
     plugins = [(named(name), payload) for name, payload in ctx.request.plugins.items()]
-    return (ctx.request.session and ctx.timed and ctx.inputs_on_device and "baseline" in ctx.trusted
+    return (ctx.request.session and ctx.timed and ctx.inputs_on_device and "reference" in ctx.trusted
             and compares_with_reference(ctx.problem)
+            and checkable(ctx.problem, make_setup(ctx.spec, benchmark_case(ctx.spec, ctx.backend.info.kind)))
             and not any(plugin is not None and plugin.needs_every_role(payload) for plugin, payload in plugins))
 
 
@@ -62,70 +63,94 @@ def next_command(ctx: Context) -> SessionLaunch | SessionOver:
     return message
 
 
+def expected_samples(packed: list[Any]) -> list[Any]:
+    """The reference's samples as a command carried them; raises ValueError where they are not."""
+    if not isinstance(packed, list):
+        raise ValueError("the reference's samples are not a list")
+    return [unpack(entry) for entry in packed]
+
+
 class Member:
     """A grading's timed rounds in a session: made ready (`prepare`), then its launches
     (`serve`) until SessionOver."""
-
-    OWN = ("submission", "reference")
 
     def __init__(self, ctx: Context, case: dict[str, int | float]):
         self.ctx = ctx
         self.case = case
         self.roles: dict[str, TimedRole] = {}
-        self.audit: LaunchAudit | None = None
+        self.audit: SessionAudit | None = None
         self.floor_ms: float | None = None
         self.placements = 1
 
     def prepare(self, seed: int) -> None:
-        """Its buffers (the submission's and the reference's), the copy floor, both kernels'
-        warm-up; then SessionReady. Raises what making buffers or a launch raises."""
+        """Its buffers (the submission's; the reference's on one placement), the copy floor, its
+        kernel's warm-up; then SessionReady. Raises what making buffers or a launch raises."""
         ctx = self.ctx
         assert ctx.backend is not None
-        roles = {"submission": (ctx.spec, ctx.kernels), "reference": ctx.trusted["reference"]}
-        self.roles = prepare_roles(ctx.backend, ctx.problem, roles, self.case, None, ctx.device_ops(), seed,
-                                   placements=ctx.placements)
+        ops = ctx.device_ops()
+        self.roles = prepare_roles(ctx.backend, ctx.problem, {"submission": (ctx.spec, ctx.kernels)}, self.case,
+                                   None, ops, seed, placements=ctx.placements)
+        # The reference's buffers, one placement: the check's pristine inputs, and the size check's
+        self.roles.update(prepare_roles(ctx.backend, ctx.problem, {"reference": ctx.trusted["reference"]}, self.case,
+                                        None, ops, seed, inputs_of=ctx.spec))
+        submission, pristine = self.roles["submission"], self.roles["reference"].placements[0]
+        self.audit = SessionAudit(ctx.backend, ctx.problem, ops, submission, pristine, case_label(self.case))
         nbytes = ctx.spec.work(self.case)[0]
-        self.floor_ms = copy_floor_ms(ctx.device_ops(), self.roles, nbytes or 0.0)
-        self.audit = LaunchAudit(ctx.backend, ctx.problem, ctx.device_ops(), self.roles, ctx.rng, case_label(self.case))
-        for role in self.roles.values():
-            role.warm_up(ctx.backend, TimingPolicy.for_kind(ctx.backend.info.kind).warmup)
-        self.placements = min(len(role.placements) for role in self.roles.values())
+        self.floor_ms = copy_floor_ms(ops, submission.placements[0], pristine, nbytes or 0.0)
+        submission.warm_up(ctx.backend, TimingPolicy.for_kind(ctx.backend.info.kind).warmup)
+        self.placements = len(submission.placements)
         ctx.send(SessionReady(self.placements))
 
     def serve(self) -> SessionOver:
         """Answer SessionLaunch until SessionOver, and return it (its figures empty: time every
-        kernel here). Each answer is a timed launch of the submission on
-        fresh inputs, then one of the reference on the same inputs, compared (LaunchAudit);
-        raises TimedLaunchWrong or LaunchError as the timing alone does."""
+        kernel here). Each answer is the block's timed launches of the submission, each on the
+        inputs the block's seed for it makes, checked (SessionAudit). Raises TimedLaunchWrong or
+        LaunchError as the timing alone does; NoAnswer where the parent's command is not one."""
         backend = self.ctx.backend
         assert self.audit is not None and backend is not None
-        count = self.placements
+        submission = self.roles["submission"]
         while True:
             command = next_command(self.ctx)
+            self._expect(command)
             if isinstance(command, SessionOver):
                 return command
-            seconds: dict[str, list[float]] = {role: [] for role in self.OWN}
+            seconds: list[float] = []
             for number in range(max(1, command.launches)):
-                placement = (command.placement + number) % count
-                for role in self.OWN:
-                    self.audit.before(role, placement)  # the reference: on the submission's inputs
-                    seconds[role].append(self.roles[role].timed_launch(backend, placement))
-                    self.audit.after(role, placement)  # ... and compared with it
-            self.ctx.send(LaunchTimed(seconds["submission"], seconds["reference"]))
+                placement = (command.placement + number) % self.placements
+                seed = command.seeds[number] if number < len(command.seeds) else int(self.ctx.rng.integers(1 << 62))
+                self.audit.before(placement, seed)
+                seconds.append(submission.timed_launch(backend, placement))
+                self.audit.after(placement, seed, command.places + number)
+            self.ctx.send(LaunchTimed(seconds))
+
+    def _expect(self, command: SessionLaunch | SessionOver) -> None:
+        """The launches of its last block checked against the reference's samples the command
+        carries (every launch is, before its figures count), except at a SessionOver without
+        figures: the timing alone follows, and those launches count for nothing."""
+        assert self.audit is not None
+        if isinstance(command, SessionOver) and not command.stats:
+            return
+        try:
+            self.audit.expect(expected_samples(command.expected))
+        except ValueError as bad:
+            raise NoAnswer(f"the timing session's reference samples do not fit this member's launches: {bad}") from None
 
     def stats(self, kept: dict[str, Any]) -> dict[str, Any]:
         """Every role's figures as the session kept them (SessionOver: only the rounds it kept
         for every role, a round dropped for all where a member failed in it), in a
-        TimingResult's order. Raises TimedLaunchWrong for a finding still queued
-        (LaunchAudit.settle): every launch it ran was checked, kept or not."""
-        assert self.audit is not None
-        self.audit.settle()
+        TimingResult's order."""
         return {role: kept[role] for role in ROLE_ORDER if role in kept}
+
+    def release(self) -> None:
+        """The check's own buffers freed (the roles' are the size check's); never raises."""
+        if self.audit is not None:
+            self.audit.release()
 
 
 def serve_as_anchor(ctx: Context) -> None:
     """An anchor's life after its compile: ask for a session turn, make the shared kernels'
-    buffers in it, then answer SessionLaunch (each on fresh inputs) until the parent ends it.
+    buffers in it, then answer SessionLaunch (each launch on fresh inputs; the reference's on
+    the command's seeds, its outputs sampled at the command's places) until the parent ends it.
     A launch that fails ends it (the parent's session times its members alone then)."""
     assert ctx.backend is not None and ctx.receive is not None
     case = benchmark_case(ctx.spec, ctx.backend.info.kind)
@@ -135,6 +160,7 @@ def serve_as_anchor(ctx: Context) -> None:
     shared = {role: ctx.trusted[role] for role in SHARED_ROLES if role in ctx.trusted}
     roles = prepare_roles(ctx.backend, ctx.problem, shared, case, None, ops, int(ctx.rng.integers(1 << 62)),
                           placements=ctx.placements, inputs_of=ctx.spec)
+    scratch = ctx.backend.alloc(4 * scratch_words(roles["reference"].placements[0]))
     ctx.send(SessionReady(min(len(role.placements) for role in roles.values()), list(roles)))
     while True:
         try:
@@ -146,14 +172,19 @@ def serve_as_anchor(ctx: Context) -> None:
         role = roles.get(command.role)
         if role is None:
             return
-        seconds = []
+        seconds, samples = [], []
         try:
             for number in range(max(1, command.launches)):
                 placement = (command.placement + number) % len(role.placements)
                 if not number:
                     role.warm_up(ctx.backend, command.warmup)
-                role.placements[placement].refill(ops, int(ctx.rng.integers(1 << 62)))
+                given = number < len(command.seeds)
+                role.placements[placement].refill(ops, command.seeds[number] if given
+                                                  else int(ctx.rng.integers(1 << 62)))
                 seconds.append(role.timed_launch(ctx.backend, placement))
+                if command.role == "reference":
+                    samples.append(pack(take_samples(ctx.backend, ops, role.placements[placement],
+                                                     command.places + number, scratch)))
         except LaunchError:
             return
-        ctx.send(LaunchTimed(seconds))
+        ctx.send(LaunchTimed(seconds, samples))

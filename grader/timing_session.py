@@ -1,5 +1,5 @@
 """Timing sessions: submissions of one stage and backend waiting for one device, timed together,
-the baseline (and the ceiling, where the stage has one) timed once for all of them.
+the reference and the baseline (and the ceiling, where the stage has one) timed once for all of them.
 
 Where it applies: gradings whose request asks for one (GradeOptions.session: the engine's queues,
 `lab batch`, the course server's lanes, `lab work`), whose worker can be timed in one
@@ -9,19 +9,22 @@ How: a worker that would ask for its exclusive turn asks for a session's instead
 (grader.pipeline) puts it on the `Board`, which keeps one open `Session` per (device, stage,
 backend, course). The session takes the device's turn in the machine's queue
 (grader.device_queue) like any grading and, holding it, times in **rounds**: each round launches
-the shared kernels once (the baseline, the ceiling: in the session's **anchor**, a resident
-worker process of the stage that holds no student's code: grader.session_worker) and, in each
-member's own process, its submission and then the reference on the same inputs (the
-submission's check, as grader.timed_audit makes it), one process at a time. The rounds go in
-blocks of a whole cycle of buffer placements: each entry runs its launches of the block (one
-on each placement) when its turn comes, and the entries' order rotates by one every block.
-Every launch is on fresh inputs with its outputs poisoned and the L2 flushed before it.
+the shared kernels once (the reference, the baseline, the ceiling: in the session's **anchor**, a
+resident worker process of the stage that holds no student's code: grader.session_worker) and
+each member's submission once, in its own process, one process at a time. The rounds go in
+blocks of a whole cycle of buffer placements: each entry runs its launches of the block (one on
+each placement) when its turn comes, and the entries' order rotates by one every block. Every
+launch is on fresh inputs with its outputs poisoned and the L2 flushed before it; launch k of a
+block reads, in every process, the inputs the block's seed k makes, so that each member's
+launch is checked against the reference's on the same values (grader.session_audit: the
+reference's outputs sampled at places drawn after the launches, sent to each member with its
+next command).
 
-- **Each speedup from its own rounds.** A member's baseline figures are made only of the anchor's
-  launches in the rounds that member took part in, its reference's of its own; it leaves by the
-  rule of the timing alone (grader.timing.time_roles: the rounds, the spread, the budget)
-  applied to its own and the shared kernels' launches in those rounds. Members join at a round's start (up to MAX_MEMBERS
-  at once, MAX_ADMITTED in all, then the device goes to whoever waits next).
+- **Each speedup from its own rounds.** A member's figures for the shared kernels are made only
+  of the anchor's launches in the rounds that member took part in; it leaves by the rule of the
+  timing alone (grader.timing.time_roles: the rounds, the spread, the budget) applied to its
+  own and the shared kernels' launches in those rounds. Members join at a round's start (up to
+  MAX_MEMBERS at once, MAX_ADMITTED in all, then the device goes to whoever waits next).
 - **Members' buffers fit together**: a newcomer joins only while every member's benchmark buffers
   (as each asked for them) fit in half the device's memory; else it waits for room.
 - **A lone submission is timed alone**, as outside a session: where the session would have one
@@ -29,10 +32,10 @@ Every launch is on fresh inputs with its outputs poisoned and the L2 flushed bef
   session's.
 - **Nothing of one member reaches another.** Each is its own process and device context; only
   one process runs on the device at a time (every other waits for the coordinator's next
-  command). A member that fails a launch, faults or ends leaves, and the round is discarded for
-  all (nothing of it is kept); launches that do not answer within HANG_FACTOR times the
-  member's longest block before (10 s at least: LAUNCH_LIMIT_S) are a hang: its process is
-  killed, and its grading says so.
+  command). A member that fails a launch or a check, faults or ends leaves, and the round is
+  discarded for all (nothing of it is kept); launches that do not answer within HANG_FACTOR
+  times the member's longest block before (10 s at least: LAUNCH_LIMIT_S) are a hang: its
+  process is killed, and its grading says so.
 - **An anchor that fails** (it never kills a verdict) ends the session: its members time
   alone in the turn it held.
 """
@@ -177,8 +180,10 @@ class Seat:
     link: Link
     placements: int
     rounds: list[int] = field(default_factory=list)  # the session's rounds it took part in
-    # its own launches' seconds (the submission's, the reference's), by role and placement
+    # its own launches' seconds (the submission's), by role and placement
     samples: dict[str, list[list[float]]] = field(default_factory=dict)
+    # the reference's samples of its last block's launches, for its next command (its check)
+    expected: list[dict[str, str]] = field(default_factory=list)
     spent_s: float = 0.0  # the wall of its rounds' launches: its own and the shared kernels'
     longest_s: float = 0.0  # its longest block of launches' wall
     min_rounds: int = 0  # set after its first round (the budget's fit)
@@ -186,7 +191,7 @@ class Seat:
     others: int = 0  # the most other members in one of its kept blocks
 
     def __post_init__(self) -> None:
-        self.samples = {role: [[] for _ in range(max(1, self.placements))] for role in ("submission", "reference")}
+        self.samples = {"submission": [[] for _ in range(max(1, self.placements))]}
 
     def hang_reason(self, limit: float) -> str:
         """Why it was killed after waiting `limit` for its launches, in its grading's words."""
@@ -210,6 +215,15 @@ def times(values: Any, count: int) -> bool:
                     for v in values))
 
 
+def samples(values: Any, count: int) -> bool:
+    """Whether `values` (what the anchor answered for the reference) are `count` launches'
+    samples: each a mapping of output names to text (grader.session_audit.pack; each member
+    decodes and checks them)."""
+    return (isinstance(values, list) and len(values) == count
+            and all(isinstance(v, dict) and all(isinstance(k, str) and isinstance(t, str) for k, t in v.items())
+                    for v in values))
+
+
 def seat_done(policy: TimingPolicy, seat: Seat, shared: dict[str, list[list[float]]], count: int) -> bool:
     """Whether a member's rounds are over, by grader.timing.time_roles' rule on its own launches
     and the shared kernels' in its rounds (`shared`: their seconds by placement): the most
@@ -217,6 +231,8 @@ def seat_done(policy: TimingPolicy, seat: Seat, shared: dict[str, list[list[floa
     whole cycle of `count` placements past its least rounds, every kernel timed long enough and
     as steady as the policy asks."""
     rounds = len(seat.rounds)
+    if not rounds:  # no block of its kept yet (the first dropped): nothing to make figures of
+        return False
     if rounds >= policy.max_rounds:
         return True
     if seat.spent_s > policy.budget_s and rounds >= seat.min_rounds:
@@ -381,7 +397,8 @@ class Session:
                 if not newcomers:
                     return
                 anchor = self.board.anchor(self.key)
-                if len(newcomers) == 1 or anchor is None or not anchor.prepare(self.beat):
+                if (len(newcomers) == 1 or anchor is None or not anchor.prepare(self.beat)
+                        or "reference" not in anchor.roles):
                     self.board.give_back(self, newcomers[1:])
                     self._alone(newcomers[0])
                     continue
@@ -409,8 +426,9 @@ class Session:
             for seat in list(seats):
                 shared = self._shared_samples(seat, anchor)
                 if seat_done(self.policy, seat, shared, min(anchor.ready.placements, seat.placements)):
+                    over = SessionOver({**self._stats(shared), **self._stats(seat.samples)}, seat.others, seat.expected)
                     seats.remove(seat)
-                    self._after(seat, SessionOver({**self._stats(shared), **self._stats(seat.samples)}, seat.others))
+                    self._after(seat, over)
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
 
@@ -442,14 +460,20 @@ class Session:
     def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
         """One block of rounds, as many as the anchor has placements (a whole cycle): every
         shared kernel and every member in turn, each running its launches of the block (one
-        round each) at once, in an order that rotates by one every block. Kept only where every
-        entry answered; a member that did not leaves. False where the anchor failed."""
+        round each) at once, in an order that rotates by one every block. Launch k of the block
+        reads the inputs seed k makes, in every process; the reference's outputs are sampled at
+        the places the block's `places` draws, and go to each member with its next command (its
+        check: grader.session_audit). Kept only where every entry answered; a member that did
+        not leaves. False where the anchor failed."""
         assert anchor.link is not None and anchor.ready is not None
         cycle = max(1, anchor.ready.placements)
+        seeds = [secrets.randbits(62) for _ in range(cycle)]
+        places = secrets.randbits(62)
         entries: list[str | Seat] = [*anchor.roles, *seats]
         shift = (self.round // cycle) % len(entries)
         entries = entries[shift:] + entries[:shift]
         shared: dict[str, tuple[list[float], float]] = {}
+        reference: list[dict[str, str]] = []
         own: list[tuple[Seat, LaunchTimed, float]] = []
         whole = True
         for entry in entries:
@@ -458,19 +482,24 @@ class Session:
                 warmup = 0 if entry in anchor.warmed else self.policy.warmup
                 anchor.warmed.add(entry)
                 started = time.monotonic()
-                if not anchor.link.send(SessionLaunch(entry, self.round % cycle, cycle, warmup)):
+                if not anchor.link.send(SessionLaunch(entry, self.round % cycle, cycle, warmup, seeds, places)):
                     return False
                 answer = anchor.link.answer(LaunchTimed, ANCHOR_LAUNCH_S, self.beat)
                 if answer is None or not times(answer.seconds, cycle):
                     return False
+                if entry == "reference":
+                    if not samples(answer.samples, cycle):
+                        return False
+                    reference = answer.samples
                 shared[entry] = (answer.seconds, time.monotonic() - started)
                 continue
             seat = entry
             limit = seat.launch_limit()
             started = time.monotonic()
-            command = SessionLaunch("submission", len(seat.rounds) % seat.placements, cycle)
+            command = SessionLaunch("submission", len(seat.rounds) % seat.placements, cycle, 0, seeds, places,
+                                    seat.expected)
             answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(command) else None
-            if answer is None or not (times(answer.seconds, cycle) and times(answer.reference, cycle)):
+            if answer is None or not times(answer.seconds, cycle):
                 if not seat.link.ended:
                     if answer is None:
                         seat.link.kill(seat.hang_reason(limit))
@@ -483,6 +512,8 @@ class Session:
                 whole = False
                 continue
             own.append((seat, answer, time.monotonic() - started))
+        for seat, _, _ in own:
+            seat.expected = reference  # checked at its next command, kept block or not
         if whole:
             shared_wall = sum(wall for _, wall in shared.values())
             for number in range(cycle):
@@ -494,7 +525,6 @@ class Session:
                     placement = len(seat.rounds) % seat.placements
                     seat.rounds.append(self.round + number)
                     seat.samples["submission"][placement].append(answer.seconds[number])
-                    seat.samples["reference"][placement].append(answer.reference[number])
                 first = seat.spent_s == 0.0
                 seat.others = max(seat.others, len(own) - 1)
                 seat.spent_s += shared_wall + wall

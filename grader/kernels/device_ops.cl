@@ -59,6 +59,18 @@ __kernel void lab_copy(__global float *out, __global const float *in, uint n)
     }
 }
 
+// `picks` words of `src` (n words) copied to `out`: device_ops.cu's lab_sample, the same indices.
+__kernel void lab_sample(__global const uint *src, uint n, uint seed_lo, uint seed_hi, uint picks,
+                         __global uint *out)
+{
+    const uint k0 = lab_hash(seed_lo ^ 0x9e3779b9u);
+    const uint k1 = lab_hash(seed_hi ^ k0 ^ 0x85ebca6bu);
+    for (size_t i = get_global_id(0); i < picks; i += get_global_size(0)) {
+        const uint at = picks == n ? (uint)i : lab_hash(lab_hash((uint)i ^ k0) + k1) % n;
+        out[i] = src[at];
+    }
+}
+
 __kernel void lab_compare(__global const float *got, __global const float *want, uint n,
                           float rtol, float atol, __global volatile uint *result)
 {

@@ -60,6 +60,22 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_copy(float *out, con
     }
 }
 
+// `picks` words of `src` (n words) copied to `out`: word i from index lab_pick(i) = a hash of i
+// and the seed, modulo n; where picks == n, word i itself. A timed launch's output sampled at
+// places its kernel cannot know (the seed is drawn after the launch), the same in every process
+// (grader.device_ops.sample_indices computes the same indices on the host).
+extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_sample(const unsigned *src, unsigned n, unsigned seed_lo,
+                                                                  unsigned seed_hi, unsigned picks, unsigned *out)
+{
+    const unsigned k0 = lab_hash(seed_lo ^ 0x9e3779b9u);
+    const unsigned k1 = lab_hash(seed_hi ^ k0 ^ 0x85ebca6bu);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < picks; i += stride) {
+        const unsigned at = picks == n ? (unsigned)i : lab_hash(lab_hash((unsigned)i ^ k0) + k1) % n;
+        out[i] = src[at];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_compare(const float *got, const float *want, unsigned n,
                                        float rtol, float atol, unsigned *result)
 {

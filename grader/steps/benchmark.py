@@ -81,7 +81,8 @@ class Benchmark(Step):
         audit, floor_ms = None, None
         if on_device and compares_with_reference(ctx.problem):
             phase("the device's copy rate")
-            floor_ms = copy_floor_ms(ctx.device_ops(), timed, nbytes or 0.0)
+            floor_ms = copy_floor_ms(ctx.device_ops(), timed["submission"].placements[0],
+                                     timed["reference"].placements[0], nbytes or 0.0)
             audit = LaunchAudit(ctx.backend, ctx.problem, ctx.device_ops(), timed, ctx.rng,
                                 case_label(case))
         try:
@@ -94,21 +95,26 @@ class Benchmark(Step):
 
     def _in_session(self, ctx: Context, case: dict[str, int | float], phase: Callable[[str], None]) -> bool:
         """The submission timed in a timing session (grader.session_worker.Member): every
-        figure from the rounds the session kept, the baseline's from its anchor. Where the
+        figure from the rounds the session kept, the shared kernels' from its anchor. Where the
         session could not time them, every role is timed here after all (`_alone`)."""
         member = Member(ctx, case)
         try:
-            member.prepare(int(ctx.rng.integers(1 << 62)))
-            ctx.benchmark = Bench(case, member.roles, True)
+            try:
+                member.prepare(int(ctx.rng.integers(1 << 62)))
+            finally:
+                ctx.benchmark = Bench(case, member.roles, True)  # freed with the grading, whatever happens
             phase("timed rounds, in a session with other submissions of this stage")
             over = member.serve()
             if not over.stats:
+                member.release()
                 release_roles(member.roles)
                 ctx.benchmark = None
                 return self._alone(ctx, case, phase)
             stats = member.stats(over.stats)
         except (TimedLaunchWrong, LaunchError) as stopped:
+            member.release()
             return _stopped(ctx, case, stopped)
+        member.release()
         nbytes, flops = ctx.spec.work(case)
         assert member.audit is not None
         ctx.send(TimingResult(dict(case), stats, nbytes, flops, member.floor_ms, member.audit.checked, over.others))

@@ -9,7 +9,7 @@ import pytest
 
 from grader.backends import open_backend
 from grader.backends.base import Backend, Buffer
-from grader.device_ops import CHECKSUM_CHUNK, Comparison, DeviceOps, chunks, host_checksum
+from grader.device_ops import CHECKSUM_CHUNK, Comparison, DeviceOps, chunks, host_checksum, sample_indices
 from tests.conftest import target_params
 
 POISON = 0x7FC00000
@@ -226,6 +226,31 @@ def test_compare_nothing(dev: Device) -> None:
     empty = dev.alloc(0)
     assert dev.ops.compare(empty, empty, 0, 0.0, 0.0) == Comparison(0, 0, 0, 0, ())
     dev.ops.fill_uniform(empty, 0, 1, LOW, HIGH)  # a launch that writes nothing
+
+
+# -- sample_into (grader.session_audit) -----------------------------------------------------------
+
+
+def test_sample_takes_the_host_formula_s_indices(dev: Device) -> None:
+    words = np.random.default_rng(8).integers(0, 1 << 32, size=100_003, dtype=np.uint32)
+    source = dev.put(words)
+    out = dev.alloc(4096)
+    seed = (0xABCDEF << 32) | 12345
+    dev.ops.sample_into(out, source, words.size, seed, 4096)
+    indices = sample_indices(words.size, seed, 4096)
+    np.testing.assert_array_equal(dev.get(out, 4096, np.uint32), words[indices])
+    assert len(set(indices.tolist())) > 4000 and indices.max() < words.size  # spread over the buffer
+    other = sample_indices(words.size, seed + 1, 4096)
+    assert (other != indices).mean() > 0.99, "another seed, other places"
+
+
+def test_sample_of_every_word_is_the_buffer_in_order(dev: Device) -> None:
+    words = np.arange(5000, dtype=np.uint32) * np.uint32(2654435761)
+    out = dev.alloc(5000)
+    dev.ops.sample_into(out, dev.put(words), 5000, 77, 5000)
+    np.testing.assert_array_equal(dev.get(out, 5000, np.uint32), words)
+    with pytest.raises(ValueError):
+        dev.ops.sample_into(out, dev.put(words), 5000, 77, 5001)  # more picks than words
 
 
 # -- the write fence's kernels (grader.write_fence) ------------------------------------------

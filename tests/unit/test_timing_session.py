@@ -60,13 +60,21 @@ def steady(seconds: float, rounds: int, placements: int = 4) -> list[list[float]
 
 def seat_of(rounds: int, seconds: float = 1e-3, spent_s: float = 0.1, min_rounds: int = 16) -> Seat:
     seat = Seat(link(), 4, rounds=list(range(rounds)), spent_s=spent_s, min_rounds=min_rounds)
-    seat.samples = {"submission": steady(seconds, rounds), "reference": steady(seconds, rounds)}
+    seat.samples = {"submission": steady(seconds, rounds)}
     return seat
 
 
 def test_a_steady_member_leaves_on_a_whole_cycle_past_its_least_rounds() -> None:
-    assert seat_done(GPU, seat_of(16), {"baseline": steady(2e-3, 16)}, 4)
+    shared = {"baseline": steady(2e-3, 16), "reference": steady(1e-3, 16)}
+    assert seat_done(GPU, seat_of(16), shared, 4)
     assert not seat_done(GPU, seat_of(15, min_rounds=15), {"baseline": steady(2e-3, 15)}, 4)  # no whole cycle
+    noisy_reference = {"reference": [[1e-3, 3e-3, 1e-3, 3e-3] for _ in range(4)]}
+    assert not seat_done(GPU, seat_of(16), noisy_reference, 4)  # the shared kernels' spread counts too
+
+
+def test_a_member_with_no_round_kept_is_never_done() -> None:
+    seat = Seat(link(), 1)  # its first block dropped: no rounds, no least rounds set
+    assert not seat_done(TimingPolicy.for_kind("cpu"), seat, {"reference": [[]]}, 1)
 
 
 def test_a_noisy_kernel_keeps_a_member_in_until_the_budget() -> None:
@@ -104,8 +112,8 @@ def test_a_link_sends_commands_as_lines_and_hands_over_answers_of_a_kind() -> No
     assert one.send(SessionLaunch("submission", 2, 4))
     line = one.proc.stdin.getvalue().decode().strip()  # type: ignore[attr-defined]
     assert decode(line) == SessionLaunch("submission", 2, 4) and json.loads(line)["type"] == "SessionLaunch"
-    threading.Timer(0.05, one.put, args=(LaunchTimed([0.5], [0.25]),)).start()
-    assert one.answer(LaunchTimed, 5.0) == LaunchTimed([0.5], [0.25])
+    threading.Timer(0.05, one.put, args=(LaunchTimed([0.5], [{"out": "AAAAAA=="}]),)).start()
+    assert one.answer(LaunchTimed, 5.0) == LaunchTimed([0.5], [{"out": "AAAAAA=="}])
     one.end()
     assert one.answer(LaunchTimed, 5.0) is None
 
@@ -126,6 +134,9 @@ def test_a_session_takes_at_most_its_room_and_then_hands_its_line_on(monkeypatch
     assert following is not session and [lk.name for lk in following.pending] == ["2", "3", "4"]
 
 
+SHARED = ["baseline", "reference"]  # an anchor's roles
+
+
 class FakeWorker:
     """A worker process as a session sees it: the session's commands arrive on its stdin and
     are answered at once, as grader.session_worker answers them, with steady times; `hang_at`:
@@ -135,13 +146,14 @@ class FakeWorker:
 
     def __init__(self, name: str, log: list[tuple[str, object]], seconds: float = 1e-3,
                  roles: list[str] | None = None, hang_at: int | None = None, ends_at: int | None = None,
-                 junk_at: int | None = None):
+                 junk_at: int | None = None, samples: object = None):
         self.link = Link(self, name)  # type: ignore[arg-type]
         self.stdin = self
         self.log = log
         self.seconds = seconds
         self.roles = roles  # an anchor's
         self.hang_at, self.ends_at, self.junk_at = hang_at, ends_at, junk_at
+        self.samples = samples  # what an anchor answers for the reference's outputs, launch by launch
         self.blocks = 0
         self.over: list[SessionOver] = []
         self.alive = True
@@ -158,7 +170,10 @@ class FakeWorker:
                     self.link.end()
                 elif self.blocks != self.hang_at:
                     times = [self.seconds if self.blocks != self.junk_at else -1.0] * message.launches
-                    self.link.put(LaunchTimed(times, [] if self.roles else times))
+                    samples = [{"out": f"{message.places + n:x}"} for n in range(message.launches)]
+                    if self.samples is not None:
+                        samples = self.samples  # type: ignore[assignment]
+                    self.link.put(LaunchTimed(times, samples if message.role == "reference" else []))
             elif isinstance(message, SessionOver):
                 self.over.append(message)
                 self.link.put(DeviceReleased())
@@ -191,30 +206,66 @@ def run_session(monkeypatch, members: list[FakeWorker], anchor: FakeWorker, unti
         time.sleep(0.01)
 
 
-def test_a_session_times_its_members_in_rotating_blocks_and_gives_each_the_baseline_of_its_rounds(monkeypatch):
+def test_a_session_times_its_members_in_rotating_blocks_and_gives_each_the_shared_kernels_of_its_rounds(monkeypatch):
     log: list[tuple[str, object]] = []
-    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED)
     members = [FakeWorker(f"m{n}", log) for n in range(3)]
     run_session(monkeypatch, members, anchor)
     for member in members:
         assert len(member.over) == 1, member.link.name
         baseline = member.over[0].stats["baseline"]
         assert baseline["samples"] == 16 and abs(baseline["time_ms"] - 2.0) < 1e-9
+        assert abs(member.over[0].stats["reference"]["time_ms"] - 2.0) < 1e-9  # the anchor's reference
         assert {role: stats["samples"] for role, stats in member.over[0].stats.items()} == {
             "baseline": 16, "submission": 16, "reference": 16}  # every figure from the rounds kept
         launches = [m for name, m in log if name == member.link.name and isinstance(m, SessionLaunch)]
         assert [(m.placement, m.launches) for m in launches] == [(0, 4)] * 4  # a whole cycle each time
     firsts = [m for name, m in log if name == "anchor" and isinstance(m, SessionLaunch)]
-    assert firsts[0].warmup == GPU.warmup and all(m.warmup == 0 for m in firsts[1:])
-    order = [name for name, m in log if isinstance(m, SessionLaunch)]
-    blocks = [order[i:i + 4] for i in range(0, 16, 4)]
-    assert blocks[0] == ["anchor", "m0", "m1", "m2"] and blocks[1] == ["m0", "m1", "m2", "anchor"]
+    for role in SHARED:  # each shared kernel warmed up once in a session
+        assert [m.warmup for m in firsts if m.role == role] == [GPU.warmup, 0, 0, 0]
+    order = [name if name != "anchor" else m.role for name, m in log if isinstance(m, SessionLaunch)]
+    blocks = [order[i:i + 5] for i in range(0, 20, 5)]
+    assert blocks[0] == ["baseline", "reference", "m0", "m1", "m2"]
+    assert blocks[1] == ["reference", "m0", "m1", "m2", "baseline"]
+
+
+def test_every_member_launch_reads_the_reference_s_inputs_and_gets_its_samples_with_the_next_command(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED)
+    members = [FakeWorker(f"m{n}", log) for n in range(2)]
+    run_session(monkeypatch, members, anchor)
+    references = [m for name, m in log if name == "anchor" and isinstance(m, SessionLaunch) and m.role == "reference"]
+    assert len({m.places for m in references}) == 4 and all(len(set(m.seeds)) == 4 for m in references)
+    for member in members:
+        launches = [m for name, m in log if name == member.link.name and isinstance(m, SessionLaunch)]
+        assert [(m.seeds, m.places) for m in launches] == [(m.seeds, m.places) for m in references]
+        reference_samples = [[{"out": f"{m.places + n:x}"} for n in range(4)] for m in references]
+        assert [m.expected for m in launches] == [[], *reference_samples[:-1]]  # the block before's
+        assert member.over[0].expected == reference_samples[-1]  # the last block's, with SessionOver
+
+
+def test_an_anchor_whose_reference_samples_are_not_samples_ends_the_session(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED, samples=[["not", "a mapping"]] * 4)
+    members = [FakeWorker(f"m{n}", log) for n in range(2)]
+    run_session(monkeypatch, members, anchor)
+    for member in members:
+        assert [over.stats for over in member.over] == [{}]  # each times alone
+
+
+def test_an_anchor_without_the_reference_gives_plain_turns(monkeypatch):
+    log: list[tuple[str, object]] = []
+    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    members = [FakeWorker(f"m{n}", log) for n in range(2)]
+    run_session(monkeypatch, members, anchor, until=lambda: sum(isinstance(m, DeviceGranted) for _, m in log) >= 3)
+    time.sleep(0.1)
+    assert [m for name, m in log if name.startswith("m")] == [DeviceGranted(), DeviceGranted()]
 
 
 def test_a_member_whose_launches_never_answer_is_killed_and_the_others_go_on(monkeypatch):
     monkeypatch.setattr("grader.timing_session.LAUNCH_LIMIT_S", (0.5, 30.0))  # (10 s at least, for real)
     log: list[tuple[str, object]] = []
-    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED)
     hung = FakeWorker("hung", log, hang_at=2)
     members = [FakeWorker("m0", log), hung, FakeWorker("m2", log)]
     run_session(monkeypatch, members, anchor)
@@ -227,7 +278,7 @@ def test_a_member_whose_launches_never_answer_is_killed_and_the_others_go_on(mon
 
 def test_where_the_anchor_fails_its_members_are_told_to_time_alone(monkeypatch):
     log: list[tuple[str, object]] = []
-    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"], ends_at=2)
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED, ends_at=2)
     members = [FakeWorker(f"m{n}", log) for n in range(2)]
     run_session(monkeypatch, members, anchor)
     for member in members:
@@ -236,7 +287,7 @@ def test_where_the_anchor_fails_its_members_are_told_to_time_alone(monkeypatch):
 
 def test_a_lone_member_gets_a_plain_turn(monkeypatch):
     log: list[tuple[str, object]] = []
-    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED)
     lone = FakeWorker("lone", log)
     run_session(monkeypatch, [lone], anchor, until=lambda: bool(log))
     time.sleep(0.1)
@@ -245,7 +296,7 @@ def test_a_lone_member_gets_a_plain_turn(monkeypatch):
 
 def test_a_member_that_answers_with_something_else_than_times_is_stopped_as_the_graders_fault(monkeypatch):
     log: list[tuple[str, object]] = []
-    anchor = FakeWorker("anchor", log, 2e-3, roles=["baseline"])
+    anchor = FakeWorker("anchor", log, 2e-3, roles=SHARED)
     odd = FakeWorker("odd", log, junk_at=2)
     members = [FakeWorker("m0", log), odd]
     run_session(monkeypatch, members, anchor)
