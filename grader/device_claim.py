@@ -1,16 +1,16 @@
 """The worker's side of a turn on the device: before the benchmark-size buffers are made, ask
 the parent for the device and wait for its answer; in the turn, wait for device memory that
-programs outside the lab hold; at the end, say that the turn is over. Before the correctness
-cases, the same for a shared turn (`claim_shared`: beside other gradings' correctness runs,
-never beside a timed phase), over when they are.
+programs outside the lab (or other gradings' size checks) hold; at the end, say that the turn is
+over. Before the correctness cases, the same for a shared turn (`claim_shared`: beside other
+gradings' correctness runs, never beside a timed phase), over when they are; after the timed
+phase, another shared turn for the benchmark-size check (`timed_phase_over`), which times nothing.
 
 The parent (grader.device_turn) holds the place in the shared queue (grader.device_queue): the
-worker, where the student's code runs, never touches the queue's files. The turn spans the
-benchmark and the benchmark-size check, the only steps that allocate benchmark-size buffers,
-so two gradings' big buffers are never on one device at once; compiling and the correctness
-cases (test-size buffers) run outside it, at the same time as other gradings.
+worker, where the student's code runs, never touches the queue's files. The exclusive turn spans
+the benchmark, the only step that times: compiling, the correctness cases and the size check run
+outside it, at the same time as other gradings' (the size check on its benchmark's first
+placement only, the others freed before the turn ends).
 """
-
 from __future__ import annotations
 
 import time
@@ -133,8 +133,9 @@ def claim(ctx: Context, case: dict[str, int | float], inputs: dict[str, Any] | N
 
 
 def claim_shared(ctx: Context) -> None:
-    """Wait for a shared turn on the device for the correctness cases (where this grading is
-    timed): beside other gradings' correctness runs, never beside anyone's timed phase."""
+    """Wait for a shared turn on the device (where this grading is timed) for the correctness
+    cases, or after the timed phase for the benchmark-size check: beside other gradings'
+    correctness runs and size checks, never beside anyone's timed phase."""
     if ctx.shared_claimed or ctx.device_claimed or ctx.receive is None or not ctx.timed:
         return
     ctx.send(WantDevice(0, shared=True))
@@ -144,7 +145,7 @@ def claim_shared(ctx: Context) -> None:
 
 
 def release_shared(ctx: Context) -> None:
-    """The correctness cases are over: their shared turn ends."""
+    """The shared turn ends (the correctness cases, or the size check, are over)."""
     if ctx.shared_claimed:
         ctx.shared_claimed = False
         ctx.send(DeviceReleased())
@@ -179,6 +180,14 @@ def _memory(ctx: Context, need: int) -> bool:
                          f"{free / (1 << 30):.1f} GiB stayed free for {MEMORY_WAIT_S:.0f} s (programs "
                          f"outside the lab hold the rest): grade again later"))
     return False
+
+
+def timed_phase_over(ctx: Context) -> None:
+    """The timed phase is over: its exclusive (or session) turn ends, and a shared one is waited
+    for (the size check times nothing: it runs beside other gradings' correctness runs)."""
+    if ctx.device_claimed:
+        release(ctx)
+        claim_shared(ctx)
 
 
 def release(ctx: Context) -> None:

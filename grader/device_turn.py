@@ -7,16 +7,16 @@ is over (DeviceReleased), ends, or is killed.
 The ticket, its flock and its file are the parent's: the sandboxed worker, where the student's
 code runs, has no view of the queue folder (grader.sandbox binds nothing of it) and only a
 pipe to its parent, so it can neither hold the device nor forge another grading's place. What
-it can send on that pipe is bounded here: at most one shared turn (its correctness cases)
-and then one exclusive turn (its timed phase) per grading, each asked for once (another
-WantDevice is ignored), one at a time, taken on the device the worker named before it held
+it can send on that pipe is bounded here: at most one shared turn (its correctness cases),
+then one exclusive turn (its timed phase), then one shared turn (its benchmark-size check) per
+grading, each asked for once (another WantDevice is ignored), one at a time, taken on the device the worker named before it held
 any student code, held at most HOLD_LIMIT_S (grader.pipeline kills the worker then).
 
 Why correctness takes a turn too: another grading's correctness kernels running beside a timed
 phase share the GPU's time with it (the driver switches between the processes' contexts), and
 a student kernel that hangs there would slow every kernel timed meanwhile. Shared turns run
-beside each other, so correctness still overlaps across gradings; only the timed phases wait
-for them, and they for the timed phases.
+beside each other, so correctness (and the size checks, which time nothing) still overlaps
+across gradings; only the timed phases wait for them, and they for the timed phases.
 
 Where the queue applies: a grading that times on its device asks for a turn, a GPU grading
 (timing is on by default) and a CPU-device grading with --cpu-timing; the others never ask.
@@ -44,6 +44,7 @@ class DeviceTurn:
         self.asked = False  # any turn asked for
         self.asked_shared = False
         self.asked_exclusive = False
+        self.asked_after = False  # the shared turn after the exclusive one (the size check's)
         self.shared = False  # the turn asked for last is a shared one
         self.waiting = False
         self.holding = False
@@ -67,15 +68,24 @@ class DeviceTurn:
             self.device = message
 
     def want(self, shared: bool = False) -> bool:
-        """The worker asks for a turn, shared (its correctness cases) or exclusive (its timed
-        phase); True where it has it at once (nobody ahead, or no queue here), else poll() until
-        it does. Ignored (False, never answered): a second request of a kind, a shared one after
-        the exclusive one, and any while a turn is asked for or held."""
-        if self.waiting or self.holding or self.asked_exclusive or (shared and self.asked_shared):
+        """The worker asks for a turn, shared (its correctness cases before its timed phase,
+        its size check after it) or exclusive (its timed phase); True where it has it at once
+        (nobody ahead, or no queue here), else poll() until it does. Ignored (False, never
+        answered): a second request of a kind in its place, and any while a turn is asked for
+        or held."""
+        if self.waiting or self.holding:
+            return False
+        if not shared and self.asked_exclusive:
+            return False
+        if shared and (self.asked_after if self.asked_exclusive else self.asked_shared):
             return False
         self.asked = True
-        self.asked_shared = self.asked_shared or shared
-        self.asked_exclusive = not shared
+        if shared and self.asked_exclusive:
+            self.asked_after = True
+        elif shared:
+            self.asked_shared = True
+        else:
+            self.asked_exclusive = True
         self.shared = shared
         self._shown_ahead = None
         self.asked_at = time.monotonic()

@@ -284,13 +284,15 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                         _keep(message)
                 elif isinstance(message, WantDevice):
                     # A shared turn asked for in a correctness phase, an exclusive one in a
-                    # benchmark phase; any other is never answered (a timeout). An exclusive
-                    # one in a session where the request asks for sessions and the device has an id.
+                    # benchmark phase, a shared one there after it (the size check's); any other
+                    # is never answered (a timeout). The exclusive one in a session where the
+                    # request asks for sessions and the device has an id.
                     if (message.session and request.session and link is None and phase_kind(phase) == "benchmark"
                             and not turn.asked_exclusive
                             and (link := _join_session(proc, request, turn, message.need_bytes))):
                         turn.asked_exclusive = True  # (another WantDevice is ignored)
-                    elif (phase_kind(phase) == ("correctness" if message.shared else "benchmark")
+                    elif (phase_kind(phase) == ("correctness" if message.shared and not turn.asked_exclusive
+                                                else "benchmark")
                             and turn.want(shared=message.shared)):
                         _answer(proc, DeviceGranted())
                 elif isinstance(message, (SessionReady, LaunchTimed)):

@@ -32,6 +32,13 @@ class Bench:
     roles: dict[str, TimedRole]
     on_device: bool
 
+    def keep_first_placement(self) -> None:
+        """Every role's placements but the first freed (the size check needs one)."""
+        for role in self.roles.values():
+            for buffers in role.placements[1:]:
+                buffers.release()
+            del role.placements[1:]
+
 
 class Benchmark(Step):
     def wanted(self, ctx: Context) -> bool:

@@ -31,7 +31,7 @@ from grader import memory
 from grader.backends.base import Buffer, LaunchError
 from grader.correctness import CaseBuffers, case_label, make_setup
 from grader.course.problems.base import Setup, Verdict
-from grader.device_claim import claim, release
+from grader.device_claim import claim, release, release_shared, timed_phase_over
 from grader.device_ops import supports
 from grader.launching import LaunchRefused, plan_for
 from grader.reference_agreement import agrees, compares_with_reference, oracle_verdict
@@ -98,6 +98,9 @@ class BenchmarkSizeCheck(Step):
         ctx.phase(f"benchmark ({case_label(case)}): checking your output at this size", "benchmark")
         if bench is None and not claim(ctx, case):  # its turn, where no benchmark took it
             return False
+        if bench is not None:  # the timed phase is over: its turn ends, the check runs in a shared one
+            bench.keep_first_placement()
+            timed_phase_over(ctx)
         try:
             fenced = fence_benchmark(ctx, bench) if bench is not None else fence_fresh(ctx, case)
         except LaunchError as error:  # the grader's buffers, before any launch of the kernel's
@@ -105,6 +108,7 @@ class BenchmarkSizeCheck(Step):
                 release_roles(bench.roles)
                 ctx.benchmark = None
             release(ctx)
+            release_shared(ctx)
             ctx.send(CaseResult(label, False, FailureKind.GRADER_ERROR, f"the grader could not make its buffers "
                                 f"at this size: {error}", benchmark_size=True))
             return False
@@ -132,6 +136,7 @@ class BenchmarkSizeCheck(Step):
             else:
                 fenced.buffers.release()
             release(ctx)  # its turn on the device is over (grader.device_claim)
+            release_shared(ctx)
         ctx.send(result)
         return result.ok
 
@@ -188,10 +193,7 @@ def fence_benchmark(ctx: Context, bench: Bench) -> Fenced:
     first freed (of every role), and the submission's first placement made again in an arena
     (the same inputs where they are host arrays; made on the device, they are filled afresh
     each round); the fence covers every other role's buffers."""
-    for role in bench.roles.values():
-        for buffers in role.placements[1:]:
-            buffers.release()
-        del role.placements[1:]
+    bench.keep_first_placement()
     own = bench.roles["submission"]
     old = own.buffers
     others = [(name, role.buffers) for name, role in bench.roles.items() if name != "submission"]

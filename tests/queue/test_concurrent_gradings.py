@@ -60,8 +60,10 @@ def test_concurrent_gradings_time_one_at_a_time_with_the_same_verdicts(tmp_path:
     assert {device for device, _, _, _ in done} == {alone["device"]}
     for (_, _, _, released), (_, _, taken, _) in zip(done, done[1:], strict=False):
         assert taken >= released, done  # never two timed phases at once
-    checks = turns(log, shared=True)  # each grading's correctness cases: a shared turn
-    assert len(checks) == 3 and len({pid for _, pid, _, _ in checks}) == 3
+    checks = turns(log, shared=True)  # each grading's correctness cases and its size check: a shared turn each
+    assert len(checks) == 6 and sorted(pid for _, pid, _, _ in checks) == sorted(2 * [pid for _, pid, _, _ in done])
+    for _, pid, _, released in done:  # the size check's after the grading's timed phase
+        assert max(began for _, p, began, _ in checks if p == pid) >= released
     for _, _, began, ended in checks:  # beside each other maybe, never beside a timed phase
         assert all(ended <= taken or began >= released for _, _, taken, released in done), (checks, done)
     for report in reports:
@@ -102,9 +104,9 @@ def test_a_grading_in_line_says_so_and_its_wait_is_apart(tmp_path: Path, alone: 
     assert phases["queued"] > 2.0
     assert phases["benchmark"] < phases["queued"]
     assert report["duration_s"] + phases["queued"] <= wall
-    (checks,) = turns(log, shared=True)
+    checks, size_check = turns(log, shared=True)
     (turn,) = turns(log)
-    assert checks[2] >= joined_at + 5.5 and turn[2] >= checks[3]
+    assert checks[2] >= joined_at + 5.5 and turn[2] >= checks[3] and size_check[2] >= turn[3]
 
 
 def test_a_grading_holds_the_device_no_longer_than_the_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

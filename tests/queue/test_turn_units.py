@@ -73,10 +73,11 @@ def test_a_queue_that_cannot_be_used_is_said_and_timing_goes_on(monkeypatch: pyt
     assert isinstance(events[0], queue_status.QueueUnavailable) and "not a folder" in events[0].reason
 
 
-def test_a_grading_has_one_shared_turn_then_one_exclusive_turn(monkeypatch: pytest.MonkeyPatch,
-                                                                tmp_path: Path) -> None:
-    """The correctness cases' shared turn, then the timed phase's exclusive one; any other request
-    (a second of a kind, a shared one after the exclusive one, one while a turn is held) is ignored."""
+def test_a_grading_has_a_shared_turn_an_exclusive_turn_and_a_shared_turn(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
+    """The correctness cases' shared turn, the timed phase's exclusive one, the size check's
+    shared one; any other request (a second of a kind in its place, one while a turn is held)
+    is ignored."""
     monkeypatch.setenv("LAB_DEVICE_QUEUE", str(tmp_path))
     turn = DeviceTurn()
     turn.opened(GPU)
@@ -85,6 +86,10 @@ def test_a_grading_has_one_shared_turn_then_one_exclusive_turn(monkeypatch: pyte
     turn.release()
     assert not turn.want(shared=True)  # a second shared turn
     assert turn.want() and turn.holding and not turn.ticket.shared
+    assert not turn.want(shared=True)  # while the exclusive turn is held
+    turn.release()
+    assert not turn.want()  # a second exclusive turn
+    assert turn.want(shared=True) and turn.holding and turn.ticket.shared  # the size check's
     turn.release()
     assert not turn.want() and not turn.want(shared=True) and not turn.holding
     assert decode(encode(WantDevice(0, shared=True))) == WantDevice(0, shared=True)
