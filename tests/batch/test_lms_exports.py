@@ -180,26 +180,37 @@ def test_a_kernel_whose_entry_claims_4_gib_costs_nothing(tmp_path):
 
 
 
+# Runs its arguments as a child and writes that child's peak resident memory (KiB) to the file
+# named first. A process this test starts directly would count this test process's own peak:
+# the child of a vfork records its parent's resident set when it calls exec.
+PEAK_OF = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(command: list[str], folder: Path, timeout_s: float) -> tuple[int, str, int]:
     """Run `command`: its exit code, its output (stdout then stderr) and the peak resident memory
-    in KiB of it and the children it waited for (os.wait4's account of that one process, not the
-    largest child this test process ever had, as RUSAGE_CHILDREN would give)."""
+    in KiB of it and the children it waited for (os.wait4's account of that one process, taken
+    by a small wrapper process: PEAK_OF)."""
     import subprocess
-    import threading
+    import sys
 
+    peak = folder / "peak.txt"
     with open(folder / "out.txt", "w+b") as out, open(folder / "err.txt", "w+b") as err:
-        child = subprocess.Popen(command, stdout=out, stderr=err,
+        child = subprocess.Popen([sys.executable, "-c", PEAK_OF, str(peak), *command], stdout=out, stderr=err,
                                  env={**os.environ, "PYTHONPATH": str(PROJECT)})
-        killer = threading.Timer(timeout_s, child.kill)
-        killer.start()
         try:
-            _, status, usage = os.wait4(child.pid, 0)
-        finally:
-            killer.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it
+            child.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
         out.seek(0), err.seek(0)
         text = out.read().decode(errors="replace") + err.read().decode(errors="replace")
-    return child.returncode, text, usage.ru_maxrss
+    return child.returncode, text, int(peak.read_text()) if peak.is_file() else 1 << 30
 
 
 @pytest.mark.skipif(not OPENCL, reason="no OpenCL device (pip install -e '.[pocl]')")

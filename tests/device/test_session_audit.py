@@ -52,34 +52,42 @@ class Pair:
         return pack(take_samples(self.backend, self.ops, self.anchor.placements[0], places, self.scratch))
 
 
-@pytest.fixture(params=[pytest.param((stage, p.values[0]), id=f"{stage}-{p.id}", marks=p.marks)
-                        for stage in CASES for p in target_params()])
-def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
-    stage, target = request.param
+@pytest.fixture(scope="module", params=target_params())
+def opened(request: pytest.FixtureRequest) -> Iterator[tuple[Any, DeviceOps, dict[str, Any]]]:
+    """One backend per device for the module (its kernels compiled once per stage)."""
+    target = request.param
+    backend = open_backend(target.backend, target.index)
+    try:
+        yield backend, DeviceOps(backend), {"suffix": SUFFIX[target.backend]}
+    finally:
+        backend.close()
+
+
+@pytest.fixture(params=list(CASES))
+def pair(request: pytest.FixtureRequest, opened: tuple[Any, DeviceOps, dict[str, Any]]) -> Iterator[Pair]:
+    stage = request.param
+    backend, ops, compiled = opened
     course = catalog()
     spec = course.get(stage)
     problem = load_problem(spec.problem)
-    backend = open_backend(target.backend, target.index)
+    if stage not in compiled:
+        path = course.reference_file(stage, compiled["suffix"])
+        compiled[stage] = backend.compile(path.read_text(), [k.name for k in spec.kernels], spec.defines, str(path))
+    kernels = compiled[stage]
+    case = CASES[stage]
+    member = prepare_roles(backend, problem, {"submission": (spec, kernels)}, case, None, ops, 1, placements=2)
+    member.update(prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 2, inputs_of=spec))
+    anchor = prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 3,
+                           inputs_of=spec)["reference"]
+    audit = SessionAudit(backend, problem, ops, member["submission"], member["reference"].placements[0], stage)
+    scratch = backend.alloc(4 * max(PICKS, WHOLE))
     try:
-        path = course.reference_file(stage, SUFFIX[target.backend])
-        kernels = backend.compile(path.read_text(), [k.name for k in spec.kernels], spec.defines, str(path))
-        ops = DeviceOps(backend)
-        case = CASES[stage]
-        member = prepare_roles(backend, problem, {"submission": (spec, kernels)}, case, None, ops, 1, placements=2)
-        member.update(prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 2, inputs_of=spec))
-        anchor = prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 3,
-                                inputs_of=spec)["reference"]
-        audit = SessionAudit(backend, problem, ops, member["submission"], member["reference"].placements[0], stage)
-        scratch = backend.alloc(4 * max(PICKS, WHOLE))
-        try:
-            yield Pair(backend, ops, problem, member, anchor, audit, scratch)
-        finally:
-            audit.release()
-            backend.release(scratch)
-            release_roles(member)
-            anchor.release()
+        yield Pair(backend, ops, problem, member, anchor, audit, scratch)
     finally:
-        backend.close()
+        audit.release()
+        backend.release(scratch)
+        release_roles(member)
+        anchor.release()
 
 
 def test_launches_on_the_same_seed_agree_with_the_reference_timed_elsewhere(pair: Pair) -> None:
