@@ -17,8 +17,8 @@ each placement) when its turn comes, and the entries' order rotates by one every
 launch is on fresh inputs with its outputs poisoned and the L2 flushed before it; launch k of a
 block reads, in every process, the inputs the block's seed k makes, so that each member's
 launch is checked against the reference's on the same values (grader.session_audit: the
-reference's outputs sampled at places drawn after the launches, sent to each member with its
-next command).
+reference's outputs read at places drawn for the block in the grader's own code, which no kernel
+sees, and sent to each member with its next command).
 
 - **Each speedup from its own rounds.** A member's figures for the shared kernels are made only
   of the anchor's launches in the rounds that member took part in; it leaves by the rule of the

@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_copy(float *out, con
 
 // `picks` words of `src` (n words) copied to `out`: word i from index lab_pick(i) = a hash of i
 // and the seed, modulo n; where picks == n, word i itself. A timed launch's output sampled at
-// places its kernel cannot know (the seed is drawn after the launch), the same in every process
+// places its kernel cannot know (the seed stays in the grader's host code), the same in every process
 // (grader.device_ops.sample_indices computes the same indices on the host).
 extern "C" __global__ void __launch_bounds__(LAB_BLOCK) lab_sample(const unsigned *src, unsigned n, unsigned seed_lo,
                                                                   unsigned seed_hi, unsigned picks, unsigned *out)
