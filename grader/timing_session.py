@@ -215,7 +215,7 @@ def times(values: Any, count: int) -> bool:
                     for v in values))
 
 
-def samples(values: Any, count: int) -> bool:
+def output_samples(values: Any, count: int) -> bool:
     """Whether `values` (what the anchor answered for the reference) are `count` launches'
     samples: each a mapping of output names to text (grader.session_audit.pack; each member
     decodes and checks them)."""
@@ -488,7 +488,7 @@ class Session:
                 if answer is None or not times(answer.seconds, cycle):
                     return False
                 if entry == "reference":
-                    if not samples(answer.samples, cycle):
+                    if not output_samples(answer.samples, cycle):
                         return False
                     reference = answer.samples
                 shared[entry] = (answer.seconds, time.monotonic() - started)

@@ -29,6 +29,7 @@ from grader.timing_session import (
     Seat,
     Session,
     least_rounds,
+    output_samples,
     seat_done,
     session_key,
     times,
@@ -308,3 +309,9 @@ def test_launch_times_are_finite_seconds_of_the_count_asked() -> None:
     assert times([0.001, 0.0], 2)
     assert not times([0.001], 2) and not times([0.001, -1.0], 2) and not times([0.001, float("nan")], 2)
     assert not times(["0.001", 0.001], 2) and not times([True, 0.001], 2) and not times(None, 2)
+
+
+def test_the_reference_s_samples_are_one_mapping_of_text_per_launch() -> None:
+    assert output_samples([{"out": "AAAA"}, {"out": "AAAA", "b": ""}], 2)
+    assert not output_samples([{"out": "AAAA"}], 2) and not output_samples(None, 1)
+    assert not output_samples([{"out": 5}], 1) and not output_samples([["out"]], 1) and not output_samples([{1: "A"}], 1)
