@@ -12,8 +12,11 @@ For each tree and each GPU count: a fresh results folder, `python3 -m lab batch 
 OUT/*/*/result.json. `--alone K`: K correct submissions of the class (spread over its stages
 and languages) graded once more each by `lab grade FILE --json` of the first tree, alone on
 the machine; each one's speedup in every batch run is compared with its speedup alone (the
-ratio batch / alone). Progress goes to stderr, the tables to stdout (Markdown), the rows to
---json. Only the standard library is used.
+ratio batch / alone). Each run's device queue log (LAB_DEVICE_QUEUE_LOG) says how much of the
+wall each device spent in someone's turn and how long the exclusive (timed) turns took per
+grading (grader.device_queue.occupancy): what bounds a GPU's pace. Progress goes to stderr, the
+tables to stdout (Markdown), the rows to --json. Only the standard library and this checkout's
+grader are used.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from pathlib import Path
 
 from class_generator import DEFAULT_STAGES, build, is_wrong  # noqa: E402 - benchmarks/ is on sys.path as a script
 from trees import batch_run_words, child_env, parse_trees, run_timed  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's grader
+from grader.device_queue import occupancy  # noqa: E402
 
 
 def results_of(out: Path) -> dict[str, dict]:
@@ -109,13 +115,19 @@ def main() -> None:
             words = [sys.executable, "-m", "lab", *batch_run_words(tree), str(folder), "--out", str(out),
                      *(["--gpus", str(gpus)] if gpus else []), *args.batch_args.split(), *extra]
             print(f"{name}, {gpus} GPU(s): {' '.join(words[2:])}", file=sys.stderr)
-            code, wall = run_timed(words, tree, child_env(tree), args.timeout,
-                                   scratch / f"batch-{name.replace(' ', '-')}-{gpus}.log")
+            queue_log = scratch / f"queue-{name.replace(' ', '-')}-{gpus}.jsonl"
+            code, wall = run_timed(words, tree, {**child_env(tree), "LAB_DEVICE_QUEUE_LOG": str(queue_log)},
+                                   args.timeout, scratch / f"batch-{name.replace(' ', '-')}-{gpus}.log")
             graded = results_of(out)
+            held = occupancy(queue_log) if queue_log.is_file() else {}
             rows.append({"tree": name, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
                          "per_minute": round(60 * len(graded) / wall, 1) if wall > 0 else 0.0,
                          "in_session": sum(bool((v.get("performance") or {}).get("session_members"))
                                            for v in graded.values()),
+                         # the devices' turns (grader.device_queue.occupancy), added over the devices
+                         "busy_s": round(sum(b for b, _, _ in held.values()), 2),
+                         "exclusive_s": round(sum(e for _, e, _ in held.values()), 2),
+                         "devices": len(held),
                          "speedups": {k: speedup_of(v) for k, v in graded.items()},
                          "statuses": {k: v.get("status") for k, v in graded.items()}})
             print(f"  {len(graded)} graded in {wall:.1f} s (exit {code})", file=sys.stderr)
@@ -129,13 +141,19 @@ def main() -> None:
                 alone[key] = {"speedup": speedup_of(report), "status": report.get("status")}
             print(f"alone {key}: {alone.get(key)}", file=sys.stderr)
 
-    print("| tree | GPUs | graded | timed in a session | wall s | per minute | over 1 GPU |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| tree | GPUs | graded | timed in a session | wall s | per minute | over 1 GPU | device in a turn "
+          "| exclusive s per grading |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         one = next((r for r in rows if r["tree"] == row["tree"] and r["gpus"] == min(1, row["gpus"])), None)
         over = f"{row['per_minute'] / one['per_minute']:.2f}x" if one and one["per_minute"] else ""
+        # how much of the run's wall each device spent in someone's turn, and the exclusive
+        # (timed) turns' time for each grading: what bounds a GPU's pace
+        busy = (f"{100 * row['busy_s'] / (row['devices'] * row['wall_s']):.0f}%"
+                if row["devices"] and row["wall_s"] else "-")
+        exclusive = f"{row['exclusive_s'] / row['graded']:.3f}" if row["devices"] and row["graded"] else "-"
         print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['in_session']} | {row['wall_s']} | "
-              f"{row['per_minute']} | {over} |")
+              f"{row['per_minute']} | {over} | {busy} | {exclusive} |")
     if alone:
         print()
         print("| tree | GPUs | compared | median |batch/alone - 1| | max | same status |")

@@ -373,3 +373,28 @@ def turns(log: Path, shared: bool = False) -> list[tuple[str, int, float, float]
             done.append((key[0], key[1], open_turns.pop(key), at))
     done.extend((k[0], k[1], at, float("inf")) for k, at in open_turns.items())
     return sorted(done, key=lambda t: t[2])
+
+
+def occupancy(log: Path) -> dict[str, tuple[float, float, float]]:
+    """By device, from a LAB_DEVICE_QUEUE_LOG file: (busy, exclusive, span) in seconds: how long
+    some turn was held (turns that overlap counted once), how long exclusive turns were held
+    (timed phases: they never overlap), and from the first turn taken to the last released.
+    Turns never released are left out."""
+    found: dict[str, tuple[float, float, float]] = {}
+    every = [(t, False) for t in turns(log)] + [(t, True) for t in turns(log, shared=True)]
+    for device in sorted({t[0] for t, _ in every}):
+        spans = sorted((taken, released, shared) for (d, _, taken, released), shared in every
+                       if d == device and released != float("inf"))
+        if not spans:
+            continue
+        busy, start, end = 0.0, spans[0][0], spans[0][1]
+        for taken, released, _ in spans[1:]:
+            if taken > end:
+                busy += end - start
+                start, end = taken, released
+            else:
+                end = max(end, released)
+        busy += end - start
+        exclusive = sum(released - taken for taken, released, shared in spans if not shared)
+        found[device] = (busy, exclusive, max(r for _, r, _ in spans) - spans[0][0])
+    return found

@@ -4,6 +4,7 @@ permissions, and nothing planted in the folder blocking it. No device needed."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -317,3 +318,22 @@ def test_shared_turns_run_side_by_side_and_never_beside_an_exclusive_one(tmp_pat
     later.leave()
     assert after.try_take()
     after.leave()
+
+
+def test_occupancy_counts_overlapping_turns_once_and_exclusive_ones_apart(tmp_path: Path) -> None:
+    """From a queue log: busy (any turn held, overlaps once), exclusive (timed turns), span."""
+    log = tmp_path / "log"
+    lines = []
+    for device, pid, ticket, shared, taken, released in [
+            ("gpu0", 1, 1, True, 0.0, 2.0), ("gpu0", 2, 2, True, 1.0, 3.0),  # shared, overlapping: 0..3
+            ("gpu0", 1, 3, False, 4.0, 6.0),  # exclusive: 2 s, after a 1 s gap
+            ("gpu0", 2, 4, False, 6.5, 7.0),
+            ("gpu0", 3, 5, False, 8.0, None),  # never released: left out
+            ("gpu1", 4, 1, False, 10.0, 11.0)]:
+        lines.append({"event": "take", "t": taken, "pid": pid, "ticket": ticket, "device": device, "shared": shared})
+        if released is not None:
+            lines.append({"event": "release", "t": released, "pid": pid, "ticket": ticket, "device": device,
+                          "shared": shared})
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = device_queue.occupancy(log)
+    assert found == {"gpu0": (5.5, 2.5, 7.0), "gpu1": (1.0, 1.0, 1.0)}
