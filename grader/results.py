@@ -231,8 +231,9 @@ class SessionLaunch:
     from `placement` on (a whole cycle of them, in order), after `warmup` untimed ones on the
     first placement (a session's first launches of an anchor's role). Launch k's inputs come
     from `seeds[k]` where given (the same in every process of the block: grader.session_audit);
-    the reference's outputs and a member's are read at the places `places` draws. `expected`:
-    to a member, the reference's samples of its launches of the block before."""
+    the reference's outputs and a member's are read at the places `places` draws; a member's
+    launch number `whole` is also checked whole (-1: none). `expected`: to a member, the
+    reference's samples of its launches of the block before."""
 
     role: str = "submission"
     placement: int = 0
@@ -240,6 +241,7 @@ class SessionLaunch:
     warmup: int = 0
     seeds: list[int] = field(default_factory=list)
     places: int = 0
+    whole: int = -1
     expected: list[dict[str, str]] = field(default_factory=list)
 
 

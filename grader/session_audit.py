@@ -14,8 +14,13 @@ member checks each of its submission's timed launches as grader.timed_audit chec
   larger than WHOLE that the problem compares only whole cannot be checked this way
   (`checkable`): such a grading is timed alone.
 
-A launch's counts and samples are read back before the submission's next launch, so that no
-launch can forge an earlier one's. The reference's samples come from the anchor through the
+One launch of each block, chosen by the session (`whole`) and told to no kernel, is also
+checked whole at once: the reference kernel runs (untimed) in the member's own process on the
+pristine copy, and every output is compared with it (grader.reference_agreement), as every
+timed launch is when timed alone; a kernel wrong at a few places only when timed is then
+caught in its first block, not only where the samples happen to fall. A launch's counts and
+samples are read back before the submission's next launch, so that no launch can forge an
+earlier one's. The reference's samples come from the anchor through the
 parent with its next command (`expect`); a finding raises TimedLaunchWrong then, with the
 launch named. Guard bands are the size check's, as alone.
 """
@@ -33,7 +38,7 @@ from grader import memory
 from grader.backends.base import Backend, Buffer
 from grader.correctness import CaseBuffers
 from grader.device_ops import sample_indices
-from grader.reference_agreement import elementwise_tolerance
+from grader.reference_agreement import agrees, elementwise_tolerance, oracle_verdict
 from grader.results import CaseResult, FailureKind
 from grader.timed_audit import TimedLaunchWrong
 
@@ -110,6 +115,7 @@ class SessionAudit:
     ops: Any  # grader.device_ops.DeviceOps
     submission: Any  # grader.timing.TimedRole
     pristine: CaseBuffers  # inputs of the same shapes, refilled for each check (the reference's buffers)
+    reference: Any  # grader.timing.TimedRole: the reference kernel on `pristine`, for the whole check
     label: str  # the benchmark case, as the report names it
     checked: int = 0  # the submission's timed launches checked so far
     _scratch: Buffer | None = None
@@ -129,10 +135,12 @@ class SessionAudit:
         """The submission's inputs on `placement`, fresh from `seed` (the session's for this launch)."""
         self.submission.placements[placement].refill(self.ops, seed)
 
-    def after(self, placement: int, seed: int, places: int) -> None:
+    def after(self, placement: int, seed: int, places: int, whole: bool = False) -> None:
         """After the submission's timed launch on `placement` (its inputs from `seed`): its inputs
         compared with a pristine copy (raises TimedLaunchWrong where one changed), its outputs
-        read at the places `places` draws, kept for `expect`."""
+        read at the places `places` draws, kept for `expect`; with `whole`, its outputs also
+        compared whole with the reference kernel's on the pristine copy (raises
+        TimedLaunchWrong where they differ)."""
         self.checked += 1
         own: CaseBuffers = self.submission.placements[placement]
         self.pristine.refill(self.ops, seed)
@@ -150,7 +158,20 @@ class SessionAudit:
             listed = ", ".join(f"`{name}`" for name in changed)
             self._fail(FailureKind.INPUT_MODIFIED, f"timed launch {self.checked} changed its input {listed}: inputs "
                        f"are read-only, and every launch computes its output from them alone")
+        if whole:
+            self._whole(own)
         self._taken.append(Taken(self.checked, places, samples))
+
+    def _whole(self, own: CaseBuffers) -> None:
+        """The reference on the pristine copy (its inputs the launch's), every output compared:
+        where they disagree, the problem's own oracle decides and words the finding."""
+        self.pristine.reset_outputs()
+        self.reference.run(self.backend, placement=0)
+        if not agrees(self.problem, self.ops, own, self.pristine):
+            verdict = oracle_verdict(self.problem, own)
+            if not verdict.ok:
+                self._fail(FailureKind.BENCHMARK_WRONG, f"timed launch {self.checked}, on fresh inputs: "
+                           f"{verdict.message}", verdict.details)
 
     def expect(self, expected: list[Samples]) -> None:
         """The reference's samples of the launches taken since the last call, in order: each

@@ -90,11 +90,13 @@ class Member:
         ops = ctx.device_ops()
         self.roles = prepare_roles(ctx.backend, ctx.problem, {"submission": (ctx.spec, ctx.kernels)}, self.case,
                                    None, ops, seed, placements=ctx.placements)
-        # The reference's buffers, one placement: the check's pristine inputs, and the size check's
+        # The reference's buffers, one placement: the check's pristine copy (and the reference's
+        # run on it, for the block's whole check), and the size check's
         self.roles.update(prepare_roles(ctx.backend, ctx.problem, {"reference": ctx.trusted["reference"]}, self.case,
                                         None, ops, seed, inputs_of=ctx.spec))
         submission, pristine = self.roles["submission"], self.roles["reference"].placements[0]
-        self.audit = SessionAudit(ctx.backend, ctx.problem, ops, submission, pristine, case_label(self.case))
+        self.audit = SessionAudit(ctx.backend, ctx.problem, ops, submission, pristine, self.roles["reference"],
+                                  case_label(self.case))
         nbytes = ctx.spec.work(self.case)[0]
         self.floor_ms = copy_floor_ms(ops, submission.placements[0], pristine, nbytes or 0.0)
         submission.warm_up(ctx.backend, TimingPolicy.for_kind(ctx.backend.info.kind).warmup)
@@ -120,7 +122,7 @@ class Member:
                 seed = command.seeds[number] if number < len(command.seeds) else int(self.ctx.rng.integers(1 << 62))
                 self.audit.before(placement, seed)
                 seconds.append(submission.timed_launch(backend, placement))
-                self.audit.after(placement, seed, command.places + number)
+                self.audit.after(placement, seed, command.places + number, whole=number == command.whole)
             self.ctx.send(LaunchTimed(seconds))
 
     def _expect(self, command: SessionLaunch | SessionOver) -> None:

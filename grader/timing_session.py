@@ -18,7 +18,8 @@ launch is on fresh inputs with its outputs poisoned and the L2 flushed before it
 block reads, in every process, the inputs the block's seed k makes, so that each member's
 launch is checked against the reference's on the same values (grader.session_audit: the
 reference's outputs read at places drawn for the block in the grader's own code, which no kernel
-sees, and sent to each member with its next command).
+sees, and sent to each member with its next command; and one launch of each block, drawn alike,
+checked whole against the reference run in the member's own process).
 
 - **Each speedup from its own rounds.** A member's figures for the shared kernels are made only
   of the anchor's launches in the rounds that member took part in; it leaves by the rule of the
@@ -497,7 +498,7 @@ class Session:
             limit = seat.launch_limit()
             started = time.monotonic()
             command = SessionLaunch("submission", len(seat.rounds) % seat.placements, cycle, 0, seeds, places,
-                                    seat.expected)
+                                    secrets.randbelow(cycle), seat.expected)  # one launch, drawn, checked whole
             answer = seat.link.answer(LaunchTimed, limit, self.beat) if seat.link.send(command) else None
             if answer is None or not times(answer.seconds, cycle):
                 if not seat.link.ended:

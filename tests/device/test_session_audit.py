@@ -38,15 +38,16 @@ class Pair:
     audit: SessionAudit
     scratch: Any
 
-    def launch(self, number: int, seed: int, places: int, spoil=None) -> dict[str, str]:
+    def launch(self, number: int, seed: int, places: int, spoil=None, whole: bool = False) -> dict[str, str]:
         """The member's timed launch `number` (on placement number % 2) and the anchor's on the
-        same seed; `spoil(buffers)` runs after the member's launch. Returns the anchor's samples."""
+        same seed; `spoil(buffers)` runs after the member's launch; `whole`: that launch is the
+        block's whole check. Returns the anchor's samples."""
         placement = number % 2
         self.audit.before(placement, seed)
         self.member["submission"].timed_launch(self.backend, placement)
         if spoil is not None:
             spoil(self.member["submission"].placements[placement])
-        self.audit.after(placement, seed, places)
+        self.audit.after(placement, seed, places, whole)
         self.anchor.placements[0].refill(self.ops, seed)
         self.anchor.timed_launch(self.backend, 0)
         return pack(take_samples(self.backend, self.ops, self.anchor.placements[0], places, self.scratch))
@@ -79,7 +80,8 @@ def pair(request: pytest.FixtureRequest, opened: tuple[Any, DeviceOps, dict[str,
     member.update(prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 2, inputs_of=spec))
     anchor = prepare_roles(backend, problem, {"reference": (spec, kernels)}, case, None, ops, 3,
                            inputs_of=spec)["reference"]
-    audit = SessionAudit(backend, problem, ops, member["submission"], member["reference"].placements[0], stage)
+    audit = SessionAudit(backend, problem, ops, member["submission"], member["reference"].placements[0],
+                         member["reference"], stage)
     scratch = backend.alloc(4 * max(PICKS, WHOLE))
     try:
         yield Pair(backend, ops, problem, member, anchor, audit, scratch)
@@ -114,6 +116,24 @@ def test_a_launch_wrong_at_a_few_places_is_found_and_named(pair: Pair) -> None:
     count = next(iter(pair.member["submission"].buffers.outputs.values())).count
     if picks(count) < count:
         assert "sampled" in result.message and result.details["indices"]
+
+
+def one_wrong_element(pair: Pair):
+    def spoil(buffers) -> None:
+        guarded = next(iter(buffers.outputs.values()))
+        values = np.empty(guarded.count, dtype=np.float32)
+        pair.backend.download(guarded.inner, values)
+        values[guarded.count // 3] = np.nan  # one element left as the poison (any NaN)
+        pair.backend.upload(guarded.inner, values)
+    return spoil
+
+
+def test_one_wrong_element_is_found_by_the_block_s_whole_check_at_once(pair: Pair) -> None:
+    pair.launch(0, 5, 9, whole=True)  # a right launch passes its whole check
+    with pytest.raises(TimedLaunchWrong) as found:
+        pair.launch(1, 6, 10, one_wrong_element(pair), whole=True)
+    result = found.value.result
+    assert result.failure == FailureKind.BENCHMARK_WRONG and "timed launch 2, on fresh inputs" in result.message
 
 
 def test_an_unwritten_output_is_found(pair: Pair) -> None:

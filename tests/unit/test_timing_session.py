@@ -243,6 +243,8 @@ def test_every_member_launch_reads_the_reference_s_inputs_and_gets_its_samples_w
         reference_samples = [[{"out": f"{m.places + n:x}"} for n in range(4)] for m in references]
         assert [m.expected for m in launches] == [[], *reference_samples[:-1]]  # the block before's
         assert member.over[0].expected == reference_samples[-1]  # the last block's, with SessionOver
+        assert all(0 <= m.whole < 4 for m in launches)  # one launch of each block checked whole
+    assert all(m.whole == -1 for m in references)
 
 
 def test_an_anchor_whose_reference_samples_are_not_samples_ends_the_session(monkeypatch):
