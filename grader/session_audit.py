@@ -7,22 +7,22 @@ and every process fills its buffers from it (lab_fill_uniform: the same values e
 member checks each of its submission's timed launches as grader.timed_audit checks it alone:
 
 - **inputs**, all of them, against a pristine copy refilled from the same seed, on the device;
-- **outputs** against the reference's, read at places drawn from a seed the session draws for
-  each block and neither kernel saw before its launch (DeviceOps.sample_into): an output of at
-  most WHOLE elements whole, a larger one at PICKS places; compared by the problem's element-wise
-  tolerance (its `reference_tolerance`) or, whole, by its `agrees_with_reference`. An output
-  larger than WHOLE that the problem compares only whole cannot be checked this way
-  (`checkable`): such a grading is timed alone.
+- **outputs** against the reference's, read at places drawn from a seed that stays in the
+  grader's host code (DeviceOps.sample_into): an output of at most WHOLE elements whole, a
+  larger one at PICKS places; compared by the problem's element-wise tolerance (its
+  `reference_tolerance`) or, whole, by its `agrees_with_reference`. An output larger than
+  WHOLE that the problem compares only whole cannot be checked this way (`checkable`): such a
+  grading is timed alone;
+- **one launch of each block, whole**: the one the session draws (`whole`, told to no kernel):
+  the reference kernel runs, untimed, in the member's own process on the pristine copy, and
+  every output is compared with it (grader.reference_agreement), as every timed launch is when
+  timed alone. A kernel wrong at a few places only when timed, which PICKS places would miss,
+  fails in its first block.
 
-One launch of each block, chosen by the session (`whole`) and told to no kernel, is also
-checked whole at once: the reference kernel runs (untimed) in the member's own process on the
-pristine copy, and every output is compared with it (grader.reference_agreement), as every
-timed launch is when timed alone; a kernel wrong at a few places only when timed is then
-caught in its first block, not only where the samples happen to fall. A launch's counts and
-samples are read back before the submission's next launch, so that no launch can forge an
-earlier one's. The reference's samples come from the anchor through the
-parent with its next command (`expect`); a finding raises TimedLaunchWrong then, with the
-launch named. Guard bands are the size check's, as alone.
+A launch's counts and samples are read back before the submission's next launch, so that no
+launch can forge an earlier one's. The reference's samples come from the anchor through the
+parent with the member's next command (`expect`); a finding raises TimedLaunchWrong then, with
+the launch named. Guard bands are the size check's, as alone.
 """
 
 from __future__ import annotations
