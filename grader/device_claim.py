@@ -11,6 +11,7 @@ the benchmark, the only step that times: compiling, the correctness cases and th
 outside it, at the same time as other gradings' (the size check on its benchmark's first
 placement only, the others freed before the turn ends).
 """
+
 from __future__ import annotations
 
 import time

@@ -39,8 +39,8 @@ from grader.backends.base import Backend, Buffer
 from grader.correctness import CaseBuffers
 from grader.device_ops import sample_indices
 from grader.reference_agreement import agrees, elementwise_tolerance, oracle_verdict
-from grader.results import CaseResult, FailureKind
-from grader.timed_audit import TimedLaunchWrong
+from grader.results import FailureKind
+from grader.timed_audit import input_changed, launch_wrong
 
 WHOLE = 1 << 16  # an output of at most this many elements is read whole
 PICKS = 4096  # places a larger output is read at
@@ -155,9 +155,7 @@ class SessionAudit:
         found = self._tally.read([own.guarded_inputs[name][1].count for name in names])
         changed = [name for name, comparison in zip(names, found) if not comparison.ok]
         if changed:
-            listed = ", ".join(f"`{name}`" for name in changed)
-            self._fail(FailureKind.INPUT_MODIFIED, f"timed launch {self.checked} changed its input {listed}: inputs "
-                       f"are read-only, and every launch computes its output from them alone")
+            raise input_changed(self.label, self.checked, changed)
         if whole:
             self._whole(own)
         self._taken.append(Taken(self.checked, places, samples))
@@ -218,8 +216,7 @@ class SessionAudit:
                            f"{verdict.message}", verdict.details)
 
     def _fail(self, kind: FailureKind, message: str, details: dict[str, Any] | None = None) -> None:
-        raise TimedLaunchWrong(CaseResult(f"timed launches at the benchmark size ({self.label})", False, kind,
-                                          message, dict(details or {}), benchmark_size=True))
+        raise launch_wrong(self.label, kind, message, details)
 
     def release(self) -> None:
         """Its own buffers freed (not the roles'); never raises."""

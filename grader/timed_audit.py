@@ -170,10 +170,21 @@ class LaunchAudit:
                         "indices": list(comparison.indices)})
 
     def _changed(self, launch: int, names: list[str]) -> None:
-        listed = ", ".join(f"`{name}`" for name in names)
-        self._fail(FailureKind.INPUT_MODIFIED, f"timed launch {launch} changed its input {listed}: inputs "
-                   f"are read-only, and every launch computes its output from them alone")
+        raise input_changed(self.label, launch, names)
 
     def _fail(self, kind: FailureKind, message: str, details: dict[str, Any] | None = None) -> None:
-        raise TimedLaunchWrong(CaseResult(f"timed launches at the benchmark size ({self.label})", False, kind,
-                                          message, dict(details or {}), benchmark_size=True))
+        raise launch_wrong(self.label, kind, message, details)
+
+
+def launch_wrong(label: str, kind: FailureKind, message: str, details: dict[str, Any] | None = None
+                 ) -> TimedLaunchWrong:
+    """A timed launch's failed check at the benchmark case `label`, as a finding to raise."""
+    return TimedLaunchWrong(CaseResult(f"timed launches at the benchmark size ({label})", False, kind, message,
+                                       dict(details or {}), benchmark_size=True))
+
+
+def input_changed(label: str, launch: int, names: list[str]) -> TimedLaunchWrong:
+    """Timed launch `launch` (from 1) changed the inputs `names`."""
+    listed = ", ".join(f"`{name}`" for name in names)
+    return launch_wrong(label, FailureKind.INPUT_MODIFIED, f"timed launch {launch} changed its input {listed}: "
+                        f"inputs are read-only, and every launch computes its output from them alone")

@@ -112,19 +112,18 @@ class Benchmark(Step):
                 ctx.benchmark = Bench(case, member.roles, True)  # freed with the grading, whatever happens
             phase("timed rounds, in a session with other submissions of this stage")
             over = member.serve()
-            if not over.stats:
-                member.release()
-                release_roles(member.roles)
-                ctx.benchmark = None
-                return self._alone(ctx, case, phase)
-            stats = member.stats(over.stats)
         except (TimedLaunchWrong, LaunchError) as stopped:
-            member.release()
             return _stopped(ctx, case, stopped)
-        member.release()
+        finally:
+            member.release()  # the check's own buffers (the roles' stay, for the size check)
+        if not over.stats:
+            release_roles(member.roles)
+            ctx.benchmark = None
+            return self._alone(ctx, case, phase)
         nbytes, flops = ctx.spec.work(case)
         assert member.audit is not None
-        ctx.send(TimingResult(dict(case), stats, nbytes, flops, member.floor_ms, member.audit.checked, over.others))
+        ctx.send(TimingResult(dict(case), member.stats(over.stats), nbytes, flops, member.floor_ms,
+                              member.audit.checked, over.others))
         return True
 
 
