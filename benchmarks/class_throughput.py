@@ -14,7 +14,8 @@ and languages) graded once more each by `lab grade FILE --json` of the first tre
 the machine; each one's speedup in every batch run is compared with its speedup alone (the
 ratio batch / alone). Each run's device queue log (LAB_DEVICE_QUEUE_LOG) says how much of the
 wall each device spent in someone's turn and how long the exclusive (timed) turns took per
-grading (grader.device_queue.occupancy): what bounds a GPU's pace. Progress goes to stderr, the
+grading (grader.device_queue.occupancy): what bounds a GPU's pace; and what the timing
+sessions spent their turns on, per grading (grader.device_queue.session_parts). Progress goes to stderr, the
 tables to stdout (Markdown), the rows to --json. Only the standard library and this checkout's
 grader are used.
 """
@@ -33,7 +34,7 @@ from class_generator import DEFAULT_STAGES, build, is_wrong  # noqa: E402 - benc
 from trees import batch_run_words, child_env, parse_trees, run_timed  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's grader
-from grader.device_queue import occupancy  # noqa: E402
+from grader.device_queue import occupancy, session_parts  # noqa: E402
 
 
 def results_of(out: Path) -> dict[str, dict]:
@@ -128,6 +129,8 @@ def main() -> None:
                          "busy_s": round(sum(b for b, _, _ in held.values()), 2),
                          "exclusive_s": round(sum(e for _, e, _ in held.values()), 2),
                          "devices": len(held),
+                         # what the timing sessions spent their turns on (grader.timing_session.Part)
+                         "session_parts": session_parts(queue_log) if queue_log.is_file() else {},
                          "speedups": {k: speedup_of(v) for k, v in graded.items()},
                          "statuses": {k: v.get("status") for k, v in graded.items()}})
             print(f"  {len(graded)} graded in {wall:.1f} s (exit {code})", file=sys.stderr)
@@ -154,6 +157,16 @@ def main() -> None:
         exclusive = f"{row['exclusive_s'] / row['graded']:.3f}" if row["devices"] and row["graded"] else "-"
         print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['in_session']} | {row['wall_s']} | "
               f"{row['per_minute']} | {over} | {busy} | {exclusive} |")
+    parts = sorted({part for row in rows for part in row["session_parts"]})
+    if parts:
+        print()
+        print("Timing sessions' turns, seconds per grading (launches' device time is inside their blocks):")
+        print()
+        print(f"| tree | GPUs | {' | '.join(parts)} |")
+        print(f"|---|---:|{'---:|' * len(parts)}")
+        for row in rows:
+            each = [f"{row['session_parts'].get(part, 0.0) / max(1, row['graded']):.3f}" for part in parts]
+            print(f"| {row['tree']} | {row['gpus']} | {' | '.join(each)} |")
     if alone:
         print()
         print("| tree | GPUs | compared | median |batch/alone - 1| | max | same status |")

@@ -337,11 +337,17 @@ def _numbering_lock(folder: Path, wait_s: float = LOCK_WAIT_S) -> int:
 
 def _log(event: str, ticket: Ticket) -> None:
     """Tests and benchmarks (LAB_DEVICE_QUEUE_LOG): one JSON line per take and release."""
+    record(event, ticket=ticket.number, device=ticket.device_id, shared=ticket.shared)
+
+
+def record(event: str, **fields: object) -> None:
+    """One JSON line in the LAB_DEVICE_QUEUE_LOG file, where one is set: `event`, the time, this
+    process, and `fields` (a turn's take and release; what a timing session spent its turn on,
+    grader.timing_session). Never raises."""
     path = settings.value(settings.DEVICE_QUEUE_LOG)
     if path is None:
         return
-    line = json.dumps({"event": event, "t": time.time(), "pid": os.getpid(), "ticket": ticket.number,
-                       "device": ticket.device_id, "shared": ticket.shared}) + "\n"
+    line = json.dumps({"event": event, "t": time.time(), "pid": os.getpid(), **fields}) + "\n"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -350,6 +356,25 @@ def _log(event: str, ticket: Ticket) -> None:
             os.close(fd)
     except OSError:
         pass
+
+
+SESSION_EVENT = "session"  # record()'s event for a part of a timing session's turn
+
+
+def session_parts(log: Path) -> dict[str, float]:
+    """From a LAB_DEVICE_QUEUE_LOG file: the seconds timing sessions spent on each part of their
+    turns (grader.timing_session.Part), added over every session."""
+    spent: dict[str, float] = {}
+    for line in log.read_text().splitlines():
+        try:
+            item = json.loads(line)
+            if item.get("event") != SESSION_EVENT:
+                continue
+            part, seconds = str(item["part"]), float(item["s"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        spent[part] = spent.get(part, 0.0) + seconds
+    return spent
 
 
 def turns(log: Path, shared: bool = False) -> list[tuple[str, int, float, float]]:

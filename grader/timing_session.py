@@ -53,8 +53,10 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
+from grader.device_queue import SESSION_EVENT, record
 from grader.device_turn import POLL_S, DeviceTurn
 from grader.results import (
     DeviceGranted,
@@ -91,6 +93,24 @@ ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
 BEAT_S = 1.0  # the held turn's ticket is touched at least this often
 
 Key = tuple[str, str, str, str]  # device id, stage, backend, course root
+
+
+class Part(Enum):
+    """What a session spends its turn on (recorded in LAB_DEVICE_QUEUE_LOG, for benchmarks:
+    grader.device_queue.session_parts)."""
+
+    ANCHOR_READY = "anchor's buffers and warm-up"
+    WINDOW = "members' windows"  # buffers, copy floor, warm-up
+    SHARED = "shared kernels' blocks"
+    SHARED_DEVICE = "shared kernels' timed launches"  # device time inside SHARED
+    MEMBER = "members' blocks"
+    MEMBER_DEVICE = "members' timed launches"  # device time inside MEMBER
+    LEAVING = "members leaving"  # SessionOver until the member gives its turn back
+    ALONE = "timed alone in a session's turn"
+
+
+def spent(part: Part, seconds: float) -> None:
+    record(SESSION_EVENT, part=part.value, s=round(seconds, 6))
 
 
 def session_key(device: DeviceOpened | None, stage: str, backend: str, course_root: str) -> Key | None:
@@ -322,8 +342,10 @@ class Anchor:
             return not self.dead
         if self.dead or self.link is None or not self.asked.is_set():
             return False
+        started = time.monotonic()
         self.link.send(DeviceGranted(session=True))
         self.ready = self.link.answer(SessionReady, READY_S, beat)
+        spent(Part.ANCHOR_READY, time.monotonic() - started)
         if self.ready is None:
             self.stop()
             return False
@@ -435,8 +457,10 @@ class Session:
 
     def _alone(self, link: Link) -> None:
         """Its own exclusive turn inside the session's: it times everything itself."""
+        started = time.monotonic()
         if link.send(DeviceGranted()):
             link.answer(DeviceReleased, None, self.beat)
+        spent(Part.ALONE, time.monotonic() - started)
 
     def _admit(self, link: Link) -> Seat | None:
         """A newcomer's window: its buffers, copy floor and warm-up (MEMBER_READY_S at most)."""
@@ -444,6 +468,7 @@ class Session:
         if not link.send(DeviceGranted(session=True)):
             return None
         ready = link.answer(SessionReady, MEMBER_READY_S, self.beat)
+        spent(Part.WINDOW, time.monotonic() - started)
         if ready is None:
             if not link.ended:
                 link.kill(f"its warm-up at the benchmark size did not finish in {MEMBER_READY_S:.0f} s (the kernel "
@@ -454,9 +479,11 @@ class Session:
 
     def _after(self, seat: Seat, over: SessionOver) -> None:
         """The member leaves with `over` (empty: it times alone) and is waited for until its
-        turn is over (its size check runs then)."""
+        turn is over (what it reads in its timed phase after the rounds, its buffers freed)."""
+        started = time.monotonic()
         if seat.link.send(over):
             seat.link.answer(DeviceReleased, None, self.beat)
+        spent(Part.ALONE if not over.stats else Part.LEAVING, time.monotonic() - started)
 
     def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
         """One block of rounds, as many as the anchor has placements (a whole cycle): every
@@ -493,6 +520,8 @@ class Session:
                         return False
                     reference = answer.samples
                 shared[entry] = (answer.seconds, time.monotonic() - started)
+                spent(Part.SHARED, shared[entry][1])
+                spent(Part.SHARED_DEVICE, sum(answer.seconds))
                 continue
             seat = entry
             limit = seat.launch_limit()
@@ -513,6 +542,8 @@ class Session:
                 whole = False
                 continue
             own.append((seat, answer, time.monotonic() - started))
+            spent(Part.MEMBER, own[-1][2])
+            spent(Part.MEMBER_DEVICE, sum(answer.seconds))
         for seat, _, _ in own:
             seat.expected = reference  # checked at its next command, kept block or not
         if whole:

@@ -337,3 +337,21 @@ def test_occupancy_counts_overlapping_turns_once_and_exclusive_ones_apart(tmp_pa
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
     found = device_queue.occupancy(log)
     assert found == {"gpu0": (5.5, 2.5, 7.0), "gpu1": (1.0, 1.0, 1.0)}
+
+
+def test_session_parts_add_each_part_and_pass_over_other_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """record() appends a line where LAB_DEVICE_QUEUE_LOG is set; session_parts adds the seconds
+    of each part over the sessions and passes over turns and lines it cannot read."""
+    log = tmp_path / "log"
+    monkeypatch.setenv("LAB_DEVICE_QUEUE_LOG", str(log))
+    device_queue.record(device_queue.SESSION_EVENT, part="members' windows", s=0.25)
+    device_queue.record(device_queue.SESSION_EVENT, part="members' windows", s=0.5)
+    device_queue.record(device_queue.SESSION_EVENT, part="members' blocks", s=1.0)
+    device_queue.record("take", ticket=1, device="gpu0", shared=False)
+    with log.open("a") as out:
+        out.write("not json\n" + json.dumps({"event": "session", "part": "x"}) + "\n")
+    assert device_queue.session_parts(log) == {"members' windows": 0.75, "members' blocks": 1.0}
+    assert len(device_queue.turns(log)) == 1  # the take, never released
+    monkeypatch.delenv("LAB_DEVICE_QUEUE_LOG")
+    device_queue.record(device_queue.SESSION_EVENT, part="members' blocks", s=1.0)
+    assert device_queue.session_parts(log)["members' blocks"] == 1.0
