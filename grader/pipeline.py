@@ -227,6 +227,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
         trusting = worker.sandbox.sandboxed
         link: Link | None = None  # its place in a timing session (grader.timing_session)
+        expected: tuple[Any, int] | None = None  # its key, where it counts as on its way to a session
         link_counted = False  # its wait taken out of its phase's time
         while not grading.finished:
             if turn.waiting:  # in line for the device: no limit runs
@@ -289,7 +290,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     # request asks for sessions and the device has an id.
                     if (message.session and request.session and link is None and phase_kind(phase) == "benchmark"
                             and not turn.asked_exclusive
-                            and (link := _join_session(proc, request, turn, message.need_bytes))):
+                            and (link := _join_session(proc, request, turn, message.need_bytes, id(grading)))):
                         turn.asked_exclusive = True  # (another WantDevice is ignored)
                     elif (phase_kind(phase) == ("correctness" if message.shared and not turn.asked_exclusive
                                                 else "benchmark")
@@ -310,8 +311,13 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 elif message is not None:
                     if isinstance(message, DeviceOpened):
                         turn.opened(message)
+                        expected = _expect_session(request, message, id(grading))
                     grading.add(message)
         selector.close()
+        if expected is not None:  # joined or not, it is on its way no longer
+            from grader.timing_session import BOARD
+
+            BOARD.gone(*expected)
         if link is not None:
             link.end()  # its session goes on without it
             if link.dropped is not None and grading.abort is None and not grading.finished:
@@ -359,16 +365,35 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     grading.output_tail = raw.decode("utf-8", errors="replace")
 
 
-def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn, need_bytes: int) -> Link | None:
+def _expect_session(request: Request, device: DeviceOpened, grading: int) -> tuple[Any, int] | None:
+    """Where this grading (`grading`: its id) may be timed in a session (it asks for one, and
+    will be timed on this device), its key's anchor starts now and the grading counts as on its
+    way (grader.timing_session.Board.expect); returns (key, grading), for Board.gone."""
+    from grader.timing_session import BOARD, session_key
+
+    if not request.session or not request.timing or request.compile_only or request.anchor:
+        return None
+    if device.kind != "gpu" and not request.cpu_timing:
+        return None
+    key = session_key(device, request.stage, request.backend.name, request.course_root)
+    if key is None:
+        return None
+    BOARD.expect(key, request, grading)
+    return key, grading
+
+
+def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn, need_bytes: int,
+                  grading: int) -> Link | None:
     """Put the worker in line for a timing session of its stage on its device (grader.timing_session);
-    None where its device has no stable id (it then asks for a turn of its own)."""
+    None where its device has no stable id (it then asks for a turn of its own). `grading`: its
+    id, as _expect_session gave it."""
     from grader.timing_session import BOARD, Link, session_key
 
     key = session_key(turn.device, request.stage, request.backend.name, request.course_root)
     if key is None or turn.device is None:
         return None
     link = Link(proc, request.filename, need_bytes)
-    BOARD.join(key, link, request, turn.device)
+    BOARD.join(key, link, request, turn.device, grading)
     return link
 
 

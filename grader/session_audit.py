@@ -14,10 +14,13 @@ member checks each of its submission's timed launches as grader.timed_audit chec
   WHOLE that the problem compares only whole cannot be checked this way (`checkable`): such a
   grading is timed alone;
 - **one launch of each block, whole**: the one the session draws (`whole`, told to no kernel):
-  the reference kernel runs, untimed, in the member's own process on the pristine copy, and
-  every output is compared with it (grader.reference_agreement), as every timed launch is when
-  timed alone. A kernel wrong at a few places only when timed, which PICKS places would miss,
-  fails in its first block.
+  its outputs are copied on the device right after it (`Kept`), and once the member's timed
+  rounds are over and its session turn ended (`check_kept`: in a shared turn) the reference
+  kernel runs, untimed, in the member's own process on the pristine copy refilled from that
+  launch's seed, and every output is compared with the copy (grader.reference_agreement), as
+  every timed launch is when timed alone. A kernel wrong at a few places only when timed, which
+  PICKS places would miss, fails then, with the launch named. Past KEPT_BLOCKS copies (or
+  KEPT_BYTES, or where the device has no room for one) a launch is checked whole at once.
 
 A launch's counts and samples are read back before the submission's next launch, so that no
 launch can forge an earlier one's. The reference's samples come from the anchor through the
@@ -44,6 +47,8 @@ from grader.timed_audit import input_changed, launch_wrong
 
 WHOLE = 1 << 16  # an output of at most this many elements is read whole
 PICKS = 4096  # places a larger output is read at
+KEPT_BLOCKS = 8  # launches whose whole check waits for the end of the timed rounds, at most ...
+KEPT_BYTES = 1 << 30  # ... and the device memory their outputs' copies take, at most
 
 Samples = dict[str, np.ndarray]  # output name -> its words read (uint32), in pick order
 
@@ -105,6 +110,16 @@ class Taken:
     samples: Samples
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A launch drawn for a whole check, its outputs copied for `check_kept`."""
+
+    launch: int  # the submission's timed launch, from 1
+    seed: int  # its inputs' seed
+    copies: dict[str, Buffer]  # output name -> its words, copied right after the launch
+    nbytes: int
+
+
 @dataclass
 class SessionAudit:
     """A member's check of its submission's timed launches (the module's doc): `before` and
@@ -121,6 +136,7 @@ class SessionAudit:
     _scratch: Buffer | None = None
     _tally: Any = None
     _taken: list[Taken] = field(default_factory=list)
+    _kept: list[Kept] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         own: CaseBuffers = self.submission.placements[0]
@@ -139,8 +155,9 @@ class SessionAudit:
         """After the submission's timed launch on `placement` (its inputs from `seed`): its inputs
         compared with a pristine copy (raises TimedLaunchWrong where one changed), its outputs
         read at the places `places` draws, kept for `expect`; with `whole`, its outputs also
-        compared whole with the reference kernel's on the pristine copy (raises
-        TimedLaunchWrong where they differ)."""
+        copied for the whole check (`check_kept`), or, past KEPT_BLOCKS or KEPT_BYTES, compared
+        whole at once with the reference kernel's on the pristine copy (raises TimedLaunchWrong
+        where they differ)."""
         self.checked += 1
         own: CaseBuffers = self.submission.placements[placement]
         self.pristine.refill(self.ops, seed)
@@ -156,19 +173,53 @@ class SessionAudit:
         changed = [name for name, comparison in zip(names, found) if not comparison.ok]
         if changed:
             raise input_changed(self.label, self.checked, changed)
-        if whole:
-            self._whole(own)
+        if whole and not self._keep(own, seed):
+            self._whole(own, self.checked)
         self._taken.append(Taken(self.checked, places, samples))
 
-    def _whole(self, own: CaseBuffers) -> None:
-        """The reference on the pristine copy (its inputs the launch's), every output compared:
-        where they disagree, the problem's own oracle decides and words the finding."""
+    def _keep(self, own: CaseBuffers, seed: int) -> bool:
+        """Copy `own`'s outputs (the launch just checked) for check_kept; False where it is past
+        KEPT_BLOCKS or KEPT_BYTES, or the device has no room for the copies (check it at once)."""
+        nbytes = sum(guarded.inner.nbytes for guarded in own.outputs.values())
+        if len(self._kept) >= KEPT_BLOCKS or sum(kept.nbytes for kept in self._kept) + nbytes > KEPT_BYTES:
+            return False
+        copies: dict[str, Buffer] = {}
+        try:
+            for name, guarded in own.outputs.items():
+                copies[name] = self.backend.alloc(guarded.inner.nbytes)
+                self.backend.copy(copies[name], guarded.inner)
+        except Exception:  # noqa: BLE001 - no room for a copy: the launch is checked at once
+            self._free(copies.values())
+            return False
+        self._kept.append(Kept(self.checked, seed, copies, nbytes))
+        return True
+
+    def check_kept(self) -> None:
+        """The whole checks of the launches kept (`_keep`), in order, on the submission's first
+        placement (its inputs refilled from the launch's seed, its outputs the copies): raises
+        TimedLaunchWrong on the first that differs. Every copy is freed, whatever happens."""
+        own: CaseBuffers = self.submission.placements[0]
+        kept, self._kept = self._kept, []
+        try:
+            for launch in kept:
+                own.refill(self.ops, launch.seed)
+                for name, copy in launch.copies.items():
+                    self.backend.copy(own.outputs[name].inner, copy)
+                self.pristine.refill(self.ops, launch.seed)
+                self._whole(own, launch.launch)
+        finally:
+            for launch in kept:
+                self._free(launch.copies.values())
+
+    def _whole(self, own: CaseBuffers, launch: int) -> None:
+        """The reference on the pristine copy (its inputs those of `own`'s outputs), every output
+        compared: where they disagree, the problem's own oracle decides and words the finding."""
         self.pristine.reset_outputs()
         self.reference.run(self.backend, placement=0)
         if not agrees(self.problem, self.ops, own, self.pristine):
             verdict = oracle_verdict(self.problem, own)
             if not verdict.ok:
-                self._fail(FailureKind.BENCHMARK_WRONG, f"timed launch {self.checked}, on fresh inputs: "
+                self._fail(FailureKind.BENCHMARK_WRONG, f"timed launch {launch}, on fresh inputs: "
                            f"{verdict.message}", verdict.details)
 
     def expect(self, expected: list[Samples]) -> None:
@@ -219,11 +270,16 @@ class SessionAudit:
         raise launch_wrong(self.label, kind, message, details)
 
     def release(self) -> None:
-        """Its own buffers freed (not the roles'); never raises."""
-        for buffer in (self._scratch, self._tally.buffer if self._tally is not None else None):
+        """Its own buffers freed (not the roles'), the copies kept among them; never raises."""
+        self._free([self._scratch, self._tally.buffer if self._tally is not None else None,
+                    *(copy for kept in self._kept for copy in kept.copies.values())])
+        self._scratch = self._tally = None
+        self._kept = []
+
+    def _free(self, buffers: Any) -> None:
+        for buffer in buffers:
             if buffer is not None:
                 try:
                     self.backend.release(buffer)
                 except Exception:  # noqa: BLE001 - freeing on the way out never raises
                     pass
-        self._scratch = self._tally = None

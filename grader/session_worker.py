@@ -137,6 +137,12 @@ class Member:
         except ValueError as bad:
             raise NoAnswer(f"the timing session's reference samples do not fit this member's launches: {bad}") from None
 
+    def check_whole(self) -> None:
+        """The whole checks of the launches drawn for one (grader.session_audit.check_kept),
+        once its rounds are over: raises TimedLaunchWrong as they find."""
+        assert self.audit is not None
+        self.audit.check_kept()
+
     def stats(self, kept: dict[str, Any]) -> dict[str, Any]:
         """Every role's figures as the session kept them (SessionOver: only the rounds it kept
         for every role, a round dropped for all where a member failed in it), in a

@@ -90,6 +90,10 @@ READY_S = 120.0  # an anchor's buffers and warm-up
 # ended in its own words.
 MEMBER_READY_S = 180.0
 ANCHOR_IDLE_S = 120.0  # an anchor no session has used for this long ends
+# A session waits this long at most for its anchor to be compiled before it asks for the device:
+# its members would be timed alone meanwhile (an anchor is started as soon as a grading that may
+# join opens its device: Board.expect, so it is mostly ready by then).
+ANCHOR_WAIT_S = 10.0
 BEAT_S = 1.0  # the held turn's ticket is touched at least this often
 
 Key = tuple[str, str, str, str]  # device id, stage, backend, course root
@@ -106,7 +110,9 @@ class Part(Enum):
     MEMBER = "members' blocks"
     MEMBER_DEVICE = "members' timed launches"  # device time inside MEMBER
     LEAVING = "members leaving"  # SessionOver until the member gives its turn back
-    ALONE = "timed alone in a session's turn"
+    ALONE = "timed alone: the only one waiting"
+    ALONE_NO_ANCHOR = "timed alone: no anchor ready"
+    ALONE_SESSION_OVER = "timed alone: its session failed"
 
 
 def spent(part: Part, seconds: float) -> None:
@@ -397,6 +403,7 @@ class Session:
         turn.opened(self.device)
         seats: list[Seat] = []
         try:
+            self._await_anchor()
             granted = turn.want()
             while not granted:
                 time.sleep(POLL_S)
@@ -408,8 +415,24 @@ class Session:
             for seat in seats:
                 self._after(seat, SessionOver())
             for link in self.board.take(self, len(self.pending) + MAX_ADMITTED, seated=False, force=True):
-                self._alone(link)
+                self._alone(link, Part.ALONE_SESSION_OVER)
             turn.release()
+
+    def _await_anchor(self) -> None:
+        """Before the device is asked for: wait (ANCHOR_WAIT_S at most) while the key's anchor is
+        alive but still compiling and more than one grading of the key is waiting or on its way
+        (Board.expect), so that those who came first are not timed alone for want of it. A lone
+        grading is timed alone at once. Nothing is held meanwhile: other gradings use the device."""
+        deadline = time.monotonic() + ANCHOR_WAIT_S
+        while time.monotonic() < deadline:
+            anchor = self.board.anchor(self.key)
+            if anchor is None or anchor.dead or anchor.asked.is_set():
+                return
+            with self.board.lock:
+                waiting = sum(not link.ended for link in self.pending)
+                if not waiting or waiting + len(self.board.coming.get(self.key, ())) < 2:
+                    return
+            time.sleep(POLL_S)
 
     def _hold(self, seats: list[Seat]) -> None:
         anchor: Anchor | None = None
@@ -420,10 +443,12 @@ class Session:
                 if not newcomers:
                     return
                 anchor = self.board.anchor(self.key)
-                if (len(newcomers) == 1 or anchor is None or not anchor.prepare(self.beat)
-                        or "reference" not in anchor.roles):
+                if len(newcomers) == 1:
+                    self._alone(newcomers[0], Part.ALONE)
+                    continue
+                if anchor is None or not anchor.prepare(self.beat) or "reference" not in anchor.roles:
                     self.board.give_back(self, newcomers[1:])
-                    self._alone(newcomers[0])
+                    self._alone(newcomers[0], Part.ALONE_NO_ANCHOR)
                     continue
                 anchor.in_use = True
                 anchor.warmed = set()
@@ -455,12 +480,12 @@ class Session:
             if not seats:
                 anchor.in_use, anchor.used_at = False, time.monotonic()
 
-    def _alone(self, link: Link) -> None:
+    def _alone(self, link: Link, why: Part) -> None:
         """Its own exclusive turn inside the session's: it times everything itself."""
         started = time.monotonic()
         if link.send(DeviceGranted()):
             link.answer(DeviceReleased, None, self.beat)
-        spent(Part.ALONE, time.monotonic() - started)
+        spent(why, time.monotonic() - started)
 
     def _admit(self, link: Link) -> Seat | None:
         """A newcomer's window: its buffers, copy floor and warm-up (MEMBER_READY_S at most)."""
@@ -483,7 +508,7 @@ class Session:
         started = time.monotonic()
         if seat.link.send(over):
             seat.link.answer(DeviceReleased, None, self.beat)
-        spent(Part.ALONE if not over.stats else Part.LEAVING, time.monotonic() - started)
+        spent(Part.ALONE_SESSION_OVER if not over.stats else Part.LEAVING, time.monotonic() - started)
 
     def _round(self, anchor: Anchor, seats: list[Seat]) -> bool:
         """One block of rounds, as many as the anchor has placements (a whole cycle): every
@@ -598,14 +623,37 @@ class Board:
     """The open sessions and the anchors, by key: one of each per key at a time."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        # gradings that may join a session of the key, on their way (expected, not yet joined)
+        self.coming: dict[Key, set[int]] = {}
         self._sessions: dict[Key, Session] = {}
         self._anchors: dict[Key, Anchor] = {}
 
-    def join(self, key: Key, link: Link, request: Any, device: DeviceOpened) -> None:
+    def expect(self, key: Key, request: Any, grading: int) -> None:
+        """The grading `grading` (an id of the caller's) may join a session of `key`: it has opened
+        its device. The key's anchor is started now where none lives, so that it is compiled by
+        the time the grading is timed; the grading counts as on its way until it joins or `gone`."""
+        with self.lock:
+            self.coming.setdefault(key, set()).add(grading)
+            anchor = self._anchors.get(key)
+            if anchor is None or anchor.dead:
+                self._anchors[key] = Anchor(anchor_request(request))
+
+    def gone(self, key: Key, grading: int) -> None:
+        """The grading `grading`, expected, will not join (it ended, or it joined)."""
+        with self.lock:
+            coming = self.coming.get(key)
+            if coming is not None:
+                coming.discard(grading)
+                if not coming:
+                    del self.coming[key]
+
+    def join(self, key: Key, link: Link, request: Any, device: DeviceOpened, grading: int | None = None) -> None:
         """`link`'s grading waits for a session of `key` (started where none is open); the
-        key's anchor is started where none lives."""
-        with self._lock:
+        key's anchor is started where none lives. `grading`: its id as `expect` had it."""
+        if grading is not None:
+            self.gone(key, grading)
+        with self.lock:
             session = self._sessions.get(key)
             if session is None:
                 session = self._sessions[key] = Session(self, key, device, TimingPolicy.for_kind(device.kind))
@@ -617,19 +665,19 @@ class Board:
 
     def waiting(self, key: Key) -> int:
         """How many gradings wait for a session of `key` (not yet in one)."""
-        with self._lock:
+        with self.lock:
             session = self._sessions.get(key)
             return len(session.pending) if session is not None else 0
 
     def anchor(self, key: Key) -> Anchor | None:
-        with self._lock:
+        with self.lock:
             return self._anchors.get(key)
 
     def take(self, session: Session, room: int, seated: bool, force: bool = False) -> list[Link]:
         """Up to `room` of the session's waiting members, now its own. Where it has taken
         MAX_ADMITTED, it takes no more: those still waiting go to a new session of the key
         (in line behind it). Where nothing waits and nobody is seated, it is closed."""
-        with self._lock:
+        with self.lock:
             if not force and session.admitted >= MAX_ADMITTED:
                 self._retire(session)
                 return []
@@ -641,7 +689,7 @@ class Board:
             return taken
 
     def give_back(self, session: Session, links: list[Link]) -> None:
-        with self._lock:
+        with self.lock:
             session.pending[:0] = links
             session.admitted -= len(links)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from grader.backends.base import LaunchError
 from grader.correctness import case_label, make_setup
-from grader.device_claim import claim, release
+from grader.device_claim import claim, release, release_shared, timed_phase_over
 from grader.device_floor import copy_floor_ms
 from grader.reference_agreement import compares_with_reference
 from grader.results import CaseResult, FailureKind, TimingResult
@@ -102,8 +102,10 @@ class Benchmark(Step):
 
     def _in_session(self, ctx: Context, case: dict[str, int | float], phase: Callable[[str], None]) -> bool:
         """The submission timed in a timing session (grader.session_worker.Member): every
-        figure from the rounds the session kept, the shared kernels' from its anchor. Where the
-        session could not time them, every role is timed here after all (`_alone`)."""
+        figure from the rounds the session kept, the shared kernels' from its anchor; then its
+        turn in the session ends, and the launches drawn for a whole check are checked in a
+        shared turn (grader.session_audit.SessionAudit.check_kept). Where the session could not
+        time them, every role is timed here after all (`_alone`)."""
         member = Member(ctx, case)
         try:
             try:
@@ -112,6 +114,11 @@ class Benchmark(Step):
                 ctx.benchmark = Bench(case, member.roles, True)  # freed with the grading, whatever happens
             phase("timed rounds, in a session with other submissions of this stage")
             over = member.serve()
+            if over.stats:
+                ctx.benchmark.keep_first_placement()
+                timed_phase_over(ctx)  # the session goes on without it
+                phase("checking whole the timed launches drawn for it")
+                member.check_whole()
         except (TimedLaunchWrong, LaunchError) as stopped:
             return _stopped(ctx, case, stopped)
         finally:
@@ -133,7 +140,8 @@ def _stopped(ctx: Context, case: dict[str, int | float], stopped: TimedLaunchWro
     if ctx.benchmark is not None:
         release_roles(ctx.benchmark.roles)
         ctx.benchmark = None
-    release(ctx)  # its turn on the device is over (grader.device_claim)
+    release(ctx)  # its turn on the device is over (grader.device_claim) ...
+    release_shared(ctx)  # ... or its shared one, after a session's
     ctx.send(stopped.result if isinstance(stopped, TimedLaunchWrong) else CaseResult(
         f"benchmark size ({case_label(case)})", False, FailureKind.LAUNCH_FAILED,
         f"the kernel failed on the device while it was timed: {stopped}", benchmark_size=True))

@@ -2,7 +2,8 @@
 (grader.session_audit), on every device present: the reference's launch and the member's on
 the same seed agree; a launch wrong at a few places, one that leaves its output unwritten, and
 one that changes its input are each found, with the launch named; an output read whole is
-judged by the problem's own comparison."""
+judged by the problem's own comparison; a launch drawn for the whole check is checked after the
+rounds, on a copy of its outputs."""
 
 from __future__ import annotations
 
@@ -128,12 +129,25 @@ def one_wrong_element(pair: Pair):
     return spoil
 
 
-def test_one_wrong_element_is_found_by_the_block_s_whole_check_at_once(pair: Pair) -> None:
+def test_one_wrong_element_is_found_by_the_whole_check_after_the_rounds(pair: Pair) -> None:
     pair.launch(0, 5, 9, whole=True)  # a right launch passes its whole check
+    pair.launch(1, 6, 10, one_wrong_element(pair), whole=True)  # copied now, checked after the rounds
+    pair.launch(2, 7, 11)
+    pair.launch(3, 8, 12)  # (its placement's outputs written again since: the copy is what counts)
     with pytest.raises(TimedLaunchWrong) as found:
-        pair.launch(1, 6, 10, one_wrong_element(pair), whole=True)
+        pair.audit.check_kept()
     result = found.value.result
     assert result.failure == FailureKind.BENCHMARK_WRONG and "timed launch 2, on fresh inputs" in result.message
+    pair.audit.check_kept()  # every copy was freed: nothing is left to check
+
+
+def test_past_the_copies_kept_a_launch_is_checked_whole_at_once(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("grader.session_audit.KEPT_BLOCKS", 1)
+    pair.launch(0, 5, 9, whole=True)  # kept
+    with pytest.raises(TimedLaunchWrong) as found:
+        pair.launch(1, 6, 10, one_wrong_element(pair), whole=True)
+    assert "timed launch 2, on fresh inputs" in found.value.result.message
+    pair.audit.check_kept()  # the first, right
 
 
 def test_an_unwritten_output_is_found(pair: Pair) -> None:

@@ -317,3 +317,50 @@ def test_the_reference_s_samples_are_one_mapping_of_text_per_launch() -> None:
     assert output_samples([{"out": "AAAA"}, {"out": "AAAA", "b": ""}], 2)
     assert not output_samples([{"out": "AAAA"}], 2) and not output_samples(None, 1)
     assert not output_samples([{"out": 5}], 1) and not output_samples([["out"]], 1) and not output_samples([{1: "A"}], 1)
+
+
+def test_gradings_on_their_way_are_counted_until_they_join_or_go(monkeypatch) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(Anchor, "__init__", lambda self, request, link=None: started.append(request) or None)
+    monkeypatch.setattr(Anchor, "dead", False, raising=False)
+    monkeypatch.setattr("grader.timing_session.anchor_request", lambda request: request)
+    monkeypatch.setattr(Session, "start", lambda self: None)
+    board = Board()
+    key = ("dev", "s", "cuda", "/c")
+    board.expect(key, None, 1)
+    board.expect(key, None, 2)
+    assert board.coming[key] == {1, 2} and len(started) == 1  # one anchor for the key, started at once
+    board.join(key, link(), None, DeviceOpened("GPU", "gpu", "", "", {}, device_id="dev"), 1)
+    assert board.coming[key] == {2} and len(started) == 1
+    board.gone(key, 2)
+    board.gone(key, 2)  # (twice: nothing more)
+    assert key not in board.coming
+
+
+def session_waiting_for(board: Board, anchor: Anchor, pending: int) -> Session:
+    key = ("dev", "s", "cuda", "/c")
+    board._anchors[key] = anchor
+    session = Session(board, key, DeviceOpened("GPU", "gpu", "", "", {}, device_id="dev"), GPU)
+    session.pending = [link(str(n)) for n in range(pending)]
+    return session
+
+
+def test_a_session_waits_for_its_compiling_anchor_only_where_two_would_be_timed(monkeypatch) -> None:
+    board = Board()
+    compiling = Anchor(None, link("anchor"))
+    compiling.asked.clear()  # alive, still compiling
+    lone = session_waiting_for(board, compiling, 1)
+    began = time.monotonic()
+    lone._await_anchor()  # one waiting, nobody on the way: timed alone at once
+    assert time.monotonic() - began < 0.5
+    pair = session_waiting_for(board, compiling, 2)
+    threading.Timer(0.3, compiling.asked.set).start()
+    began = time.monotonic()
+    pair._await_anchor()
+    assert 0.25 < time.monotonic() - began < 5.0  # until the anchor asked for its turn
+    board.coming[pair.key] = {7}  # one waiting, one on its way: waits too, at most ANCHOR_WAIT_S
+    compiling.asked.clear()
+    monkeypatch.setattr("grader.timing_session.ANCHOR_WAIT_S", 0.3)
+    began = time.monotonic()
+    lone._await_anchor()
+    assert 0.25 < time.monotonic() - began < 5.0
