@@ -30,7 +30,7 @@ class Unavailable(StrEnum):
     TIMEOUT = "timeout"  # the profiling run passed its time limit
     FAILED = "failed"  # ncu or the profiling entry stopped without results (detail says how)
     UNREADABLE = "unreadable"  # ncu's output could not be matched to the launches made
-    BUSY = "busy"  # not read: the course server had gradings waiting behind this one (lab serve --busy-counters)
+    BUSY = "busy"  # not read: the course server had gradings waiting or under way (lab serve --busy-counters)
 
 
 REASON_TEXT = {
@@ -58,8 +58,8 @@ REASON_TEXT = {
     Unavailable.TIMEOUT: "reading the counters took too long and was stopped",
     Unavailable.FAILED: "reading the counters failed",
     Unavailable.UNREADABLE: "Nsight Compute's output could not be matched to the kernels launched",
-    Unavailable.BUSY: "counters not read: the course server had other gradings waiting (it reads them when "
-                      "none wait; `lab grade` or `lab profile` reads them on your own GPU)",
+    Unavailable.BUSY: "counters not read: the course server had other gradings waiting or under way (it reads "
+                      "them when it is quiet; `lab grade` or `lab profile` reads them on your own GPU)",
 }
 
 

@@ -72,8 +72,8 @@ def serve(
                                 "timed phases take turns)"),
     cpu_lanes: int = typer.Option(1, "--cpu-lanes", help="lanes on a CPU device (PoCL), where there is no GPU"),
     busy_counters: bool = typer.Option(False, "--busy-counters/--no-busy-counters", help="read the hardware "
-                                       "counters also for a grading with others waiting behind it (each reading "
-                                       "holds a GPU alone a while); by default such a grading reads none and its "
+                                       "counters also for a grading with others waiting behind it or under way (each "
+                                       "reading holds a GPU alone a while); by default such a grading reads none and its "
                                        "report says why, so that a busy queue drains as fast as lab batch"),
     per_hour: int = typer.Option(0, "--per-hour", help="submissions a student may send in an hour (0: no limit; "
                                  "an identical resubmission does not count)"),
@@ -137,7 +137,7 @@ def serve(
     named = ", ".join(plan.label for plan in settings.lanes)
     grading = (f"grading here, {len(settings.lanes)} lane(s): {named}" if settings.lanes
                else "grading only on remote workers (lab work)")
-    counters = "always" if busy_counters else "when no grading waits (--busy-counters: always)"
+    counters = "always" if busy_counters else "when no other grading waits or runs (--busy-counters: always)"
     console.print(f"{grading}; hardware counters read {counters}; database {for_terminal(where)}; "
                   f"http://{for_terminal(host)}:{port}")
     uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)

@@ -453,6 +453,12 @@ class Store:
         with self._session() as db:
             return int(db.execute(self._queued(select(func.count()).select_from(SubmissionRow), backends)).scalar_one())
 
+    def grading_now(self) -> int:
+        """How many submissions (any kernel language) are being graded now: claimed, not yet done."""
+        with self._session() as db:
+            grading = select(func.count()).select_from(SubmissionRow).where(SubmissionRow.state == str(State.GRADING))
+            return int(db.execute(grading).scalar_one())
+
     def queue_order(self) -> list[int]:
         """The queued submissions' ids, in the order they will be graded."""
         with self._session() as db:

@@ -133,13 +133,14 @@ def grade_submission(catalog: Catalog, submission: Submission, source: bytes, de
 
 def busy_now(store: Store, backends: frozenset[str] | None, busy_counters: bool) -> bool:
     """Whether a grading just claimed for `backends` skips the hardware counters: others of its
-    kernel languages wait behind it, and the server does not read counters then (`busy_counters`
-    False: ServerSettings.busy_counters). Never raises: where the queue cannot be counted (the
-    database away for a moment), not busy."""
+    kernel languages wait behind it, or another grading is under way beside it (reading counters
+    holds the GPU to itself, and keeps a grading out of a timing session), and the server does
+    not read counters then (`busy_counters` False: ServerSettings.busy_counters). Never raises:
+    where the queue cannot be counted (the database away for a moment), not busy."""
     if busy_counters:
         return False
     try:
-        return store.waiting(backends) > 0
+        return store.waiting(backends) > 0 or store.grading_now() > 1  # (itself among those under way)
     except Exception:  # noqa: BLE001 - a lookup that failed: the counters read as on a quiet server
         return False
 

@@ -19,7 +19,7 @@ class ServerSettings:
     per_hour: int = 0  # submissions a student may send in an hour (0: no limit; instructors: none)
     schedule: Mapping[str, StageWindow] = field(default_factory=dict)  # stages open by date (--schedule)
     lease_s: float = 120.0  # a remote worker's hold on a submission, renewed while it grades
-    # Read the hardware counters also for a grading with others waiting behind it (each reading
+    # Read the hardware counters also for a grading with others waiting behind it or under way (each reading
     # holds the GPU alone for a while: docs/performance.md); False: such a grading reads none and
     # its report says why (lab serve --busy-counters).
     busy_counters: bool = False

@@ -258,17 +258,22 @@ def test_a_database_of_the_first_schema_is_upgraded_with_its_rows(tmp_path):
         store.close()
 
 
-def test_a_grading_with_others_waiting_behind_it_reads_no_counters(store):
+def test_a_grading_with_others_waiting_behind_it_or_under_way_reads_no_counters(store):
     from lab.server.grading_lane import busy_now
 
     who = users(store)
-    put(store, who["ana"], 1), put(store, who["ben"], 2)
+    first = put(store, who["ana"], 1)[0].id
+    put(store, who["ben"], 2)
     store.submit(who["ana"], "transpose_coalesced", "k.cu", "cuda", b"// 3\n")
     assert store.waiting() == 3 and store.waiting(frozenset({"opencl"})) == 2
     store.claim_next(backends=frozenset({"opencl"}))
     assert busy_now(store, frozenset({"opencl"}), busy_counters=False)  # ben's waits behind it
     assert not busy_now(store, frozenset({"opencl"}), busy_counters=True)  # lab serve --busy-counters
     store.claim_next(backends=frozenset({"opencl"}))
+    assert busy_now(store, frozenset({"opencl"}), busy_counters=False)  # ana's first is still under way
+    assert store.grading_now() == 2
+    store.finish(first, outcome())
+    assert store.grading_now() == 1
     assert not busy_now(store, frozenset({"opencl"}), busy_counters=False)  # the .cu one is another lane's
     assert busy_now(store, None, busy_counters=False)  # a lane of every language sees it waiting
 
@@ -294,6 +299,9 @@ def test_a_queue_that_cannot_be_counted_is_not_busy():
 
     class Away:
         def waiting(self, backends):
+            raise OSError("the database is away")
+
+        def grading_now(self):
             raise OSError("the database is away")
 
     assert busy_now(Away(), None, busy_counters=False) is False
