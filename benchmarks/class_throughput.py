@@ -165,7 +165,9 @@ def main() -> None:
         print(f"| tree | GPUs | {' | '.join(parts)} |")
         print(f"|---|---:|{'---:|' * len(parts)}")
         for row in rows:
-            each = [f"{row['session_parts'].get(part, 0.0) / max(1, row['graded']):.3f}" for part in parts]
+            # (a tree that records no parts: "-")
+            each = [f"{row['session_parts'].get(part, 0.0) / max(1, row['graded']):.3f}" if row["session_parts"]
+                    else "-" for part in parts]
             print(f"| {row['tree']} | {row['gpus']} | {' | '.join(each)} |")
     if alone:
         print()
