@@ -32,7 +32,7 @@ student follow each of its acknowledged submissions as `lab submit` does (long p
 prints how long after a grading's end its follower saw it, and how many polls that took.
 --counters on|off
 makes both read the hardware counters, or neither (by default the server reads them where no
-other grading waits, and lab batch does not: under load the two then grade alike).
+other grading waits or runs, and lab batch does not: under load the two then grade alike).
 
 Progress goes to stderr, the figures to stdout (--json FILE: as JSON too). Needs the server extra.
 """
