@@ -29,11 +29,11 @@ checked whole against the reference run in the member's own process).
 - **Members' buffers fit together**: a newcomer joins only while every member's benchmark buffers
   (as each asked for them) fit in half the device's memory; else it waits for room.
 - **A lone submission is timed alone**, as outside a session: where the session would have one
-  member and no other grading of its key is on its way (one that opened its device asking for a
-  session: Board.expect; then it starts with one member, and the others join at a block's
-  start), or its anchor is not ready yet, the member gets a plain exclusive turn inside the
-  session's. A session waits for an anchor still compiling (ANCHOR_WAIT_S at most, holding
-  nothing) where two or more gradings of its key wait or are on their way.
+  member, or its anchor is not ready yet, the member gets a plain exclusive turn inside the
+  session's. (A session of one costs more: its shared kernels' blocks serve nobody else.) The
+  key's anchor starts as soon as a grading that may join opens its device (Board.expect), and a
+  session waits for an anchor still compiling (ANCHOR_WAIT_S at most, holding nothing) where two
+  or more gradings of its key wait or are on their way.
 - **Nothing of one member reaches another.** Each is its own process and device context; only
   one process runs on the device at a time (every other waits for the coordinator's next
   command). A member that fails a launch or a check, faults or ends leaves, and the round is
@@ -446,11 +446,11 @@ class Session:
                 if not newcomers:
                     return
                 anchor = self.board.anchor(self.key)
-                if len(newcomers) == 1 and not self.board.on_its_way(self.key):
+                if len(newcomers) == 1:
                     self._alone(newcomers[0], Part.ALONE)
                     continue
                 if anchor is None or not anchor.prepare(self.beat) or "reference" not in anchor.roles:
-                    self.board.give_back(self, newcomers[1:])  # (with one: timed alone after all)
+                    self.board.give_back(self, newcomers[1:])
                     self._alone(newcomers[0], Part.ALONE_NO_ANCHOR)
                     continue
                 anchor.in_use = True
@@ -641,11 +641,6 @@ class Board:
             anchor = self._anchors.get(key)
             if anchor is None or anchor.dead:
                 self._anchors[key] = Anchor(anchor_request(request))
-
-    def on_its_way(self, key: Key) -> bool:
-        """Whether a grading that may join a session of `key` is on its way (expected, not joined)."""
-        with self.lock:
-            return bool(self.coming.get(key))
 
     def gone(self, key: Key, grading: int) -> None:
         """The grading `grading`, expected, will not join (it ended, or it joined)."""

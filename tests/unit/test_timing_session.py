@@ -190,15 +190,12 @@ class FakeWorker:
         self.link.end()
 
 
-def run_session(monkeypatch, members: list[FakeWorker], anchor: FakeWorker, until=None,
-                coming: set[int] | None = None) -> None:
+def run_session(monkeypatch, members: list[FakeWorker], anchor: FakeWorker, until=None) -> None:
     """One session of `members` with `anchor` on a device with no queue; returns when `until()`
-    (by default: every member has left it), or after 30 s. `coming`: gradings on their way."""
+    (by default: every member has left it), or after 30 s."""
     monkeypatch.setenv("LAB_DEVICE_QUEUE", "off")
     board = Board()
     key = ("dev", "s", "cuda", "/c")
-    if coming:
-        board.coming[key] = set(coming)
     board._anchors[key] = Anchor(None, anchor.link)
     session = Session(board, key, DeviceOpened("GPU", "gpu", "", "", {}, device_id="dev"), GPU)
     board._sessions[key] = session
@@ -367,16 +364,3 @@ def test_a_session_waits_for_its_compiling_anchor_only_where_two_would_be_timed(
     began = time.monotonic()
     lone._await_anchor()
     assert 0.25 < time.monotonic() - began < 5.0
-
-
-def test_a_lone_member_is_timed_alone_unless_another_is_on_its_way(monkeypatch) -> None:
-    log: list[tuple[str, object]] = []
-    lone = FakeWorker("lone", log)
-    run_session(monkeypatch, [lone], FakeWorker("anchor", log, 2e-3, roles=SHARED),
-                until=lambda: any(isinstance(m, DeviceGranted) for _, m in log))
-    assert [m for name, m in log if name == "lone"] == [DeviceGranted()]  # a plain turn: timed alone
-    log.clear()
-    first = FakeWorker("first", log)
-    run_session(monkeypatch, [first], FakeWorker("anchor", log, 2e-3, roles=SHARED), coming={7})
-    assert first.over and first.over[0].stats["submission"]["samples"] == 16  # in a session of its own so far
-    assert any(isinstance(m, SessionLaunch) for name, m in log if name == "first")
