@@ -19,7 +19,8 @@ block reads, in every process, the inputs the block's seed k makes, so that each
 launch is checked against the reference's on the same values (grader.session_audit: the
 reference's outputs read at places drawn for the block in the grader's own code, which no kernel
 sees, and sent to each member with its next command; and one launch of each block, drawn alike,
-checked whole against the reference run in the member's own process).
+its outputs copied, checked whole against the reference run in the member's own process once its
+rounds are over).
 
 - **Each speedup from its own rounds.** A member's figures for the shared kernels are made only
   of the anchor's launches in the rounds that member took part in; it leaves by the rule of the
