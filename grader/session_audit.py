@@ -19,8 +19,11 @@ member checks each of its submission's timed launches as grader.timed_audit chec
   kernel runs, untimed, in the member's own process on the pristine copy refilled from that
   launch's seed, and every output is compared with the copy (grader.reference_agreement), as
   every timed launch is when timed alone. A kernel wrong at a few places only when timed, which
-  PICKS places would miss, fails then, with the launch named. Past KEPT_BLOCKS copies (or
-  KEPT_BYTES, or where the device has no room for one) a launch is checked whole at once.
+  PICKS places would miss, fails then, with the launch named. The copies lie in device memory,
+  where a later launch of the kernel could write: each copy's checksums (lab_checksum) are read
+  back before that next launch and compared again before the check, and a copy that changed is
+  the kernel's write outside its buffers. Past KEPT_BLOCKS copies (or KEPT_BYTES, or where the
+  device has no room for one) a launch is checked whole at once.
 
 A launch's counts and samples are read back before the submission's next launch, so that no
 launch can forge an earlier one's. The reference's samples come from the anchor through the
@@ -40,7 +43,7 @@ import numpy as np
 from grader import memory
 from grader.backends.base import Backend, Buffer
 from grader.correctness import CaseBuffers
-from grader.device_ops import sample_indices
+from grader.device_ops import chunks, sample_indices
 from grader.reference_agreement import agrees, elementwise_tolerance, oracle_verdict
 from grader.results import FailureKind
 from grader.timed_audit import input_changed, launch_wrong
@@ -117,6 +120,7 @@ class Kept:
     launch: int  # the submission's timed launch, from 1
     seed: int  # its inputs' seed
     copies: dict[str, Buffer]  # output name -> its words, copied right after the launch
+    sums: dict[str, np.ndarray]  # output name -> its copy's checksums, read back before the next launch
     nbytes: int
 
 
@@ -137,12 +141,15 @@ class SessionAudit:
     _tally: Any = None
     _taken: list[Taken] = field(default_factory=list)
     _kept: list[Kept] = field(default_factory=list)
+    _sums: Buffer | None = None  # a copy's checksums, on their way back
 
     def __post_init__(self) -> None:
         own: CaseBuffers = self.submission.placements[0]
         self._scratch = self.backend.alloc(4 * scratch_words(own))
         try:
             self._tally = self.ops.tally(max(1, len(own.guarded_inputs)))
+            pairs = max([chunks(guarded.inner.nbytes // 4) for guarded in own.outputs.values()] or [1])
+            self._sums = self.backend.alloc(8 * max(1, pairs))
         except BaseException:
             self.release()
             raise
@@ -191,8 +198,18 @@ class SessionAudit:
         except Exception:  # noqa: BLE001 - no room for a copy: the launch is checked at once
             self._free(copies.values())
             return False
-        self._kept.append(Kept(self.checked, seed, copies, nbytes))
+        sums = {name: self._checksums(copy) for name, copy in copies.items()}  # (waits: before the next launch)
+        self._kept.append(Kept(self.checked, seed, copies, sums, nbytes))
         return True
+
+    def _checksums(self, buffer: Buffer) -> np.ndarray:
+        """lab_checksum's pairs of `buffer`'s words, read back (waits for them)."""
+        assert self._sums is not None
+        words = buffer.nbytes // 4
+        self.ops.checksum_into(buffer, words, self._sums, 0)
+        found = np.empty(2 * chunks(words), dtype=np.uint32)
+        self.backend.download(self._sums, found)
+        return found
 
     def check_kept(self) -> None:
         """The whole checks of the launches kept (`_keep`), in order, on the submission's first
@@ -202,7 +219,15 @@ class SessionAudit:
         kept, self._kept = self._kept, []
         try:
             for launch in kept:
+                changed = [name for name, copy in launch.copies.items()
+                           if not np.array_equal(self._checksums(copy), launch.sums[name])]
+                if changed:
+                    listed = ", ".join(f"`{name}`" for name in changed)
+                    self._fail(FailureKind.OUT_OF_BOUNDS, f"a timed launch after launch {launch.launch} wrote outside "
+                               f"its buffers, into the grader's copy of that launch's {listed} (kept for its "
+                               f"check): a kernel writes only its own outputs")
                 own.refill(self.ops, launch.seed)
+                own.reset_outputs()  # (its guard bands as made: the copy holds the interior only)
                 for name, copy in launch.copies.items():
                     self.backend.copy(own.outputs[name].inner, copy)
                 self.pristine.refill(self.ops, launch.seed)
@@ -271,9 +296,9 @@ class SessionAudit:
 
     def release(self) -> None:
         """Its own buffers freed (not the roles'), the copies kept among them; never raises."""
-        self._free([self._scratch, self._tally.buffer if self._tally is not None else None,
+        self._free([self._scratch, self._tally.buffer if self._tally is not None else None, self._sums,
                     *(copy for kept in self._kept for copy in kept.copies.values())])
-        self._scratch = self._tally = None
+        self._scratch = self._tally = self._sums = None
         self._kept = []
 
     def _free(self, buffers: Any) -> None:

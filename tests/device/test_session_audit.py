@@ -141,6 +141,25 @@ def test_one_wrong_element_is_found_by_the_whole_check_after_the_rounds(pair: Pa
     pair.audit.check_kept()  # every copy was freed: nothing is left to check
 
 
+def test_a_later_launch_that_writes_into_a_kept_copy_is_a_write_outside_its_buffers(pair: Pair) -> None:
+    """A kernel that, in a later launch, mends the copy the grader kept of an earlier wrong
+    launch (its outputs lie in device memory) is found by the copy's checksums."""
+    pair.launch(0, 5, 9, one_wrong_element(pair), whole=True)
+    kept = pair.audit._kept[0]
+    name, copy = next(iter(kept.copies.items()))
+    guarded = pair.member["submission"].placements[0].outputs[name]
+    values = np.empty(guarded.count, dtype=np.float32)
+    pair.backend.download(copy, values)
+    values[guarded.count // 3] = 0.5  # (any other value: what a later launch would write there)
+    pair.backend.upload(copy, values)
+    pair.launch(1, 6, 10)
+    with pytest.raises(TimedLaunchWrong) as found:
+        pair.audit.check_kept()
+    result = found.value.result
+    assert result.failure == FailureKind.OUT_OF_BOUNDS
+    assert "after launch 1 wrote outside its buffers" in result.message, result.message
+
+
 def test_past_the_copies_kept_a_launch_is_checked_whole_at_once(pair: Pair, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("grader.session_audit.KEPT_BLOCKS", 1)
     pair.launch(0, 5, 9, whole=True)  # kept
