@@ -5,7 +5,8 @@
 // One element in 67 million buys no time; what it tests is that a kernel wrong only when timed
 // is not marked correct. Alone every timed launch is compared whole; in a timing session the
 // outputs are read at 4,096 places (which one element escapes), and one launch of each block,
-// drawn by the session, is compared whole (grader.session_audit): caught in the first block.
+// drawn by the session, is copied and compared whole once the member's rounds are over
+// (grader.session_audit): caught then, its first block's launch named.
 __device__ unsigned long long blocks_run;
 
 extern "C" __global__ void transpose(float *out, const float *in, int width, int height)
