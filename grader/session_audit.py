@@ -22,8 +22,8 @@ member checks each of its submission's timed launches as grader.timed_audit chec
   PICKS places would miss, fails then, with the launch named. The copies lie in device memory,
   where a later launch of the kernel could write: each copy's checksums (lab_checksum) are read
   back before that next launch and compared again before the check, and a copy that changed is
-  the kernel's write outside its buffers. Past KEPT_BLOCKS copies (or KEPT_BYTES, or where the
-  device has no room for one) a launch is checked whole at once.
+  the kernel's write outside its buffers. Past KEPT_BLOCKS copies (or `kept_bytes` of them, or
+  where the device has no room for one) a launch is checked whole at once.
 
 A launch's counts and samples are read back before the submission's next launch, so that no
 launch can forge an earlier one's. The reference's samples come from the anchor through the
@@ -51,9 +51,17 @@ from grader.timed_audit import input_changed, launch_wrong
 WHOLE = 1 << 16  # an output of at most this many elements is read whole
 PICKS = 4096  # places a larger output is read at
 KEPT_BLOCKS = 8  # launches whose whole check waits for the end of the timed rounds, at most ...
-KEPT_BYTES = 1 << 30  # ... and the device memory their outputs' copies take, at most
+KEPT_BYTES = 1 << 30  # ... and the device memory their outputs' copies take, at most, ...
+KEPT_SHARE = 64  # ... and at most 1/KEPT_SHARE of the device's memory (a session's members each keep theirs)
 
 Samples = dict[str, np.ndarray]  # output name -> its words read (uint32), in pick order
+
+
+def kept_bytes(backend: Backend) -> int:
+    """The device memory a member's kept copies may take: KEPT_BYTES, and at most 1/KEPT_SHARE of
+    the device's memory where it is known (a small GPU's session leaves room for its members)."""
+    known = backend.info.memory_bytes
+    return min(KEPT_BYTES, known // KEPT_SHARE) if known else KEPT_BYTES
 
 
 def picks(count: int) -> int:
@@ -162,7 +170,7 @@ class SessionAudit:
         """After the submission's timed launch on `placement` (its inputs from `seed`): its inputs
         compared with a pristine copy (raises TimedLaunchWrong where one changed), its outputs
         read at the places `places` draws, kept for `expect`; with `whole`, its outputs also
-        copied for the whole check (`check_kept`), or, past KEPT_BLOCKS or KEPT_BYTES, compared
+        copied for the whole check (`check_kept`), or, past KEPT_BLOCKS or `kept_bytes`, compared
         whole at once with the reference kernel's on the pristine copy (raises TimedLaunchWrong
         where they differ)."""
         self.checked += 1
@@ -186,9 +194,9 @@ class SessionAudit:
 
     def _keep(self, own: CaseBuffers, seed: int) -> bool:
         """Copy `own`'s outputs (the launch just checked) for check_kept; False where it is past
-        KEPT_BLOCKS or KEPT_BYTES, or the device has no room for the copies (check it at once)."""
+        KEPT_BLOCKS or `kept_bytes`, or the device has no room for the copies (check it at once)."""
         nbytes = sum(guarded.inner.nbytes for guarded in own.outputs.values())
-        if len(self._kept) >= KEPT_BLOCKS or sum(kept.nbytes for kept in self._kept) + nbytes > KEPT_BYTES:
+        if len(self._kept) >= KEPT_BLOCKS or sum(kept.nbytes for kept in self._kept) + nbytes > kept_bytes(self.backend):
             return False
         copies: dict[str, Buffer] = {}
         try:

@@ -203,3 +203,18 @@ def test_packed_samples_round_trip_and_junk_is_refused() -> None:
     for junk in (None, [], {"out": 5}, {"out": "not base64!"}, {3: "AAAA"}):
         with pytest.raises(ValueError):
             unpack(junk)
+
+
+def test_the_copies_kept_take_a_small_share_of_a_small_device() -> None:
+    """KEPT_BYTES on a large GPU; 1/KEPT_SHARE of a small one's memory; KEPT_BYTES where unknown."""
+    from dataclasses import replace
+
+    from grader.backends.fake import FakeBackend
+    from grader.session_audit import KEPT_BYTES, KEPT_SHARE, kept_bytes
+
+    backend = FakeBackend({})
+    assert kept_bytes(backend) == KEPT_BYTES  # (the fake device's memory is not known)
+    backend.info = replace(backend.info, memory_bytes=141 << 30)
+    assert kept_bytes(backend) == KEPT_BYTES
+    backend.info = replace(backend.info, memory_bytes=16 << 30)
+    assert kept_bytes(backend) == (16 << 30) // KEPT_SHARE == 256 << 20

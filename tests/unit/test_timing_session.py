@@ -364,3 +364,28 @@ def test_a_session_waits_for_its_compiling_anchor_only_where_two_would_be_timed(
     began = time.monotonic()
     lone._await_anchor()
     assert 0.25 < time.monotonic() - began < 5.0
+
+
+def test_a_grading_counts_as_on_its_way_only_where_it_would_be_timed_in_a_session(monkeypatch) -> None:
+    """grader.pipeline._expect_session: a request that asks for a session, will be timed (a GPU;
+    a CPU device with --cpu-timing), compiles and runs, on a device with an id; never an anchor."""
+    from dataclasses import replace
+
+    from grader import pipeline
+    from grader.backends import registry
+    from grader.steps.context import Request
+    from grader.timing_session import BOARD
+
+    seen: list[tuple] = []
+    monkeypatch.setattr(BOARD, "expect", lambda key, request, grading: seen.append((key, grading)))
+    gpu = DeviceOpened("GPU", "gpu", "", "", {}, device_id="0000:01:00.0")
+    cpu = DeviceOpened("CPU", "cpu", "", "", {}, device_id="pocl:cpu")
+    asks = Request("/c", "transpose_coalesced", "", "k.cl", registry.by_name("opencl"), 0, 1, session=True)
+    assert pipeline._expect_session(asks, gpu, 7) == (("0000:01:00.0", "transpose_coalesced", "opencl", "/c"), 7)
+    assert seen == [(("0000:01:00.0", "transpose_coalesced", "opencl", "/c"), 7)]
+    for request, device in [(replace(asks, session=False), gpu), (replace(asks, timing=False), gpu),
+                            (replace(asks, compile_only=True), gpu), (replace(asks, anchor=True), gpu),
+                            (asks, cpu), (asks, replace(gpu, device_id=""))]:
+        assert pipeline._expect_session(request, device, 8) is None
+    assert pipeline._expect_session(replace(asks, cpu_timing=True), cpu, 9) is not None
+    assert len(seen) == 2
