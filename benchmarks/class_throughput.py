@@ -5,7 +5,8 @@ whether a speedup graded in the batch agrees with the same file graded alone.
 
     python3 benchmarks/class_throughput.py --trees new=.,old=/tmp/old --gpus 1,4 --alone 16
 
-(run from the checkout: trees are relative to the current folder)
+(run from the checkout: trees are relative to the current folder; `--repeat 3` runs them in turn
+three times and adds each one's median, since runs on one machine differ by several percent)
 
 For each tree and each GPU count: a fresh results folder, `python3 -m lab batch run CLASS
 --out OUT --gpus G` timed from outside (cwd and PYTHONPATH the tree), the gradings counted from
@@ -97,6 +98,9 @@ def main() -> None:
     parser.add_argument("--variants", default="", metavar="NAME=WORDS;...",
                         help="run each tree once per variant, with its words added to lab batch run "
                              "(e.g. 'sessions=;alone=--no-sessions'); default: once, as --batch-args says")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every tree and variant this many times, in turn (A B A B ...), and print the "
+                             "median of each: runs on one machine differ by several percent")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     trees = parse_trees(args.trees)
@@ -109,19 +113,21 @@ def main() -> None:
     rows: list[dict] = []
     variants = [(v.partition("=")[0].strip(), v.partition("=")[2].split()) for v in args.variants.split(";")
                 if v.strip()] or [("", [])]
-    for gpus in counts:
+    for gpus, repeat in itertools.product(counts, range(max(1, args.repeat))):
         for (tree_name, tree), (variant, extra) in itertools.product(trees, variants):
             name = f"{tree_name} {variant}".strip()
-            out = scratch / f"out-{name.replace(' ', '-')}-{gpus}"
+            run_name = f"{name} #{repeat + 1}" if args.repeat > 1 else name
+            out = scratch / f"out-{run_name.replace(' ', '-').replace('#', '')}-{gpus}"
             words = [sys.executable, "-m", "lab", *batch_run_words(tree), str(folder), "--out", str(out),
                      *(["--gpus", str(gpus)] if gpus else []), *args.batch_args.split(), *extra]
             print(f"{name}, {gpus} GPU(s): {' '.join(words[2:])}", file=sys.stderr)
-            queue_log = scratch / f"queue-{name.replace(' ', '-')}-{gpus}.jsonl"
+            slug = run_name.replace(' ', '-').replace('#', '')
+            queue_log = scratch / f"queue-{slug}-{gpus}.jsonl"
             code, wall = run_timed(words, tree, {**child_env(tree), "LAB_DEVICE_QUEUE_LOG": str(queue_log)},
-                                   args.timeout, scratch / f"batch-{name.replace(' ', '-')}-{gpus}.log")
+                                   args.timeout, scratch / f"batch-{slug}-{gpus}.log")
             graded = results_of(out)
             held = occupancy(queue_log) if queue_log.is_file() else {}
-            rows.append({"tree": name, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
+            rows.append({"tree": name, "run": repeat + 1, "gpus": gpus, "exit": code, "wall_s": round(wall, 2), "graded": len(graded),
                          "per_minute": round(60 * len(graded) / wall, 1) if wall > 0 else 0.0,
                          "in_session": sum(bool((v.get("performance") or {}).get("session_members"))
                                            for v in graded.values()),
@@ -147,16 +153,29 @@ def main() -> None:
     print("| tree | GPUs | graded | timed in a session | wall s | per minute | over 1 GPU | device in a turn "
           "| exclusive s per grading |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    def shown(row: dict) -> str:
+        return f"{row['tree']} #{row['run']}" if args.repeat > 1 else row["tree"]
+
     for row in rows:
-        one = next((r for r in rows if r["tree"] == row["tree"] and r["gpus"] == min(1, row["gpus"])), None)
+        one = next((r for r in rows if r["tree"] == row["tree"] and r["run"] == row["run"]
+                    and r["gpus"] == min(1, row["gpus"])), None)
         over = f"{row['per_minute'] / one['per_minute']:.2f}x" if one and one["per_minute"] else ""
         # how much of the run's wall each device spent in someone's turn, and the exclusive
         # (timed) turns' time for each grading: what bounds a GPU's pace
         busy = (f"{100 * row['busy_s'] / (row['devices'] * row['wall_s']):.0f}%"
                 if row["devices"] and row["wall_s"] else "-")
         exclusive = f"{row['exclusive_s'] / row['graded']:.3f}" if row["devices"] and row["graded"] else "-"
-        print(f"| {row['tree']} | {row['gpus']} | {row['graded']} | {row['in_session']} | {row['wall_s']} | "
+        print(f"| {shown(row)} | {row['gpus']} | {row['graded']} | {row['in_session']} | {row['wall_s']} | "
               f"{row['per_minute']} | {over} | {busy} | {exclusive} |")
+    if args.repeat > 1:
+        print()
+        print("| tree | GPUs | runs | median per minute | median exclusive s per grading |")
+        print("|---|---:|---:|---:|---:|")
+        for (tree_name, gpus) in dict.fromkeys((row["tree"], row["gpus"]) for row in rows):
+            runs = [row for row in rows if row["tree"] == tree_name and row["gpus"] == gpus]
+            exclusive = [row["exclusive_s"] / row["graded"] for row in runs if row["devices"] and row["graded"]]
+            print(f"| {tree_name} | {gpus} | {len(runs)} | {statistics.median(r['per_minute'] for r in runs):.1f} | "
+                  f"{f'{statistics.median(exclusive):.3f}' if exclusive else '-'} |")
     parts = sorted({part for row in rows for part in row["session_parts"]})
     if parts:
         print()
@@ -168,7 +187,7 @@ def main() -> None:
             # (a tree that records no parts: "-")
             each = [f"{row['session_parts'].get(part, 0.0) / max(1, row['graded']):.3f}" if row["session_parts"]
                     else "-" for part in parts]
-            print(f"| {row['tree']} | {row['gpus']} | {' | '.join(each)} |")
+            print(f"| {shown(row)} | {row['gpus']} | {' | '.join(each)} |")
     if alone:
         print()
         print("| tree | GPUs | compared | median |batch/alone - 1| | max | same status |")
@@ -181,7 +200,7 @@ def main() -> None:
                     gaps.append(abs(batch / seen["speedup"] - 1))
                 same += row["statuses"].get(key) == seen["status"]
             if gaps:
-                print(f"| {row['tree']} | {row['gpus']} | {len(gaps)} | {100 * statistics.median(gaps):.2f}% | "
+                print(f"| {shown(row)} | {row['gpus']} | {len(gaps)} | {100 * statistics.median(gaps):.2f}% | "
                       f"{100 * max(gaps):.2f}% | {same}/{len(alone)} |")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "alone": alone}, indent=1), encoding="utf-8")
