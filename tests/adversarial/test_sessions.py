@@ -144,3 +144,31 @@ def test_a_kernel_that_hangs_in_its_timed_launches_is_its_own_timeout(target: Ta
         assert "did not finish" in hung.failure.message, where(hung)
     for report in honest:
         assert report.status == PASSED, where(report)
+
+
+WRONG_AT_SIZE = Path(__file__).resolve().parent / "kernels" / "sessions" / "one_wrong_element_at_size"
+WHOLE_CHECK = "checking whole the timed launches drawn for it"
+
+
+@pytest.mark.parametrize("target", target_params())
+def test_a_kernel_wrong_at_one_element_fails_its_timed_launches_whole_check(target: Target, tmp_path: Path) -> None:
+    """One element off at the benchmark size, in every launch: the sampled check mostly misses it;
+    in a session the whole check after the member's rounds finds it (in a shared turn, after its
+    session turn was given back), alone every timed launch's whole check does; the references
+    beside it pass."""
+    stage = "transpose_coalesced"
+    suffix = target.row.suffix
+    wrong = tmp_path / "wrong" / f"{stage}{suffix}"
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text(WRONG_AT_SIZE.with_suffix(suffix).read_text(encoding="utf-8"), encoding="utf-8")
+    copies = [own_copy(tmp_path, stage, suffix, n) for n in range(2)]
+    *honest, bad = grade_together(target, stage, [*copies, wrong])
+    result = bad.check("correct")  # (right at the test sizes: its timed launches fail it)
+    assert result is not None and result.failure == FailureKind.BENCHMARK_WRONG, where(bad)
+    assert "timed launch" in result.message and "on fresh inputs" in result.message, where(bad)
+    assert_one_line(result.message)
+    if in_session(bad) and "sampled" not in result.message:  # (the sampled check may hit it first)
+        assert any(WHOLE_CHECK in name for name, _ in bad.phase_log), where(bad)
+        assert "elements of `out` are wrong" in result.message, where(bad)
+    for report in honest:
+        assert report.status != "failed" and report.check("correct").status == PASSED, where(report)
