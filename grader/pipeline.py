@@ -146,6 +146,10 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
         raise
     finally:
         turn.release()  # its place in the device's queue, whatever happened
+        if request.session:  # ... and on the way to a timing session no longer (Board.expect)
+            from grader.timing_session import BOARD
+
+            BOARD.gone(id(grading))
     if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
         grading.abort = machine_fault(grading.abort, worker)
     if reaped_later(worker, grading):
@@ -227,7 +231,6 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
         trusting = worker.sandbox.sandboxed
         link: Link | None = None  # its place in a timing session (grader.timing_session)
-        expected: tuple[Any, int] | None = None  # its key, where it counts as on its way to a session
         link_counted = False  # its wait taken out of its phase's time
         while not grading.finished:
             if turn.waiting:  # in line for the device: no limit runs
@@ -311,13 +314,9 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                 elif message is not None:
                     if isinstance(message, DeviceOpened):
                         turn.opened(message)
-                        expected = _expect_session(request, message, id(grading))
+                        _expect_session(request, message, id(grading))
                     grading.add(message)
         selector.close()
-        if expected is not None:  # joined or not, it is on its way no longer
-            from grader.timing_session import BOARD
-
-            BOARD.gone(*expected)
         if link is not None:
             link.end()  # its session goes on without it
             if link.dropped is not None and grading.abort is None and not grading.finished:
@@ -365,21 +364,22 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     grading.output_tail = raw.decode("utf-8", errors="replace")
 
 
-def _expect_session(request: Request, device: DeviceOpened, grading: int) -> tuple[Any, int] | None:
+def _expect_session(request: Request, device: DeviceOpened, grading: int) -> bool:
     """Where this grading (`grading`: its id) may be timed in a session (it asks for one, and
     will be timed on this device), its key's anchor starts now and the grading counts as on its
-    way (grader.timing_session.Board.expect); returns (key, grading), for Board.gone."""
+    way (grader.timing_session.Board.expect) until it joins or its run ends (run_worker:
+    Board.gone). Whether it does."""
     from grader.timing_session import BOARD, session_key
 
     if not request.session or not request.timing or request.compile_only or request.anchor:
-        return None
+        return False
     if device.kind != "gpu" and not request.cpu_timing:
-        return None
+        return False
     key = session_key(device, request.stage, request.backend.name, request.course_root)
     if key is None:
-        return None
+        return False
     BOARD.expect(key, request, grading)
-    return key, grading
+    return True
 
 
 def _join_session(proc: subprocess.Popen, request: Request, turn: DeviceTurn, need_bytes: int,

@@ -643,20 +643,19 @@ class Board:
             if anchor is None or anchor.dead:
                 self._anchors[key] = Anchor(anchor_request(request))
 
-    def gone(self, key: Key, grading: int) -> None:
-        """The grading `grading`, expected, will not join (it ended, or it joined)."""
+    def gone(self, grading: int) -> None:
+        """The grading `grading` is on its way to no session any more (it joined, or it ended)."""
         with self.lock:
-            coming = self.coming.get(key)
-            if coming is not None:
-                coming.discard(grading)
-                if not coming:
+            for key in [key for key, coming in self.coming.items() if grading in coming]:
+                self.coming[key].discard(grading)
+                if not self.coming[key]:
                     del self.coming[key]
 
     def join(self, key: Key, link: Link, request: Any, device: DeviceOpened, grading: int | None = None) -> None:
         """`link`'s grading waits for a session of `key` (started where none is open); the
         key's anchor is started where none lives. `grading`: its id as `expect` had it."""
         if grading is not None:
-            self.gone(key, grading)
+            self.gone(grading)
         with self.lock:
             session = self._sessions.get(key)
             if session is None:

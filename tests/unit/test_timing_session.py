@@ -332,9 +332,11 @@ def test_gradings_on_their_way_are_counted_until_they_join_or_go(monkeypatch) ->
     assert board.coming[key] == {1, 2} and len(started) == 1  # one anchor for the key, started at once
     board.join(key, link(), None, DeviceOpened("GPU", "gpu", "", "", {}, device_id="dev"), 1)
     assert board.coming[key] == {2} and len(started) == 1
-    board.gone(key, 2)
-    board.gone(key, 2)  # (twice: nothing more)
-    assert key not in board.coming
+    other = ("dev", "t", "cuda", "/c")
+    board.expect(other, None, 2)
+    board.gone(2)  # (its run ended: on its way to no session)
+    board.gone(2)  # (twice: nothing more)
+    assert board.coming == {}
 
 
 def session_waiting_for(board: Board, anchor: Anchor, pending: int) -> Session:
@@ -381,11 +383,11 @@ def test_a_grading_counts_as_on_its_way_only_where_it_would_be_timed_in_a_sessio
     gpu = DeviceOpened("GPU", "gpu", "", "", {}, device_id="0000:01:00.0")
     cpu = DeviceOpened("CPU", "cpu", "", "", {}, device_id="pocl:cpu")
     asks = Request("/c", "transpose_coalesced", "", "k.cl", registry.by_name("opencl"), 0, 1, session=True)
-    assert pipeline._expect_session(asks, gpu, 7) == (("0000:01:00.0", "transpose_coalesced", "opencl", "/c"), 7)
+    assert pipeline._expect_session(asks, gpu, 7)
     assert seen == [(("0000:01:00.0", "transpose_coalesced", "opencl", "/c"), 7)]
     for request, device in [(replace(asks, session=False), gpu), (replace(asks, timing=False), gpu),
                             (replace(asks, compile_only=True), gpu), (replace(asks, anchor=True), gpu),
                             (asks, cpu), (asks, replace(gpu, device_id=""))]:
-        assert pipeline._expect_session(request, device, 8) is None
-    assert pipeline._expect_session(replace(asks, cpu_timing=True), cpu, 9) is not None
+        assert not pipeline._expect_session(request, device, 8)
+    assert pipeline._expect_session(replace(asks, cpu_timing=True), cpu, 9)
     assert len(seen) == 2
