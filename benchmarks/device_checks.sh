@@ -16,7 +16,8 @@
 # (placement_sensitivity.py: the naive transpose's time against where its buffers land and what
 # other processes do), "compile" (compile_speed.py: nvcc against NVRTC), "class" (class_throughput.py:
 # the 200-submission class on 1 GPU and on every GPU (GPUS, default "1"), the agreement with 12 files
-# graded alone, against OLD_TREE where set), "server" (server_load.py --batch-compare, counters off
+# graded alone, against OLD_TREE where set, REPEAT times in turn, CLASS_ARGS added to lab batch run:
+# e.g. "--per-gpu 8"), "steps" (session_member_steps.py: what each step of a session member costs), "server" (server_load.py --batch-compare, counters off
 # and on for both) and "submit" (submit_latency.py: lab submit on an idle server). A lent machine
 # runs a command 10 minutes at most: give each of these a run of its own.
 set -u
@@ -140,9 +141,14 @@ fi
 
 if wants class; then
     timeout "${CLASS_S:-560}" python3 benchmarks/class_throughput.py --trees "new=.${OLD_TREE:+,old=$OLD_TREE}" \
-        --gpus "${GPUS:-1}" --students "${STUDENTS:-50}" --alone 12 --json "$out/class.json" \
-        > "$out/class.md" 2> "$out/class.err"
+        --gpus "${GPUS:-1}" --students "${STUDENTS:-50}" --alone 12 --repeat "${REPEAT:-1}" \
+        --batch-args="${CLASS_ARGS:-}" --json "$out/class.json" > "$out/class.md" 2> "$out/class.err"
     echo "class rc=$?"; cat "$out/class.md"
+fi
+
+if wants steps; then
+    timeout "${STEPS_S:-120}" python3 benchmarks/session_member_steps.py > "$out/steps.md" 2> "$out/steps.err"
+    echo "steps rc=$?"; cat "$out/steps.md"
 fi
 
 if wants server; then
