@@ -67,9 +67,10 @@ def _on_interrupt(signum: int, frame: object) -> None:
 
 def _arm_watchdog() -> None:
     """CPython drops an exception raised while it runs a weakref callback or a __del__ (it
-    prints "Exception ignored in ..." and goes on): a Ctrl-C landing in one, as in an import's
-    module-lock callback, would leave `lab grade` running with its workers gone. The watchdog
-    ends the run anyway, WATCHDOG_SECONDS later, if nothing else has."""
+    prints "Exception ignored in ..." and goes on; `_unraisable` keeps that off the terminal): a
+    Ctrl-C landing in one, as in an import's module-lock callback, would leave `lab grade`
+    running with its workers gone. The watchdog ends the run anyway, WATCHDOG_SECONDS later, if
+    nothing else has."""
     try:
         signal.signal(signal.SIGALRM, _watchdog_fired)
         signal.setitimer(signal.ITIMER_REAL, WATCHDOG_SECONDS)
@@ -88,10 +89,20 @@ def _watchdog_fired(signum: int, frame: object) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def _unraisable(unraisable: object) -> None:
+    """sys.unraisablehook: this run's Ctrl-C, dropped by CPython where it landed in a weakref
+    callback or a __del__, is said already (one line) and ended by the watchdog, so it prints
+    nothing more (no "Exception ignored in ..." and its traceback); anything else as Python says it."""
+    if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt) and _said:
+        return
+    sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
+
+
 def install() -> None:
     """From now on the first Ctrl-C kills the workers, says so, and raises KeyboardInterrupt
     (typer turns that into exit 130; lab.launch.main ends with 130 where typer is not running)."""
     signal.signal(signal.SIGINT, _on_interrupt)
+    sys.unraisablehook = _unraisable
     atexit.register(_exit_130)  # registered first, so it runs last
 
 

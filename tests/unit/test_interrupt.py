@@ -44,5 +44,22 @@ def test_a_dropped_keyboard_interrupt_still_ends_the_run_with_130():
     took = time.monotonic() - started
     assert proc.returncode == interrupt.EXIT_INTERRUPTED
     assert "went on" in proc.stdout  # the exception was indeed dropped
-    assert proc.stderr.count(interrupt.MESSAGE) == 1
+    assert proc.stderr.strip().splitlines() == [interrupt.MESSAGE]  # no "Exception ignored", no traceback
     assert took < interrupt.WATCHDOG_SECONDS + 10
+
+
+def test_other_unraisable_exceptions_are_said_as_python_says_them(monkeypatch, capsys):
+    seen: list[object] = []
+    monkeypatch.setattr(sys, "__unraisablehook__", seen.append)
+
+    class Unraisable:
+        def __init__(self, error: BaseException):
+            self.exc_value = error
+
+    monkeypatch.setattr(interrupt, "_said", True)
+    interrupt._unraisable(Unraisable(KeyboardInterrupt()))  # this run's Ctrl-C: nothing more
+    interrupt._unraisable(Unraisable(ValueError("x")))
+    assert [type(u.exc_value) for u in seen] == [ValueError]  # type: ignore[attr-defined]
+    monkeypatch.setattr(interrupt, "_said", False)
+    interrupt._unraisable(Unraisable(KeyboardInterrupt()))  # (not ours: Python's words)
+    assert len(seen) == 2
