@@ -432,10 +432,9 @@ class Session:
             anchor = self.board.anchor(self.key)
             if anchor is None or anchor.dead or anchor.asked.is_set():
                 return
-            with self.board.lock:
-                waiting = sum(not link.ended for link in self.pending)
-                if not waiting or waiting + len(self.board.coming.get(self.key, ())) < 2:
-                    return
+            waiting, coming = self.board.waiting_and_coming(self)
+            if not waiting or waiting + coming < 2:
+                return
             time.sleep(POLL_S)
 
     def _hold(self, seats: list[Seat]) -> None:
@@ -627,7 +626,7 @@ class Board:
     """The open sessions and the anchors, by key: one of each per key at a time."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
         # gradings that may join a session of the key, on their way (expected, not yet joined)
         self.coming: dict[Key, set[int]] = {}
         self._sessions: dict[Key, Session] = {}
@@ -637,7 +636,7 @@ class Board:
         """The grading `grading` (an id of the caller's) may join a session of `key`: it has opened
         its device. The key's anchor is started now where none lives, so that it is compiled by
         the time the grading is timed; the grading counts as on its way until it joins or `gone`."""
-        with self.lock:
+        with self._lock:
             self.coming.setdefault(key, set()).add(grading)
             anchor = self._anchors.get(key)
             if anchor is None or anchor.dead:
@@ -645,7 +644,7 @@ class Board:
 
     def gone(self, grading: int) -> None:
         """The grading `grading` is on its way to no session any more (it joined, or it ended)."""
-        with self.lock:
+        with self._lock:
             for key in [key for key, coming in self.coming.items() if grading in coming]:
                 self.coming[key].discard(grading)
                 if not self.coming[key]:
@@ -656,7 +655,7 @@ class Board:
         key's anchor is started where none lives. `grading`: its id as `expect` had it."""
         if grading is not None:
             self.gone(grading)
-        with self.lock:
+        with self._lock:
             session = self._sessions.get(key)
             if session is None:
                 session = self._sessions[key] = Session(self, key, device, TimingPolicy.for_kind(device.kind))
@@ -668,19 +667,25 @@ class Board:
 
     def waiting(self, key: Key) -> int:
         """How many gradings wait for a session of `key` (not yet in one)."""
-        with self.lock:
+        with self._lock:
             session = self._sessions.get(key)
             return len(session.pending) if session is not None else 0
 
+    def waiting_and_coming(self, session: Session) -> tuple[int, int]:
+        """How many of `session`'s members wait (their gradings alive), and how many other
+        gradings of its key are on their way (Board.expect)."""
+        with self._lock:
+            return (sum(not link.ended for link in session.pending), len(self.coming.get(session.key, ())))
+
     def anchor(self, key: Key) -> Anchor | None:
-        with self.lock:
+        with self._lock:
             return self._anchors.get(key)
 
     def take(self, session: Session, room: int, seated: bool, force: bool = False) -> list[Link]:
         """Up to `room` of the session's waiting members, now its own. Where it has taken
         MAX_ADMITTED, it takes no more: those still waiting go to a new session of the key
         (in line behind it). Where nothing waits and nobody is seated, it is closed."""
-        with self.lock:
+        with self._lock:
             if not force and session.admitted >= MAX_ADMITTED:
                 self._retire(session)
                 return []
@@ -692,7 +697,7 @@ class Board:
             return taken
 
     def give_back(self, session: Session, links: list[Link]) -> None:
-        with self.lock:
+        with self._lock:
             session.pending[:0] = links
             session.admitted -= len(links)
 
