@@ -368,13 +368,13 @@ def _expect_session(request: Request, device: DeviceOpened, grading: int) -> boo
     """Where this grading (`grading`: its id) may be timed in a session (it asks for one, and
     will be timed on this device), its key's anchor starts now and the grading counts as on its
     way (grader.timing_session.Board.expect) until it joins or its run ends (run_worker:
-    Board.gone). Whether it does."""
-    from grader.timing_session import BOARD, session_key
-
+    Board.gone). Whether it does. (`lab grade` never asks: it imports no session code, nor numpy.)"""
     if not request.session or not request.timing or request.compile_only or request.anchor:
         return False
     if device.kind != "gpu" and not request.cpu_timing:
         return False
+    from grader.timing_session import BOARD, session_key
+
     key = session_key(device, request.stage, request.backend.name, request.course_root)
     if key is None:
         return False
