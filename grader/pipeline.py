@@ -24,6 +24,7 @@ from grader.results import (
     DeviceGranted,
     DeviceOpened,
     DeviceReleased,
+    Done,
     FailureKind,
     Grading,
     LaunchTimed,
@@ -40,7 +41,7 @@ from grader.results import (
     encode,
 )
 from grader.steps import Request
-from grader.worker_process import REAP_WAIT_S, WorkerProcess, kill_group, wait_for_exit
+from grader.worker_process import REAP_WAIT_S, WorkerProcess, kill_group, replace_if_lost, wait_for_exit
 
 if TYPE_CHECKING:
     from grader.timing_session import Link
@@ -152,10 +153,13 @@ def run_worker(request: Request, limits: Limits, grading: Grading, sanitize: lis
             BOARD.gone(id(grading))
     if grading.abort is not None and grading.abort.failure == FailureKind.CRASH:
         grading.abort = machine_fault(grading.abort, worker)
-    if reaped_later(worker, grading):
+    if worker.serves_again:
+        worker.park()  # its thread's next grading on this backend takes it, its device open
+    elif reaped_later(worker, grading):
         worker.reap_later()  # it is ending: waited for beside what comes next
     else:
         worker.cleanup()  # it has ended: remove what it left (its PoCL folder)
+    replace_if_lost(worker)
     if grading.abort is not None and grading.abort.phase == STARTUP and worker.sandbox.sandboxed:
         sandbox.forget_trial()  # a sandbox that no longer starts a worker: try it afresh next time
 
@@ -214,7 +218,11 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
     log: list[tuple[str, float]] = []  # ... and by phase, in order (at most PHASE_LOG_MAX)
     phase_started = time.monotonic()
-    with worker.errors as errors:
+    worker.gradings += 1
+    worker.serves_again = False
+    errors = worker.errors
+    worker.output_from = errors.seek(0, os.SEEK_END)  # (a resident worker's earlier gradings' output is before)
+    try:
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(request.to_json()).encode() + b"\n")  # one line: stdin stays
@@ -228,8 +236,9 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         deadline = time.monotonic() + limit
         pending = b""
         # A sandboxed worker's trusted-cache entries are kept until it says it holds the
-        # student's code (StudentCode; at the latest when the kernels run): grader.sandbox.
-        trusting = worker.sandbox.sandboxed
+        # student's code (StudentCode; at the latest when the kernels run): grader.sandbox. A
+        # resident worker's after its first grading never are: it has held a student's code.
+        trusting = worker.sandbox.sandboxed and worker.gradings == 1
         link: Link | None = None  # its place in a timing session (grader.timing_session)
         link_counted = False  # its wait taken out of its phase's time
         while not grading.finished:
@@ -315,6 +324,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                     if isinstance(message, DeviceOpened):
                         turn.opened(message)
                         _expect_session(request, message, id(grading))
+                    elif isinstance(message, Done):
+                        worker.serves_again = message.serves_again and worker.resident
                     grading.add(message)
         selector.close()
         if link is not None:
@@ -347,20 +358,24 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
                                           f"{phase}", phase)
                 else:
                     grading.abort = crash_abort(worker.exit_status(ended), phase)
-        elif not reaped_later(worker, grading):
+        elif not reaped_later(worker, grading) and not worker.serves_again:
             try:
                 wait_for_exit(proc, REAP_WAIT_S)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 proc.wait()
-        proc.stdout.close()
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
+        if not worker.serves_again:
+            proc.stdout.close()
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
         size = errors.seek(0, os.SEEK_END)
-        errors.seek(max(0, size - OUTPUT_TAIL))
+        errors.seek(max(worker.output_from, size - OUTPUT_TAIL))
         raw = errors.read()
+    finally:
+        if not worker.serves_again:
+            errors.close()
     grading.output_tail = raw.decode("utf-8", errors="replace")
 
 

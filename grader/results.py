@@ -131,7 +131,11 @@ class SpeedPending:
 
 @dataclass(frozen=True)
 class Done:
-    pass
+    """The worker's last word on a grading. `serves_again`: a resident worker
+    (grader.worker_process.WorkerStart.resident) whose device is still sound after it waits for
+    its next request; otherwise the worker ends."""
+
+    serves_again: bool = False
 
 
 @dataclass(frozen=True)

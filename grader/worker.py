@@ -1,7 +1,8 @@
-"""The child process that grades one submission: `python -m grader.worker` reads a Request
-(JSON) on stdin, runs the worker's steps (grader.steps) and writes their typed results
-(grader.results) as JSON lines to its original stdout; everything the kernel or a driver
-prints goes to stderr. The parent (grader.pipeline) enforces the time limits and turns a
+"""The child process that grades a submission: `python -m grader.worker` reads a Request (JSON)
+on stdin, runs the worker's steps (grader.steps) and writes their typed results
+(grader.results) as JSON lines to its original stdout, the last one Done; everything the kernel
+or a driver prints goes to stderr. A resident worker (`--resident`: a GPU lane's) then reads its
+next request, keeping its device (grader.resident_device) where Done said it serves again. The parent (grader.pipeline) enforces the time limits and turns a
 crash or a hang into a verdict."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TextIO
 
 import numpy as np
 
+from grader import resident_device
 from grader.backends import registry
 from grader.backends.registry import BackendKind
 from grader.course.catalog import Catalog
@@ -183,11 +185,25 @@ def main() -> int:
         send_cache_entries(channel)
         copy_driver_cache(start.nv_cache_template, kind)
     preload(kind)
+    if start.resident:
+        resident_device.keep_devices()
+    while True:
+        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
+        if not text:  # a worker started ahead that was never needed, or a resident one let go
+            quick_exit()
+        serve(text, channel)
+        again = start.resident and resident_device.serves_again()
+        sys.stdout.flush()  # what it printed is in its output file before the parent reads its tail
+        sys.stderr.flush()
+        channel.send(Done(serves_again=again))
+        if not again:
+            quick_exit()
+
+
+def serve(text: str, channel: Channel) -> None:
+    """Grade the request on the line `text`; whatever goes wrong is sent as the grading's finding."""
     limit = None
     try:
-        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
-        if not text:  # a worker started ahead that was never needed
-            return 0
         request = read_request(text)
         limit = request.memory_limit
         grade(request, channel)
@@ -196,11 +212,6 @@ def main() -> int:
                                 f"ran out of memory (the worker's limit on a CPU device is {(limit or 0) >> 30} GiB)"))
     except Exception as error:  # noqa: BLE001 - the parent turns this into an "error" verdict
         channel.send(GraderError(f"{type(error).__name__}: {error}", traceback.format_exc()))
-    sys.stdout.flush()  # what it printed is in its output file before the parent reads its tail
-    sys.stderr.flush()
-    channel.send(Done())
-    quick_exit()
-    return 0
 
 
 def quick_exit() -> None:

@@ -30,16 +30,21 @@ class WorkerStart:
     `python -m grader.worker`): `backend`, whose library it preloads while the request is on its
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
     parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
-    template it copies into its own HOME before its driver starts ("" for none)."""
+    template it copies into its own HOME before its driver starts ("" for none); `resident`,
+    whether it grades one request after another, keeping its GPU device between them
+    (grader.resident_device: a lane's worker), or one and ends."""
 
     backend: str = ""
     sandboxed: bool = False
     nv_cache_template: str = ""
+    resident: bool = False
 
     def argv(self) -> list[str]:
         args = ["--backend", self.backend] if self.backend else []
         if self.sandboxed:
             args.append("--sandboxed")
+        if self.resident:
+            args.append("--resident")
         if self.nv_cache_template:
             args += ["--nv-cache-template", self.nv_cache_template]
         return args
@@ -51,8 +56,8 @@ class WorkerStart:
         rest = list(argv)
         while rest:
             flag = rest.pop(0)
-            if flag == "--sandboxed":
-                values["sandboxed"] = True
+            if flag in ("--sandboxed", "--resident"):
+                values[flag[2:]] = True
             elif flag in ("--backend", "--nv-cache-template") and rest:
                 values[flag[2:].replace("-", "_")] = rest.pop(0)
             else:
@@ -84,27 +89,36 @@ def wait_for_exit(proc: subprocess.Popen, timeout: float) -> int:
 class WorkerProcess:
     """A `python -m grader.worker`, started before its request so that its imports and the GPU
     library's start overlap the parent's own work. It grades one submission, in its own
-    fresh device context, and ends."""
+    fresh device context, and ends; a resident one (a lane's) may grade the next on the same
+    device where its Done says so (`serves_again`), and is then put back for its thread's next
+    grading (`park`)."""
 
     def __init__(self, kind: BackendKind | None, sanitize: list[str] | None = None, *,
-                 course_root: str | None = None, writable: tuple[str, ...] = ()):
+                 course_root: str | None = None, writable: tuple[str, ...] = (), resident: bool = False):
         """`kind`: the row of the backend it grades on, whose library it preloads (None: a test's
         device of no row); `course_root`: a course folder besides the project's and
         LAB_COURSE_ROOT's, and `writable`: folders it may write (compute-sanitizer's log), both
         for the sandbox (grader.sandbox), which raises SandboxUnavailable where one is required
-        and none can be had."""
+        and none can be had; `resident`: it keeps its GPU device between gradings (never under
+        a sanitizer)."""
         env = dict(os.environ)
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("PYTHONUNBUFFERED", "1")
         env.update(host_cores.blas_env(env))  # before numpy loads OpenBLAS in the worker
+        self.kind = kind
         self.backend = kind.name if kind is not None else ""  # what the worker's command line names
         self.sanitized = bool(sanitize)  # under a sanitizer, whose log is whole only once it has ended
+        self.resident = resident and not sanitize
+        self.gradings = 0  # the requests it was given
+        self.serves_again = False  # its last Done said it takes another request
+        self.output_from = 0  # where its last grading's output starts in `errors`
         self.said_done = False  # its grading is whole; it is being reaped (reap_later)
         self._cleanup_lock = threading.Lock()
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
                               courses=self.courses, writable=writable, backend=kind)
-        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template).argv()
+        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template,
+                                   self.resident).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);
         # a sandboxed worker's PoCL cache is in its own temporary folder.
@@ -149,6 +163,17 @@ class WorkerProcess:
             scratch, self.scratch = self.scratch, None
         if scratch is not None:
             scratch.remove()
+
+    def park(self) -> None:
+        """Its grading is over and it serves again: this thread's next grading on its backend
+        takes it (take_worker). A worker started ahead for that grading is let go: this one has
+        its device open."""
+        key = (self.backend, threading.get_ident())
+        with _spares_lock:
+            other = _spares.get(key)
+            _spares[key] = self
+        if other is not None and other is not self:
+            other.discard()
 
     def reap_later(self) -> None:
         """The worker said Done and its grading is whole: a thread waits for the process to be
@@ -218,32 +243,42 @@ _spares: dict[tuple[str, int], WorkerProcess] = {}
 _spares_lock = threading.Lock()
 
 
-def prestart_worker(kind: BackendKind | None) -> None:
-    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting."""
+def prestart_worker(kind: BackendKind | None, resident: bool = False) -> None:
+    """Start a worker for this thread's next grading on the backend `kind`, if none is waiting;
+    `resident`: one that keeps its GPU device between gradings (a lane's)."""
     key = (kind.name if kind is not None else "", threading.get_ident())
     with _spares_lock:
         spare = _spares.get(key)
         if spare is not None and spare.alive():
             return
         try:
-            _spares[key] = WorkerProcess(kind)
+            _spares[key] = WorkerProcess(kind, resident=resident)
         except sandbox.SandboxUnavailable:  # said where the grading takes its worker
             pass
 
 
 def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerProcess:
     """This thread's waiting worker for the backend `kind`, or a new one. (A worker dies with the
-    thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`:
-    start this thread's next one now (prestart_worker), to be ready while this one grades."""
+    thread that started it: PR_SET_PDEATHSIG; so each thread uses only its own.) `start_next`: a
+    lane's grading: its workers are resident, and this thread's next one is started now
+    (prestart_worker), to be ready while this one grades, unless the one taken has served before
+    (it comes back: WorkerProcess.park)."""
     with _spares_lock:
         spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
     if spare is not None and not spare.alive():
         spare.discard()
         spare = None
-    taken = spare if spare is not None else WorkerProcess(kind)
-    if start_next:
-        prestart_worker(kind)
+    taken = spare if spare is not None else WorkerProcess(kind, resident=start_next)
+    if start_next and not taken.gradings:
+        prestart_worker(kind, resident=True)
     return taken
+
+
+def replace_if_lost(worker: WorkerProcess) -> None:
+    """After a resident worker's grading: where it does not serve again (a broken device, a
+    crash, a timeout, a CPU device), start its thread's next one now, as take_worker would have."""
+    if worker.resident and not worker.serves_again:
+        prestart_worker(worker.kind, resident=True)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

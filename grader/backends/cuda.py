@@ -343,6 +343,9 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         except Exception:  # noqa: BLE001 - a driver without the attributes: named by index
             return f"cuda:{self.info.name}:{index}"
 
+    def forget_programs(self) -> None:
+        self._modules.clear()  # each module is unloaded once its functions are no longer referenced
+
     def close(self) -> None:
         if self.context is None:
             return

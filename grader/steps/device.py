@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from grader.backends.discovery import Discovery, NoDeviceError, Target, choose
 from grader.backends.registry import BackendKind
+from grader.resident_device import open_device
 from grader.results import DeviceOpened, FailureKind, GraderError
 from grader.steps.context import Context, Step
 
@@ -38,7 +39,7 @@ class OpenDevice(Step):
             except NoDeviceError as error:
                 ctx.send(GraderError(str(error), failure=FailureKind.NO_DEVICE))
                 return False
-        ctx.backend = kind.open(index)
+        ctx.backend = open_device(kind, index)  # (a resident worker's, held from its last grading)
         info = ctx.backend.info
         if info.kind == "cpu":  # the kernel runs in this process's own memory: cap it
             limit_memory(ctx.request.memory_limit)

@@ -224,7 +224,7 @@ class Runner:
         """The engine that grades `source`'s submissions on `pool`'s slots, each slot's first
         worker started with it: this run's, or a Slurm task's (lab.batch.cluster_task)."""
         return Engine(pool.slots(), source, grade_one, on_error=on_error, label=lambda target: target.label,
-                      on_start=lambda target: prestart_worker(target.row))
+                      on_start=lambda target: prestart_worker(target.row, resident=True))
 
     def _lost(self, error: BaseException, job: Job | None) -> None:
         """What grade_one could not turn into a result (it turns everything it can)."""

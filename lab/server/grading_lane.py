@@ -65,7 +65,7 @@ def start_first_workers(plan: LanePlan) -> None:
     for name in sorted(plan.runs):
         kind = registry.find(name)
         if kind is not None:
-            prestart_worker(kind)
+            prestart_worker(kind, resident=True)
 
 
 def outcome_of(report) -> GradingRecord:

@@ -1,0 +1,85 @@
+"""The device a resident grading worker keeps between gradings (grader.worker_process.WorkerStart.
+resident: a GPU lane's worker of `lab batch`, `lab serve` or `lab work`).
+
+A resident worker opens its device once: the context, the launch gate and the driver's state
+stay; the first grading pays for them, each later one does not. Nothing of one grading stays
+for the next: once its grading is over, every buffer and program of it is freed (its Context
+is dropped and collected; the backend forgets the programs it loaded), the device is asked to
+finish everything queued and to answer a launch of the grader's own, and only a device that
+does so serves again. A kernel that left its context broken (a sticky fault: an illegal
+address, a trap) or a device that answers wrongly ends the worker: its lane starts a fresh one,
+and only that student's grading paid. A grading never reads memory another wrote: every buffer
+it allocates is filled (inputs) or poisoned (outputs) by the grader before any kernel of the
+student reads it, as in a fresh process.
+
+A CPU device (PoCL) is never kept: there the kernel is host code in the worker's own memory,
+so each grading gets a process of its own.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grader.backends.base import Backend
+    from grader.backends.registry import BackendKind
+
+_held: dict[tuple[str, int], Backend] = {}  # (backend's name, device index) -> the open device
+_keeping = False  # this worker is resident (grader.worker.main)
+
+
+def keep_devices() -> None:
+    """From now on, open_device keeps what it opens (a resident worker, before its first grading)."""
+    global _keeping
+    _keeping = True
+
+
+def open_device(kind: BackendKind, index: int) -> Backend:
+    """The backend `kind`'s device `index`: the one this resident worker holds, else opened now
+    (and held where the worker is resident and the device is a GPU)."""
+    held = _held.get((kind.name, index))
+    if held is not None:
+        return held
+    backend = kind.open(index)
+    if _keeping and backend.info.kind == "gpu":
+        _held[(kind.name, index)] = backend
+    return backend
+
+
+def serves_again() -> bool:
+    """After a grading (its Context no longer referenced): free what it left and check that every
+    held device is still sound. True where the worker may take another grading: it holds a GPU
+    device and each held one answered; a device that did not is dropped (the worker then ends)."""
+    if not _keeping or not _held:
+        return False
+    gc.collect()  # the grading's buffers and the programs its kernels held
+    sound = True
+    for key, backend in list(_held.items()):
+        if not _answers(backend):
+            del _held[key]
+            sound = False
+    return sound
+
+
+PROBE_WORDS = 1024
+PROBE_BITS = 0x5EED_1AB5
+
+
+def _answers(backend: Any) -> bool:
+    """Whether `backend` forgets its programs, finishes what was queued and fills and reads back a
+    buffer of its own as asked (a context left broken by a kernel raises here)."""
+    import numpy as np
+
+    try:
+        backend.forget_programs()
+        probe = backend.alloc(4 * PROBE_WORDS)
+        try:
+            backend.fill32(probe, PROBE_BITS)
+            found = np.zeros(PROBE_WORDS, dtype=np.uint32)
+            backend.download(probe, found)
+        finally:
+            backend.release(probe)
+        return bool((found == PROBE_BITS).all())
+    except Exception:  # noqa: BLE001 - any failure: this device does not serve again
+        return False

@@ -1,0 +1,87 @@
+"""A lane's workers (grader.worker_process.take_worker with start_next: `lab batch`, `lab serve`,
+`lab work`), on every device present. On a GPU a lane's worker is resident
+(grader.resident_device): it grades one submission after another in one process, its device
+kept; nothing of one grading reaches the next (a kernel that writes nothing fails right after a
+correct one, graded in the same process); a kernel that breaks its context ends that worker, and
+the next grading gets a fresh one, which passes. On a CPU device (PoCL in CI) every grading gets
+a process of its own."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader.backends.discovery import Target
+from grader.grade_options import GradeOptions
+from grader.grading import GradeRequest, grade
+from grader.report import Report
+from grader.worker_process import WorkerProcess, take_worker
+from tests.adversarial.test_adversarial import PASSING_LIMITS, _crash_case
+from tests.adversarial.test_sessions import own_copy
+from tests.conftest import catalog, target_params
+
+KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
+STAGE = "transpose_naive"
+
+
+def lane_gradings(target: Target, paths: list[Path]) -> list[tuple[Report, WorkerProcess]]:
+    """Grade `paths` one after another as a lane does, in a thread of their own (a lane's workers
+    are its thread's): each report with the worker that graded it."""
+    done: list[tuple[Report, WorkerProcess]] = []
+    failure: list[BaseException] = []
+
+    def lane() -> None:
+        try:
+            for path in paths:
+                taken: list[WorkerProcess] = []
+
+                def worker() -> WorkerProcess:
+                    taken.append(take_worker(target.row, start_next=True))
+                    return taken[-1]
+
+                spec = catalog().get(STAGE)
+                options = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
+                report = grade(GradeRequest(catalog(), spec, path, target.row, target, options=options,
+                                            worker=worker))
+                done.append((report, taken[0]))
+        except BaseException as error:  # noqa: BLE001 - said by the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=lane)
+    thread.start()
+    thread.join(600)
+    assert not thread.is_alive(), "the lane did not finish"
+    if failure:
+        raise failure[0]
+    return done
+
+
+def checks(report: Report) -> list[tuple[str, str, str]]:
+    return [(c.name, c.status, c.message) for c in report.checks]
+
+
+@pytest.mark.parametrize("target", target_params())
+def test_a_lane_worker_serves_again_on_a_gpu_and_nothing_of_a_grading_reaches_the_next(
+        target: Target, tmp_path: Path) -> None:
+    suffix = target.row.suffix
+    crash = _crash_case(target).path
+    first, second, third = (own_copy(tmp_path, STAGE, suffix, n) for n in range(3))
+    graded = lane_gradings(target, [first, second, KERNELS / f"writes_nothing{suffix}", crash, third])
+    (right, one), (again, two), (nothing, three), (crashed, four), (after, five) = graded
+    for report in (right, again, after):
+        assert report.nothing_failed, checks(report)
+    assert nothing.check("correct").status == "failed", checks(nothing)
+    assert "never written" in nothing.check("correct").message, checks(nothing)
+    assert crashed.check("correct").status == "failed", checks(crashed)
+    if target.kind == "gpu":
+        assert one is two is three, "a resident worker grades one submission after another"
+        assert four is three, "... a crashing kernel's too"
+        if target.backend == "cuda":  # (an illegal address leaves a CUDA context broken for good)
+            assert not four.serves_again, "a broken context ends that worker"
+        assert (five is four) == four.serves_again, "the lane's next grading takes its worker if it serves again"
+        assert five.serves_again and five.alive(), "the lane's next worker is resident too"
+    else:
+        assert len({id(worker) for worker in (one, two, three, four, five)}) == 5, "a process per grading"
+        assert not any(worker.serves_again for worker in (one, two, three, four, five))
