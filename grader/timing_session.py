@@ -166,16 +166,21 @@ class Link:
         return (self.granted_at or time.monotonic()) - self.joined_at
 
     def send(self, message: Any) -> bool:
-        """A command on its stdin; False where it has ended."""
-        if isinstance(message, DeviceGranted) and self.granted_at is None:
-            self.granted_at = time.monotonic()
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write((encode(message) + "\n").encode())
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError, ValueError):
-            return False
+        """A command on its stdin; False where it has ended. Nothing is written once its grading's
+        output has ended (`end`): a resident worker's next request follows every command of
+        this grading's on the pipe (grader.worker.next_request)."""
+        with self._changed:
+            if self.ended:
+                return False
+            if isinstance(message, DeviceGranted) and self.granted_at is None:
+                self.granted_at = time.monotonic()
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write((encode(message) + "\n").encode())
+                self.proc.stdin.flush()
+                return True
+            except (BrokenPipeError, OSError, ValueError):
+                return False
 
     def answer(self, kind: type, timeout: float | None = None, beat: Any = None) -> Any | None:
         """Its next answer of type `kind` (any other is passed over); None where it ended first

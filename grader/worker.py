@@ -188,7 +188,7 @@ def main() -> int:
     if start.resident:
         resident_device.keep_devices()
     while True:
-        text = sys.stdin.readline()  # one line; the pipe stays open for the parent's answers
+        text = next_request()
         if not text:  # a worker started ahead that was never needed, or a resident one let go
             quick_exit()
         serve(text, channel)
@@ -198,6 +198,24 @@ def main() -> int:
         channel.send(Done(serves_again=again))
         if not again:
             quick_exit()
+
+
+def next_request() -> str:
+    """The parent's next request: one line (the pipe stays open for its answers); "" where the
+    pipe has ended. A resident worker passes over the commands its last grading's session sent
+    as that grading ended (never read then: every one comes before the next request)."""
+    while True:
+        text = sys.stdin.readline()
+        if not text or not _is_command(text):
+            return text
+
+
+def _is_command(text: str) -> bool:
+    """Whether `text` is a command of the parent's (grader.results.encode: a "type"), not a request."""
+    try:
+        return "type" in json.loads(text)
+    except (ValueError, TypeError):
+        return False
 
 
 def serve(text: str, channel: Channel) -> None:

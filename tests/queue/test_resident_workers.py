@@ -34,18 +34,18 @@ def lane_gradings(target: Target, paths: list[Path]) -> list[tuple[Report, Worke
 
     def lane() -> None:
         try:
+            taken: list[WorkerProcess] = []
+
+            def worker() -> WorkerProcess:
+                taken.append(take_worker(target.row, start_next=True))
+                return taken[-1]
+
+            spec = catalog().get(STAGE)
+            options = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
             for path in paths:
-                taken: list[WorkerProcess] = []
-
-                def worker() -> WorkerProcess:
-                    taken.append(take_worker(target.row, start_next=True))
-                    return taken[-1]
-
-                spec = catalog().get(STAGE)
-                options = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
                 report = grade(GradeRequest(catalog(), spec, path, target.row, target, options=options,
                                             worker=worker))
-                done.append((report, taken[0]))
+                done.append((report, taken[-1]))
         except BaseException as error:  # noqa: BLE001 - said by the test's thread
             failure.append(error)
 

@@ -176,6 +176,9 @@ def test_a_worker_is_told_what_it_needs_before_its_request_on_its_command_line()
     start = WorkerStart("opencl", sandboxed=True, nv_cache_template="/tmp/t")
     assert start.argv() == ["--backend", "opencl", "--sandboxed", "--nv-cache-template", "/tmp/t"]
     assert WorkerStart.from_argv(start.argv()) == start
+    resident = WorkerStart("cuda", resident=True)
+    assert resident.argv() == ["--backend", "cuda", "--resident"]
+    assert WorkerStart.from_argv(resident.argv()) == resident
     assert WorkerStart.from_argv([]) == WorkerStart()
     with pytest.raises(ValueError, match="--preload"):
         WorkerStart.from_argv(["--preload", "cuda"])

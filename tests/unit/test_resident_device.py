@@ -1,0 +1,83 @@
+"""What a resident worker keeps between gradings (grader.resident_device) and how it finds its
+next request (grader.worker.next_request), with the fake backend: which devices are kept, and
+that a device which does not answer its probe ends the worker. That real kernels are graded one
+after another in one process on a GPU is tests/queue/test_resident_workers.py's."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from grader import resident_device, worker
+from grader.backends.fake import FakeBackend
+from grader.results import DeviceGranted, SessionOver, encode
+
+
+class Row:
+    """A backend's row as open_device uses it: a name, and a device to open."""
+
+    def __init__(self, kind: str = "gpu", broken: bool = False):
+        self.name = f"fake-{kind}"
+        self.kind, self.broken, self.opened = kind, broken, 0
+
+    def open(self, index: int) -> FakeBackend:
+        self.opened += 1
+        backend = FakeBackend({}, kind=self.kind)
+        if self.broken:
+            def fill32(buffer, bits):
+                raise RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS")
+            backend.fill32 = fill32  # type: ignore[method-assign]
+        return backend
+
+
+@pytest.fixture
+def resident(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resident_device, "_held", {})
+    monkeypatch.setattr(resident_device, "_keeping", False)
+    resident_device.keep_devices()
+
+
+def test_a_worker_that_is_not_resident_opens_its_device_each_time_and_never_serves_again() -> None:
+    row = Row()
+    first, second = resident_device.open_device(row, 0), resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert first is not second and row.opened == 2
+    assert not resident_device.serves_again()
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_resident_worker_keeps_its_gpu_and_serves_again_while_it_answers() -> None:
+    row = Row()
+    first = resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert resident_device.serves_again()
+    assert resident_device.open_device(row, 0) is first and row.opened == 1
+    assert resident_device.open_device(row, 1) is not first  # another device: opened, and kept too
+    assert resident_device.serves_again()
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_resident_worker_never_keeps_a_cpu_device() -> None:
+    row = Row(kind="cpu")
+    assert resident_device.open_device(row, 0) is not resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert not resident_device.serves_again()
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_device_that_does_not_answer_its_probe_ends_the_worker() -> None:
+    row = Row(broken=True)
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert not resident_device.serves_again()
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert row.opened == 2  # (it was dropped)
+
+
+def test_the_next_request_passes_over_the_commands_a_session_sent_as_the_last_grading_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    request = json.dumps({"course_root": "/c", "stage": "s"})
+    lines = [encode(SessionOver()), encode(DeviceGranted()), request, encode(DeviceGranted())]
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(line + "\n" for line in lines)))
+    assert worker.next_request() == request + "\n"
+    assert worker.next_request() == ""  # (commands, then the end of the pipe)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert worker.next_request() == ""
