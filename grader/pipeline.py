@@ -112,6 +112,7 @@ def crash_abort(returncode: int, phase: str) -> Abort:
 
 
 EXIT_WAIT_S = 2.0  # after its output ends, how long a worker that is ending is given to be gone
+LINK_QUIET_S = 2.0  # how long a resident worker's session is given to finish a command it is writing to it
 
 
 def phase_kind(phase: str) -> str:
@@ -330,6 +331,8 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
         selector.close()
         if link is not None:
             link.end()  # its session goes on without it
+            if worker.serves_again and not link.quiet(LINK_QUIET_S):  # (a command half written: it ends)
+                worker.serves_again = False
             if link.dropped is not None and grading.abort is None and not grading.finished:
                 said = "timed out" if link.dropped_kind == FailureKind.TIMEOUT else "stopped"
                 grading.abort = Abort(link.dropped_kind, f"{said} during {phase}: {link.dropped}", phase)

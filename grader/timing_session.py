@@ -142,6 +142,7 @@ class Link:
         self._answers: collections.deque[Any] = collections.deque()
         self._changed = threading.Condition()
         self.ended = False
+        self._sending = 0  # commands being written now (send)
         self.dropped: str | None = None  # why the session killed it (a launch that never answered)
         self.dropped_kind = FailureKind.TIMEOUT  # ... and what that is to its grading
         self.joined_at = time.monotonic()
@@ -166,21 +167,39 @@ class Link:
         return (self.granted_at or time.monotonic()) - self.joined_at
 
     def send(self, message: Any) -> bool:
-        """A command on its stdin; False where it has ended. Nothing is written once its grading's
-        output has ended (`end`): a resident worker's next request follows every command of
-        this grading's on the pipe (grader.worker.next_request)."""
+        """A command on its stdin; False where it has ended. None is begun once its grading's
+        output has ended (`end`); one being written then is waited for by `quiet` (the write
+        itself holds no lock: the thread that reads the worker's output must not wait on it)."""
         with self._changed:
             if self.ended:
                 return False
+            self._sending += 1
             if isinstance(message, DeviceGranted) and self.granted_at is None:
                 self.granted_at = time.monotonic()
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.write((encode(message) + "\n").encode())
-                self.proc.stdin.flush()
-                return True
-            except (BrokenPipeError, OSError, ValueError):
-                return False
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((encode(message) + "\n").encode())
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+        finally:
+            with self._changed:
+                self._sending -= 1
+                self._changed.notify_all()
+
+    def quiet(self, timeout: float) -> bool:
+        """After `end`: whether no command is still being written to it, waiting up to `timeout`
+        seconds for one that is (a resident worker's next request must follow every command of
+        this grading's on the pipe: grader.worker.next_request)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._sending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
 
     def answer(self, kind: type, timeout: float | None = None, beat: Any = None) -> Any | None:
         """Its next answer of type `kind` (any other is passed over); None where it ended first

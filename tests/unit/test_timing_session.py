@@ -391,3 +391,31 @@ def test_a_grading_counts_as_on_its_way_only_where_it_would_be_timed_in_a_sessio
         assert not pipeline._expect_session(request, device, 8)
     assert pipeline._expect_session(replace(asks, cpu_timing=True), cpu, 9)
     assert len(seen) == 2
+
+
+def test_a_link_writes_nothing_once_its_grading_has_ended_and_says_when_a_write_is_over() -> None:
+    """What a resident worker's next request relies on: no command begun after `end`, and `quiet`
+    waits for one being written (the write holds no lock the output's reader needs)."""
+    member = link()
+    assert member.send(DeviceGranted()) and member.quiet(0.0)
+    written: list[bytes] = []
+    started, go_on = threading.Event(), threading.Event()
+
+    class SlowPipe(io.BytesIO):
+        def write(self, data: bytes) -> int:  # type: ignore[override]
+            started.set()
+            go_on.wait(5)
+            written.append(data)
+            return len(data)
+
+    member.proc.stdin = SlowPipe()  # type: ignore[assignment]
+    sender = threading.Thread(target=member.send, args=(SessionOver(),))
+    sender.start()
+    assert started.wait(5)
+    member.put(SessionReady())  # (the reader is not held up by the write)
+    member.end()
+    assert not member.quiet(0.05)  # a command still being written
+    go_on.set()
+    assert member.quiet(5) and written
+    sender.join(5)
+    assert not member.send(SessionOver()) and len(written) == 1  # nothing begun after end
