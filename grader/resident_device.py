@@ -12,6 +12,10 @@ and only that student's grading paid. A grading never reads memory another wrote
 it allocates is filled (inputs) or poisoned (outputs) by the grader before any kernel of the
 student reads it, as in a fresh process.
 
+Besides its device, a resident worker keeps what a step hands it (`keep`, `take`): the CUDA
+context an OpenCL grading reads its counters in, with the grader's own kernels loaded
+(grader.counters.own_context), checked the same way after each grading.
+
 A CPU device (PoCL) is never kept: there the kernel is host code in the worker's own memory,
 so each grading gets a process of its own.
 """
@@ -19,6 +23,8 @@ so each grading gets a process of its own.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,7 +32,33 @@ if TYPE_CHECKING:
     from grader.backends.registry import BackendKind
 
 _held: dict[tuple[str, int], Backend] = {}  # (backend's name, device index) -> the open device
+_kept: dict[Any, Kept] = {}  # what else the worker keeps (the counters' context of an OpenCL grading)
 _keeping = False  # this worker is resident (grader.worker.main)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Something a resident worker keeps besides its device: `answers(thing)` says whether it is
+    still sound after a grading (else `close(thing)` ends it)."""
+
+    thing: Any
+    answers: Callable[[Any], bool]
+    close: Callable[[Any], Any]
+
+
+def keep(key: Any, thing: Any, answers: Callable[[Any], bool], close: Callable[[Any], Any]) -> bool:
+    """Keep `thing` for this worker's next grading (take), where the worker is resident; False
+    where it is not (the caller then ends `thing` itself)."""
+    if not _keeping:
+        return False
+    _kept[key] = Kept(thing, answers, close)
+    return True
+
+
+def take(key: Any) -> Any | None:
+    """What `keep` kept under `key` for this grading (no longer kept), or None."""
+    kept = _kept.pop(key, None)
+    return kept.thing if kept is not None else None
 
 
 def keep_devices() -> None:
@@ -56,9 +88,13 @@ def serves_again() -> bool:
     gc.collect()  # the grading's buffers and the programs its kernels held
     sound = True
     for key, backend in list(_held.items()):
-        if not _answers(backend):
+        if not answers(backend):
             del _held[key]
             sound = False
+    for key, kept in list(_kept.items()):  # (one that does not answer is ended; the device may serve on)
+        if not kept.answers(kept.thing):
+            del _kept[key]
+            kept.close(kept.thing)
     return sound
 
 
@@ -66,7 +102,7 @@ PROBE_WORDS = 1024
 PROBE_BITS = 0x5EED_1AB5
 
 
-def _answers(backend: Any) -> bool:
+def answers(backend: Any) -> bool:
     """Whether `backend` forgets its programs, finishes what was queued and fills and reads back a
     buffer of its own as asked (a context left broken by a kernel raises here)."""
     import numpy as np

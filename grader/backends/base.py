@@ -228,10 +228,14 @@ class Backend(ABC, Generic[BufferT, KernelT]):
         `<backend>:<platform>:<device name>:<index>`."""
         return f"{self.info.backend}:{self.info.platform}:{self.info.name}:{index}"
 
+    def keep_programs(self) -> None:
+        """Mark every program this backend holds now as kept by forget_programs (the grader's own
+        kernels of a context kept between gradings)."""
+
     def forget_programs(self) -> None:
-        """Drop every program this backend holds for the kernels it compiled or loaded (a resident
-        worker between gradings: grader.resident_device); what it made for itself (a launch gate)
-        stays. Kernels compiled before are not to be launched after."""
+        """Drop every program this backend holds for the kernels it compiled or loaded since
+        keep_programs (a resident worker between gradings: grader.resident_device); what it made
+        for itself (a launch gate) stays. Kernels of the programs dropped are not to be launched after."""
 
     def close(self) -> None:
         """Free what the backend holds."""

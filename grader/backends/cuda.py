@@ -343,8 +343,11 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         except Exception:  # noqa: BLE001 - a driver without the attributes: named by index
             return f"cuda:{self.info.name}:{index}"
 
+    def keep_programs(self) -> None:
+        self._kept_modules = len(self._modules)
+
     def forget_programs(self) -> None:
-        self._modules.clear()  # each module is unloaded once its functions are no longer referenced
+        del self._modules[getattr(self, "_kept_modules", 0):]  # each unloaded once its functions are let go
 
     def close(self) -> None:
         if self.context is None:

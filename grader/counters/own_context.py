@@ -12,6 +12,9 @@ inside the grading's exclusive turn on the device (grader.plugins.counters_steps
 enabled in one process makes another process's range fail (CUPTI_ERROR_HARDWARE_BUSY, seen on
 an H100), so one kept from before the turn would refuse other gradings' counters.
 
+A resident worker (a GPU lane's: grader.resident_device) keeps the context, the grader's kernels
+in it, from one grading to the next: a later grading takes it instead of making one.
+
 A CUDA grading needs none of it: its counters are read in its own context, on the benchmark's
 buffers (grader.plugins.counters_steps).
 """
@@ -24,6 +27,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from grader import resident_device
 from grader.counters.model import Unavailable
 
 
@@ -43,8 +47,19 @@ class CountersContext:
         self._entered = False
 
     def start(self) -> CountersContext:
+        """Make the context in a thread; a resident worker's, kept from its last grading
+        (grader.resident_device), is taken instead."""
+        kept = resident_device.take(self._key)
+        if kept is not None:
+            self.backend, self.ops = kept
+            self.steps["kept from the last grading"] = 0.0
+            return self
         self._thread.start()
         return self
+
+    @property
+    def _key(self) -> tuple[str, str]:
+        return ("counters-context", self.device_id)
 
     def wait(self) -> None:
         """Until the thread is done (made, or failed): called before anything is timed."""
@@ -96,6 +111,7 @@ class CountersContext:
         if isinstance(made, CompileError):
             raise made
         ops.adopt(dict(made))
+        backend.keep_programs()  # (a kept context forgets only the grading's programs)
         return ops
 
     @property
@@ -114,12 +130,22 @@ class CountersContext:
             self.backend.context.pop()
 
     def close(self) -> float:
-        """Destroy the context (waiting for the thread first); never raises. Returns the seconds
-        it took."""
+        """Destroy the context (waiting for the thread first), or in a resident worker keep it for
+        the next grading (grader.resident_device checks it first); never raises. Returns the
+        seconds it took."""
         began = time.perf_counter()
         self.wait()
         if self.backend is None:
             return 0.0
+        if self.ready:
+            try:
+                self.leave()
+            except Exception:  # noqa: BLE001 - not kept: destroyed below
+                pass
+            else:
+                if resident_device.keep(self._key, (self.backend, self.ops), _still_sound, _destroy):
+                    self.backend, self.ops = None, None
+                    return time.perf_counter() - began
         try:
             self.enter()
             self._entered = False
@@ -131,3 +157,31 @@ class CountersContext:
         self.backend, self.ops = None, None
         gc.collect()
         return time.perf_counter() - began
+
+
+def _still_sound(kept: tuple[Any, Any]) -> bool:
+    """Whether a kept context (its backend, its grader's kernels) answers after a grading: its
+    grading's programs forgotten, a buffer filled and read back (grader.resident_device.answers)."""
+    backend = kept[0]
+    try:
+        backend.context.push()
+    except Exception:  # noqa: BLE001 - a context that cannot be made current is broken
+        return False
+    try:
+        return resident_device.answers(backend)
+    finally:
+        try:
+            backend.context.pop()
+        except Exception:  # noqa: BLE001 - ended by _destroy, or with the process
+            pass
+
+
+def _destroy(kept: tuple[Any, Any]) -> None:
+    """End a kept context that no longer answers; never raises."""
+    backend = kept[0]
+    try:
+        backend.context.push()
+        backend.close()
+    except Exception:  # noqa: BLE001 - freed with the process
+        pass
+    gc.collect()

@@ -81,3 +81,19 @@ def test_the_next_request_passes_over_the_commands_a_session_sent_as_the_last_gr
     assert worker.next_request() == ""  # (commands, then the end of the pipe)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert worker.next_request() == ""
+
+
+@pytest.mark.usefixtures("resident")
+def test_what_a_step_hands_a_resident_worker_is_kept_while_it_answers_and_ended_when_not() -> None:
+    resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
+    ended: list[str] = []
+    assert resident_device.keep("sound", "a", lambda thing: True, ended.append)
+    assert resident_device.keep("broken", "b", lambda thing: False, ended.append)
+    assert resident_device.serves_again()  # (the device answers: the worker serves on)
+    assert ended == ["b"] and resident_device.take("broken") is None
+    assert resident_device.take("sound") == "a" and resident_device.take("sound") is None
+
+
+def test_a_worker_that_is_not_resident_keeps_nothing() -> None:
+    assert not resident_device.keep("thing", object(), lambda thing: True, lambda thing: None)
+    assert resident_device.take("thing") is None
