@@ -24,9 +24,10 @@ from tests.conftest import catalog, target_params
 
 KERNELS = Path(__file__).resolve().parents[1] / "adversarial" / "kernels"
 STAGE = "transpose_naive"
+UNTIMED = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
 
 
-def lane_gradings(target: Target, paths: list[Path]) -> list[tuple[Report, WorkerProcess]]:
+def lane_gradings(target: Target, paths: list[Path], options: GradeOptions = UNTIMED) -> list[tuple[Report, WorkerProcess]]:
     """Grade `paths` one after another as a lane does, in a thread of their own (a lane's workers
     are its thread's): each report with the worker that graded it."""
     done: list[tuple[Report, WorkerProcess]] = []
@@ -41,7 +42,6 @@ def lane_gradings(target: Target, paths: list[Path]) -> list[tuple[Report, Worke
                 return taken[-1]
 
             spec = catalog().get(STAGE)
-            options = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
             for path in paths:
                 report = grade(GradeRequest(catalog(), spec, path, target.row, target, options=options,
                                             worker=worker))
@@ -85,3 +85,20 @@ def test_a_lane_worker_serves_again_on_a_gpu_and_nothing_of_a_grading_reaches_th
     else:
         assert len({id(worker) for worker in (one, two, three, four, five)}) == 5, "a process per grading"
         assert not any(worker.serves_again for worker in (one, two, three, four, five))
+
+
+@pytest.mark.parametrize("target", target_params())
+def test_a_resident_opencl_lane_reads_counters_in_the_context_it_kept(target: Target, tmp_path: Path) -> None:
+    """An OpenCL grading reads its counters in a CUDA context of its own (grader.counters.own_context):
+    a resident worker's next grading takes the one its last grading made, and reads them there."""
+    if target.kind != "gpu" or target.backend != "opencl":
+        pytest.skip("the counters' own CUDA context is an OpenCL grading's on a GPU")
+    options = GradeOptions(timing=True, limits=PASSING_LIMITS, plugins={"counters": True})
+    paths = [own_copy(tmp_path, STAGE, target.row.suffix, n) for n in range(2)]
+    (first, one), (second, two) = lane_gradings(target, paths, options)
+    read = [[name for name, _ in report.phase_log if name.startswith("counters (")] for report in (first, second)]
+    if not read[0]:
+        pytest.skip(f"no counters read in the worker here: {checks(first)}")
+    assert one is two and second.nothing_failed, checks(second)
+    assert read[1], second.phase_log
+    assert any("kept from the last grading" in name for name, _ in second.phase_log), second.phase_log
