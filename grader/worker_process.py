@@ -113,6 +113,7 @@ class WorkerProcess:
         self.serves_again = False  # its last Done said it takes another request
         self.output_from = 0  # where its last grading's output starts in `errors`
         self.said_done = False  # its grading is whole; it is being reaped (reap_later)
+        self.owner = threading.current_thread()  # it dies with this thread (PR_SET_PDEATHSIG)
         self._cleanup_lock = threading.Lock()
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
@@ -249,7 +250,7 @@ def prestart_worker(kind: BackendKind | None, resident: bool = False) -> None:
     key = (kind.name if kind is not None else "", threading.get_ident())
     with _spares_lock:
         spare = _spares.get(key)
-        if spare is not None and spare.alive():
+        if spare is not None and _usable(spare):
             return
         try:
             _spares[key] = WorkerProcess(kind, resident=resident)
@@ -265,13 +266,19 @@ def take_worker(kind: BackendKind | None, start_next: bool = False) -> WorkerPro
     (it comes back: WorkerProcess.park)."""
     with _spares_lock:
         spare = _spares.pop((kind.name if kind is not None else "", threading.get_ident()), None)
-    if spare is not None and not spare.alive():
+    if spare is not None and not _usable(spare):
         spare.discard()
         spare = None
     taken = spare if spare is not None else WorkerProcess(kind, resident=start_next)
     if start_next and not taken.gradings:
         prestart_worker(kind, resident=True)
     return taken
+
+
+def _usable(spare: WorkerProcess) -> bool:
+    """Whether this thread may take `spare`: alive, and started by this very thread (another
+    thread of the same id, once its own has ended, would find one that is dying with it)."""
+    return spare.owner is threading.current_thread() and spare.alive()
 
 
 def replace_if_lost(worker: WorkerProcess) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 
 import pytest
 
@@ -97,3 +98,22 @@ def test_what_a_step_hands_a_resident_worker_is_kept_while_it_answers_and_ended_
 def test_a_worker_that_is_not_resident_keeps_nothing() -> None:
     assert not resident_device.keep("thing", object(), lambda thing: True, lambda thing: None)
     assert resident_device.take("thing") is None
+
+
+def test_a_thread_never_takes_a_worker_another_thread_started_under_its_id() -> None:
+    """Thread ids are reused: a lane thread that ended left its parked worker dying with it
+    (PR_SET_PDEATHSIG); a new thread of the same id must start its own."""
+    from grader import worker_process
+
+    class Spare:
+        def __init__(self, owner: threading.Thread):
+            self.owner = owner
+
+        def alive(self) -> bool:
+            return True
+
+    ended = threading.Thread(target=lambda: None)
+    ended.start()
+    ended.join()
+    assert not worker_process._usable(Spare(ended))  # type: ignore[arg-type]
+    assert worker_process._usable(Spare(threading.current_thread()))  # type: ignore[arg-type]
