@@ -8,9 +8,11 @@ is dropped and collected; the backend forgets the programs it loaded), the devic
 finish everything queued and to answer a launch of the grader's own, and only a device that
 does so serves again. A kernel that left its context broken (a sticky fault: an illegal
 address, a trap) or a device that answers wrongly ends the worker: its lane starts a fresh one,
-and only that student's grading paid. A grading never reads memory another wrote: every buffer
-it allocates is filled (inputs) or poisoned (outputs) by the grader before any kernel of the
-student reads it, as in a fresh process.
+and only that student's grading paid. A kernel's own buffers are never what another grading
+left: the grader fills its inputs and poisons its outputs and their guard bands before every
+launch. Device memory is not scrubbed between gradings: an allocation of the grader's that a
+kernel reads far out of bounds may hold an earlier grading's values until the grader writes it
+(docs/architecture.md).
 
 Besides its device, a resident worker keeps what a step hands it (`keep`, `take`): the CUDA
 context an OpenCL grading reads its counters in, with the grader's own kernels loaded
