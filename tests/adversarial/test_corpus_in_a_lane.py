@@ -1,0 +1,89 @@
+"""The adversarial corpus graded one kernel after another in one lane, as `lab batch` and `lab
+serve` grade (take_worker with start_next), on every device present: on a GPU the lane's
+worker is resident (grader.resident_device), so each kernel is graded in a process that graded
+the ones before it, until one breaks its context or hangs and the lane starts a fresh worker.
+Each kernel must get the verdict it gets alone (tests/adversarial/test_adversarial.py), and the
+reference graded last in the lane must pass: no kernel can leave anything behind that changes
+another's grade. On a CPU device every grading gets a process of its own."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from grader.backends.discovery import Target
+from grader.grade_options import GradeOptions
+from grader.grading import GradeRequest, grade
+from grader.report import PASSED, Report
+from grader.worker_process import WorkerProcess, take_worker
+from tests.adversarial.test_adversarial import (  # noqa: F401 - sandboxed: a fixture
+    DEFAULT_STAGE,
+    LIMITS,
+    PASSING_LIMITS,
+    Case,
+    assert_one_line,
+    assert_words,
+    corpus,
+    sandboxed,
+)
+from tests.conftest import catalog, target_params
+
+
+def lane(target: Target, cases: list[Case]) -> tuple[list[tuple[Case, Report]], Report, list[WorkerProcess]]:
+    """Grade `cases`, then the default stage's reference, one after another in a thread of their
+    own (a lane's workers are its thread's): each case's report, the reference's, and the
+    worker each grading took."""
+    graded: list[tuple[Case, Report]] = []
+    taken: list[WorkerProcess] = []
+    last: list[Report] = []
+    failure: list[BaseException] = []
+
+    def worker() -> WorkerProcess:
+        taken.append(take_worker(target.row, start_next=True))
+        return taken[-1]
+
+    def run() -> None:
+        try:
+            for case in cases:
+                options = GradeOptions(timing=True, limits=LIMITS)
+                if case.sanitize and target.backend == "cuda":
+                    options = GradeOptions(timing=True, limits=LIMITS, plugins={"sanitizer": True})
+                graded.append((case, grade(GradeRequest(catalog(), catalog().get(case.stage), case.path, target.row,
+                                                        target, options=options, worker=worker))))
+            reference = catalog().reference_file(DEFAULT_STAGE, target.row.suffix)
+            spec = catalog().get(DEFAULT_STAGE)
+            last.append(grade(GradeRequest(catalog(), spec, reference, target.row, target,
+                                           options=GradeOptions(timing=True, limits=PASSING_LIMITS), worker=worker)))
+        except BaseException as error:  # noqa: BLE001 - said by the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(1800)
+    assert not thread.is_alive(), "the lane did not finish"
+    if failure:
+        raise failure[0]
+    return graded, last[0], taken
+
+
+@pytest.mark.usefixtures("sandboxed")
+@pytest.mark.parametrize("target", target_params())
+def test_every_kernel_of_the_corpus_gets_its_verdict_in_a_lane_and_the_reference_after_them_passes(
+        target: Target) -> None:
+    cases = [case.on(target) for case in corpus()
+             if case.backend == target.backend and case.devices in (None, target.kind)]
+    graded, reference, taken = lane(target, cases)
+    wrong = []
+    for case, report in graded:
+        result = report.check(case.check)
+        where = f"{case.path.name} (seed {report.seed}; {[(c.name, c.status, c.message) for c in report.checks]})"
+        if report.status == PASSED or result is None or result.status != case.status:
+            wrong.append(where)
+            continue
+        assert_words(case.words, result.message, where)
+        assert_one_line(result.message)
+    assert not wrong, wrong
+    assert reference.nothing_failed, [(c.name, c.status, c.message) for c in reference.checks]
+    if target.kind == "gpu":
+        assert len({id(worker) for worker in taken}) < len(taken), "the lane's workers served more than one grading"
