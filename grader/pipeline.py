@@ -219,10 +219,12 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
     seconds: dict[str, float] = {}  # wall time by kind of phase: where a grading's time goes
     log: list[tuple[str, float]] = []  # ... and by phase, in order (at most PHASE_LOG_MAX)
     phase_started = time.monotonic()
+    errors = worker.errors
+    if worker.gradings:  # a resident worker's earlier gradings' output: gone (it waits idle for this request)
+        errors.seek(0)
+        errors.truncate()
     worker.gradings += 1
     worker.serves_again = False
-    errors = worker.errors
-    worker.output_from = errors.seek(0, os.SEEK_END)  # (a resident worker's earlier gradings' output is before)
     try:
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -374,7 +376,7 @@ def _converse(worker: WorkerProcess, request: Request, limits: Limits, grading: 
             except OSError:
                 pass
         size = errors.seek(0, os.SEEK_END)
-        errors.seek(max(worker.output_from, size - OUTPUT_TAIL))
+        errors.seek(max(0, size - OUTPUT_TAIL))
         raw = errors.read()
     finally:
         if not worker.serves_again:

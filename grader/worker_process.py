@@ -111,7 +111,6 @@ class WorkerProcess:
         self.resident = resident and not sanitize
         self.gradings = 0  # the requests it was given
         self.serves_again = False  # its last Done said it takes another request
-        self.output_from = 0  # where its last grading's output starts in `errors`
         self.said_done = False  # its grading is whole; it is being reaped (reap_later)
         self.owner = threading.current_thread()  # it dies with this thread (PR_SET_PDEATHSIG)
         self._cleanup_lock = threading.Lock()
