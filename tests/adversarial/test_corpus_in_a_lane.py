@@ -8,16 +8,12 @@ another's grade. On a CPU device every grading gets a process of its own."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from grader.backends.discovery import Target
 from grader.grade_options import GradeOptions
-from grader.grading import GradeRequest, grade
 from grader.pipeline import OUTPUT_TAIL
-from grader.report import PASSED, Report
-from grader.worker_process import WorkerProcess, take_worker
+from grader.report import PASSED
 from tests.adversarial.test_adversarial import (  # noqa: F401 - sandboxed: a fixture
     DEFAULT_STAGE,
     LIMITS,
@@ -29,43 +25,7 @@ from tests.adversarial.test_adversarial import (  # noqa: F401 - sandboxed: a fi
     sandboxed,
 )
 from tests.conftest import catalog, target_params
-
-
-def lane(target: Target, cases: list[Case]) -> tuple[list[tuple[Case, Report]], Report, list[WorkerProcess]]:
-    """Grade `cases`, then the default stage's reference, one after another in a thread of their
-    own (a lane's workers are its thread's): each case's report, the reference's, and the
-    worker each grading took."""
-    graded: list[tuple[Case, Report]] = []
-    taken: list[WorkerProcess] = []
-    last: list[Report] = []
-    failure: list[BaseException] = []
-
-    def worker() -> WorkerProcess:
-        taken.append(take_worker(target.row, start_next=True))
-        return taken[-1]
-
-    def run() -> None:
-        try:
-            for case in cases:
-                options = GradeOptions(timing=True, limits=LIMITS)
-                if case.sanitize and target.backend == "cuda":
-                    options = GradeOptions(timing=True, limits=LIMITS, plugins={"sanitizer": True})
-                graded.append((case, grade(GradeRequest(catalog(), catalog().get(case.stage), case.path, target.row,
-                                                        target, options=options, worker=worker))))
-            reference = catalog().reference_file(DEFAULT_STAGE, target.row.suffix)
-            spec = catalog().get(DEFAULT_STAGE)
-            last.append(grade(GradeRequest(catalog(), spec, reference, target.row, target,
-                                           options=GradeOptions(timing=True, limits=PASSING_LIMITS), worker=worker)))
-        except BaseException as error:  # noqa: BLE001 - said by the test's thread
-            failure.append(error)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(1800)
-    assert not thread.is_alive(), "the lane did not finish"
-    if failure:
-        raise failure[0]
-    return graded, last[0], taken
+from tests.queue.test_resident_workers import in_a_lane
 
 
 @pytest.mark.usefixtures("sandboxed")
@@ -74,7 +34,16 @@ def test_every_kernel_of_the_corpus_gets_its_verdict_in_a_lane_and_the_reference
         target: Target) -> None:
     cases = [case.on(target) for case in corpus()
              if case.backend == target.backend and case.devices in (None, target.kind)]
-    graded, reference, taken = lane(target, cases)
+
+    def options(case: Case) -> GradeOptions:
+        sanitize = {"plugins": {"sanitizer": True}} if case.sanitize and target.backend == "cuda" else {}
+        return GradeOptions(timing=True, limits=LIMITS, **sanitize)
+
+    done = in_a_lane(target, [*((catalog().get(case.stage), case.path, options(case)) for case in cases),
+                              (catalog().get(DEFAULT_STAGE), catalog().reference_file(DEFAULT_STAGE, target.row.suffix),
+                               GradeOptions(timing=True, limits=PASSING_LIMITS))])
+    graded = [(case, report) for case, (report, _) in zip(cases, done)]
+    reference, taken = done[-1][0], [worker for _, worker in done]
     wrong = []
     for (case, report), (before, _) in zip(graded, [(None, None), *graded]):
         if before is not None and before.path.stem == "printf_flood":  # (its output was its grading's only)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.backends.discovery import Target
+from grader.course.spec import Spec
 from grader.grade_options import GradeOptions
 from grader.grading import GradeRequest, grade
 from grader.report import Report
@@ -27,35 +28,37 @@ STAGE = "transpose_naive"
 UNTIMED = GradeOptions(timing=False, limits=PASSING_LIMITS, plugins={"counters": False})
 
 
-def lane_gradings(target: Target, paths: list[Path], options: GradeOptions = UNTIMED) -> list[tuple[Report, WorkerProcess]]:
-    """Grade `paths` one after another as a lane does, in a thread of their own (a lane's workers
-    are its thread's): each report with the worker that graded it."""
+def in_a_lane(target: Target, gradings: list[tuple[Spec, Path, GradeOptions]]) -> list[tuple[Report, WorkerProcess]]:
+    """Grade each (stage, file, options) one after another as a lane does, in a thread of their
+    own (a lane's workers are its thread's): each report with the worker that graded it."""
     done: list[tuple[Report, WorkerProcess]] = []
     failure: list[BaseException] = []
+    taken: list[WorkerProcess] = []
+
+    def worker() -> WorkerProcess:
+        taken.append(take_worker(target.row, start_next=True))
+        return taken[-1]
 
     def lane() -> None:
         try:
-            taken: list[WorkerProcess] = []
-
-            def worker() -> WorkerProcess:
-                taken.append(take_worker(target.row, start_next=True))
-                return taken[-1]
-
-            spec = catalog().get(STAGE)
-            for path in paths:
-                report = grade(GradeRequest(catalog(), spec, path, target.row, target, options=options,
-                                            worker=worker))
+            for spec, path, options in gradings:
+                report = grade(GradeRequest(catalog(), spec, path, target.row, target, options=options, worker=worker))
                 done.append((report, taken[-1]))
         except BaseException as error:  # noqa: BLE001 - said by the test's thread
             failure.append(error)
 
     thread = threading.Thread(target=lane)
     thread.start()
-    thread.join(600)
+    thread.join(1800)
     assert not thread.is_alive(), "the lane did not finish"
     if failure:
         raise failure[0]
     return done
+
+
+def lane_gradings(target: Target, paths: list[Path], options: GradeOptions = UNTIMED) -> list[tuple[Report, WorkerProcess]]:
+    """in_a_lane for files of STAGE, each with `options`."""
+    return in_a_lane(target, [(catalog().get(STAGE), path, options) for path in paths])
 
 
 def checks(report: Report) -> list[tuple[str, str, str]]:
