@@ -25,15 +25,20 @@ so each grading gets a process of its own.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from grader.backends.base import Backend
+    from grader.backends.base import Backend, CompiledKernel
     from grader.backends.registry import BackendKind
 
 _held: dict[tuple[str, int], Backend] = {}  # (backend's name, device index) -> the open device
+_stack_at_open: dict[tuple[str, int], int | None] = {}  # each held device's per-thread stack when opened
+_used: tuple[str, int] | None = None  # the device this grading opened
+_largest_local = 0  # the most local (private, stack) memory per thread of this grading's kernels
+LOCAL_BYTES_KEPT = 1024  # a grading whose kernels need more per thread ends its worker: the
+# driver reserves a context's stack for every thread the GPU can run and never gives it back
 _kept: dict[Any, Kept] = {}  # what else the worker keeps (the counters' context of an OpenCL grading)
 _keeping = False  # this worker is resident (grader.worker.main)
 
@@ -72,25 +77,41 @@ def keep_devices() -> None:
 def open_device(kind: BackendKind, index: int) -> Backend:
     """The backend `kind`'s device `index`: the one this resident worker holds, else opened now
     (and held where the worker is resident and the device is a GPU)."""
-    held = _held.get((kind.name, index))
+    global _used
+    key = (kind.name, index)
+    _used = key
+    held = _held.get(key)
     if held is not None:
         return held
     backend = kind.open(index)
     if _keeping and backend.info.kind == "gpu":
-        _held[(kind.name, index)] = backend
+        _held[key] = backend
+        _stack_at_open[key] = backend.stack_bytes()
     return backend
+
+
+def note_kernels(kernels: Iterable[CompiledKernel]) -> None:
+    """The grading's own kernels, as compiled: one that needs more than LOCAL_BYTES_KEPT of local
+    memory per thread ends the worker after the grading (serves_again)."""
+    global _largest_local
+    for kernel in kernels:
+        _largest_local = max(_largest_local, kernel.resources.local_bytes or 0)
 
 
 def serves_again() -> bool:
     """After a grading (its Context no longer referenced): free what it left and check that every
-    held device is still sound. True where the worker may take another grading: it holds a GPU
-    device and each held one answered; a device that did not is dropped (the worker then ends)."""
-    if not _keeping or not _held:
-        return False
+    held device is still sound. True where the worker may take another grading: the grading ran
+    on a GPU device it holds, its kernels needed at most LOCAL_BYTES_KEPT of local memory per
+    thread, and each held device answered with its per-thread stack as it was when opened; a
+    device that did not is dropped (the worker then ends)."""
+    global _used, _largest_local
+    used, largest, _used, _largest_local = _used, _largest_local, None, 0
+    if not _keeping or used not in _held or largest > LOCAL_BYTES_KEPT:
+        return False  # (a device not held: a CPU device, where the kernel ran in this process)
     gc.collect()  # the grading's buffers and the programs its kernels held
     sound = True
     for key, backend in list(_held.items()):
-        if not answers(backend):
+        if not answers(backend) or _stack_grew(key, backend):
             del _held[key]
             sound = False
     for key, kept in list(_kept.items()):  # (one that does not answer is ended; the device may serve on)
@@ -98,6 +119,13 @@ def serves_again() -> bool:
             del _kept[key]
             kept.close(kept.thing)
     return sound
+
+
+def _stack_grew(key: tuple[str, int], backend: Any) -> bool:
+    """Whether the device's per-thread stack is larger than when it was opened (a kernel's need
+    grew it: the memory stays reserved in this context)."""
+    before, now = _stack_at_open.get(key), backend.stack_bytes()
+    return before is not None and now is not None and now > before
 
 
 PROBE_WORDS = 1024

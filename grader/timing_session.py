@@ -221,11 +221,16 @@ class Link:
                     beat()
 
     def kill(self, why: str, kind: FailureKind = FailureKind.TIMEOUT) -> None:
-        """End its process: its grading ends with `kind` (a hang: TIMEOUT), saying `why`."""
+        """End its process: its grading ends with `kind` (a hang: TIMEOUT), saying `why`. Not once
+        its grading's output has ended (`end`): a resident worker may then be parked, or grading
+        the next submission."""
         from grader.worker_process import kill_group
 
-        self.dropped, self.dropped_kind = why, kind
-        kill_group(self.proc)
+        with self._changed:
+            if self.ended:
+                return
+            self.dropped, self.dropped_kind = why, kind
+            kill_group(self.proc)
 
 
 @dataclass

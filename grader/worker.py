@@ -77,6 +77,7 @@ def grade(request: Request, channel: Channel) -> None:
         else:
             run_steps(ctx, worker_steps(tuple(request.plugins)))
     finally:
+        resident_device.note_kernels(ctx.kernels.values())
         if ctx.benchmark is not None:
             release_roles(ctx.benchmark.roles)
         for close in ctx.closers:
@@ -193,8 +194,7 @@ def main() -> int:
             quick_exit()
         serve(text, channel)
         again = start.resident and resident_device.serves_again()
-        sys.stdout.flush()  # what it printed is in its output file before the parent reads its tail
-        sys.stderr.flush()
+        flush_output()
         channel.send(Done(serves_again=again))
         if not again:
             quick_exit()
@@ -232,12 +232,25 @@ def serve(text: str, channel: Channel) -> None:
         channel.send(GraderError(f"{type(error).__name__}: {error}", traceback.format_exc()))
 
 
+def flush_output() -> None:
+    """What this grading printed, into the output file before the parent reads its tail: Python's
+    streams and the C library's (a kernel's printf reaches the file through the C library's
+    buffer on CUDA; a resident worker's next grading must not carry it)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
 def quick_exit() -> None:
     """End now, without Python's and the GPU library's teardown (freeing each module and buffer
     and the context one by one takes a noticeable time while the parent waits): the operating
     system and the driver free all of it when the process ends, and the grading is done."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    flush_output()
     os._exit(0)
 
 

@@ -228,6 +228,11 @@ class Backend(ABC, Generic[BufferT, KernelT]):
         `<backend>:<platform>:<device name>:<index>`."""
         return f"{self.info.backend}:{self.info.platform}:{self.info.name}:{index}"
 
+    def stack_bytes(self) -> int | None:
+        """The per-thread stack this context reserves now (CUDA grows it for a kernel that needs
+        more, and keeps it), or None where the backend cannot say."""
+        return None
+
     def keep_programs(self) -> None:
         """Mark every program this backend holds now as kept by forget_programs (the grader's own
         kernels of a context kept between gradings)."""

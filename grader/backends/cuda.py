@@ -343,6 +343,12 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         except Exception:  # noqa: BLE001 - a driver without the attributes: named by index
             return f"cuda:{self.info.name}:{index}"
 
+    def stack_bytes(self) -> int | None:
+        try:
+            return int(self._drv.Context.get_limit(self._drv.limit.STACK_SIZE))
+        except Exception:  # noqa: BLE001 - no context, or a driver that does not say
+            return None
+
     def keep_programs(self) -> None:
         self._kept_modules = len(self._modules)
 

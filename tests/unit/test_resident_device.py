@@ -117,3 +117,40 @@ def test_a_thread_never_takes_a_worker_another_thread_started_under_its_id() -> 
     ended.join()
     assert not worker_process._usable(Spare(ended))  # type: ignore[arg-type]
     assert worker_process._usable(Spare(threading.current_thread()))  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_grading_on_a_device_the_worker_does_not_hold_ends_it() -> None:
+    resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
+    assert resident_device.serves_again()
+    resident_device.open_device(Row(kind="cpu"), 0)  # type: ignore[arg-type]
+    assert not resident_device.serves_again()  # (a CPU device: the kernel ran in this process)
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_kernel_that_needs_much_local_memory_or_grew_the_stack_ends_the_worker() -> None:
+    from grader.backends.base import KernelResources
+    from grader.backends.fake import FakeKernel
+
+    row = Row()
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    small = FakeKernel("k", lambda *a: None, KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT))
+    resident_device.note_kernels([small])
+    assert resident_device.serves_again()
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    resident_device.note_kernels([small, FakeKernel("big", lambda *a: None,
+                                                    KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT + 4))])
+    assert not resident_device.serves_again()
+
+
+
+@pytest.mark.usefixtures("resident")
+def test_a_device_whose_per_thread_stack_grew_in_a_grading_ends_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    stack = {"bytes": 1024}
+    monkeypatch.setattr(FakeBackend, "stack_bytes", lambda self: stack["bytes"], raising=False)
+    row = Row()
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    assert resident_device.serves_again()
+    resident_device.open_device(row, 0)  # type: ignore[arg-type]
+    stack["bytes"] = 64 * 1024  # (a kernel with a large stack frame ran)
+    assert not resident_device.serves_again()

@@ -419,3 +419,24 @@ def test_a_link_writes_nothing_once_its_grading_has_ended_and_says_when_a_write_
     assert member.quiet(5) and written
     sender.join(5)
     assert not member.send(SessionOver()) and len(written) == 1  # nothing begun after end
+
+
+def test_a_session_kills_no_member_whose_grading_has_ended() -> None:
+    """A resident worker is parked, or grading its next submission, once its output has ended:
+    a kill the session decided on a moment before must not reach it."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        member = Link(proc, "member")  # type: ignore[arg-type]
+        member.end()
+        member.kill("its launches did not answer")
+        assert proc.poll() is None and member.dropped is None
+        live = Link(proc, "member")  # type: ignore[arg-type]
+        live.kill("its launches did not answer")
+        assert proc.wait(10) != 0 and live.dropped == "its launches did not answer"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
