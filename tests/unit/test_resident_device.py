@@ -154,3 +154,22 @@ def test_a_device_whose_per_thread_stack_grew_in_a_grading_ends_the_worker(monke
     resident_device.open_device(row, 0)  # type: ignore[arg-type]
     stack["bytes"] = 64 * 1024  # (a kernel with a large stack frame ran)
     assert not resident_device.serves_again()
+
+
+@pytest.mark.parametrize("flushed", [True, False])
+def test_what_the_c_library_holds_is_written_before_the_worker_says_done(tmp_path, flushed: bool) -> None:
+    """What the C library buffers (a kernel's printf on CUDA goes through it) is in the worker's
+    output file before Done: flush_output writes it. (A worker runs with PYTHONUNBUFFERED, which
+    makes C's stdio unbuffered too; this checks the flush where it is buffered.)"""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "out.txt"
+    code = ("import ctypes, os\nfrom grader.worker import flush_output\nctypes.CDLL(None).printf(b'left in the C buffer\\n')\n"
+            + ("flush_output()\n" if flushed else "") + "os._exit(0)\n")
+    with open(out, "wb") as sink:
+        subprocess.run([sys.executable, "-c", code], stdout=sink, check=True, cwd=Path(__file__).resolve().parents[2],
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    assert ("left in the C buffer" in out.read_text()) == flushed
