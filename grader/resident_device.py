@@ -33,12 +33,15 @@ if TYPE_CHECKING:
     from grader.backends.base import Backend, CompiledKernel
     from grader.backends.registry import BackendKind
 
+LOCAL_BYTES_KEPT = 1024  # a grading whose kernels need more per thread ends its worker: the
+# driver reserves a context's stack for every thread the GPU can run and never gives it back
+PROBE_WORDS = 1024  # the buffer a held device fills and reads back after each grading (answers)
+PROBE_BITS = 0x5EED_1AB5
+
 _held: dict[tuple[str, int], Backend] = {}  # (backend's name, device index) -> the open device
 _stack_at_open: dict[tuple[str, int], int | None] = {}  # each held device's per-thread stack when opened
 _used: tuple[str, int] | None = None  # the device this grading opened
 _largest_local = 0  # the most local (private, stack) memory per thread of this grading's kernels
-LOCAL_BYTES_KEPT = 1024  # a grading whose kernels need more per thread ends its worker: the
-# driver reserves a context's stack for every thread the GPU can run and never gives it back
 _kept: dict[Any, Kept] = {}  # what else the worker keeps (the counters' context of an OpenCL grading)
 _keeping = False  # this worker is resident (grader.worker.main)
 
@@ -126,10 +129,6 @@ def _stack_grew(key: tuple[str, int], backend: Any) -> bool:
     grew it: the memory stays reserved in this context)."""
     before, now = _stack_at_open.get(key), backend.stack_bytes()
     return before is not None and now is not None and now > before
-
-
-PROBE_WORDS = 1024
-PROBE_BITS = 0x5EED_1AB5
 
 
 def answers(backend: Any) -> bool:

@@ -120,6 +120,7 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         )
         self._scratch: CudaBuffer | None = None
         self._modules: list[Any] = []
+        self._kept_modules = 0  # the first modules, the grader's own, that forget_programs keeps
 
     def _ready(self) -> None:
         """Make the device context current (once): the driver's slowest step after its init."""
@@ -353,7 +354,7 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
         self._kept_modules = len(self._modules)
 
     def forget_programs(self) -> None:
-        del self._modules[getattr(self, "_kept_modules", 0):]  # each unloaded once its functions are let go
+        del self._modules[self._kept_modules:]  # each unloaded once its functions are let go
 
     def close(self) -> None:
         if self.context is None:
