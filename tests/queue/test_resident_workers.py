@@ -91,6 +91,24 @@ def test_a_lane_worker_serves_again_on_a_gpu_and_nothing_of_a_grading_reaches_th
 
 
 @pytest.mark.parametrize("target", target_params())
+def test_a_kernel_that_reserves_a_large_stack_ends_its_resident_worker(target: Target, tmp_path: Path) -> None:
+    """stack_hog needs 16 KiB of local memory per thread: the driver reserves that much for every
+    thread the GPU holds and keeps it, so its worker serves no one else, and the next grading
+    gets a fresh worker and passes."""
+    if target.kind != "gpu":
+        pytest.skip("a CPU device's lane starts a process per grading")
+    graded = lane_gradings(target, [own_copy(tmp_path, STAGE, target.row.suffix, 0),
+                                    KERNELS / f"stack_hog{target.row.suffix}",
+                                    own_copy(tmp_path, STAGE, target.row.suffix, 1)])
+    (before, one), (hog, two), (after, three) = graded
+    assert before.nothing_failed and after.nothing_failed, (checks(before), checks(after))
+    assert "elements of `out` are wrong" in hog.check("correct").message, checks(hog)
+    assert one is two, "the hog is graded by the worker that graded the submission before it"
+    assert not two.serves_again and three is not two, "its worker serves no one after it"
+    assert three.serves_again, "the lane's next worker is resident"
+
+
+@pytest.mark.parametrize("target", target_params())
 def test_a_resident_opencl_lane_reads_counters_in_the_context_it_kept(target: Target, tmp_path: Path) -> None:
     """An OpenCL grading reads its counters in a CUDA context of its own (grader.counters.own_context):
     a resident worker's next grading takes the one its last grading made, and reads them there."""
