@@ -90,19 +90,23 @@ def test_a_lane_worker_serves_again_on_a_gpu_and_nothing_of_a_grading_reaches_th
         assert not any(worker.serves_again for worker in (one, two, three, four, five))
 
 
+@pytest.mark.parametrize("hog", ["stack_hog", "heap_hog"])
 @pytest.mark.parametrize("target", target_params())
-def test_a_kernel_that_reserves_a_large_stack_ends_its_resident_worker(target: Target, tmp_path: Path) -> None:
-    """stack_hog needs 16 KiB of local memory per thread: the driver reserves that much for every
-    thread the GPU holds and keeps it, so its worker serves no one else, and the next grading
+def test_a_kernel_that_holds_on_to_device_memory_ends_its_resident_worker(
+        target: Target, hog: str, tmp_path: Path) -> None:
+    """stack_hog needs 16 KiB of local memory per thread (the driver reserves that much for every
+    thread the GPU holds, and keeps it); heap_hog takes device heap with `new` and never frees it
+    (CUDA: OpenCL has no device heap). Neither's worker serves anyone after it: the next grading
     gets a fresh worker and passes."""
-    if target.kind != "gpu":
-        pytest.skip("a CPU device's lane starts a process per grading")
-    graded = lane_gradings(target, [own_copy(tmp_path, STAGE, target.row.suffix, 0),
-                                    KERNELS / f"stack_hog{target.row.suffix}",
+    hogging = KERNELS / f"{hog}{target.row.suffix}"
+    if target.kind != "gpu" or not hogging.exists():
+        pytest.skip("a CPU device's lane starts a process per grading" if target.kind != "gpu"
+                    else f"no {hogging.name}: {target.row.title} kernels have no device heap")
+    graded = lane_gradings(target, [own_copy(tmp_path, STAGE, target.row.suffix, 0), hogging,
                                     own_copy(tmp_path, STAGE, target.row.suffix, 1)])
-    (before, one), (hog, two), (after, three) = graded
+    (before, one), (hogged, two), (after, three) = graded
     assert before.nothing_failed and after.nothing_failed, (checks(before), checks(after))
-    assert "elements of `out` are wrong" in hog.check("correct").message, checks(hog)
+    assert "elements of `out` are wrong" in hogged.check("correct").message, checks(hogged)
     assert one is two, "the hog is graded by the worker that graded the submission before it"
     assert not two.serves_again and three is not two, "its worker serves no one after it"
     assert three.serves_again, "the lane's next worker is resident"

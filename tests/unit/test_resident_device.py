@@ -135,12 +135,32 @@ def test_a_kernel_that_needs_much_local_memory_or_grew_the_stack_ends_the_worker
     row = Row()
     resident_device.open_device(row, 0)  # type: ignore[arg-type]
     small = FakeKernel("k", lambda *a: None, KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT))
-    resident_device.note_kernels([small])
+    resident_device.note_grading("", [small])
     assert resident_device.serves_again()
     resident_device.open_device(row, 0)  # type: ignore[arg-type]
-    resident_device.note_kernels([small, FakeKernel("big", lambda *a: None,
-                                                    KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT + 4))])
+    resident_device.note_grading("", [small, FakeKernel("big", lambda *a: None,
+                                                        KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT + 4))])
     assert not resident_device.serves_again()
+
+
+@pytest.mark.parametrize("source, serves", [
+    ("out[i] = in[i]; // a new value, allocated nowhere", True),
+    ("/* malloc would be refused */ out[i] = in[i];", True),
+    ("float *kept = new float[1024];", False),
+    ("void *(*take)(size_t) = malloc; take(64);", False),
+    ("float *p = (float *)__nv_aligned_device_malloc(64, 16);", False),
+    ("delete[] kept;", False),
+])
+@pytest.mark.usefixtures("resident")
+def test_a_source_that_names_the_device_heap_ends_the_worker(source: str, serves: bool) -> None:
+    """What a kernel allocates on the device heap and never frees stays in the context's heap:
+    a source that names it outside its comments (malloc itself is refused as host code, but not
+    `new` or malloc through a pointer) ends the worker; comments do not."""
+    resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
+    resident_device.note_grading(source, [])
+    assert resident_device.serves_again() is serves
+    resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
+    assert resident_device.serves_again(), "the next grading, whose source does not, serves again"
 
 
 
