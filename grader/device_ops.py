@@ -26,6 +26,7 @@ COPY_PER_THREAD = 4  # elements each thread of the copy kernel moves (LAB_COPY_P
 RESULT_WORDS = 4 + MAX_INDICES  # mismatches, unwritten, computed NaNs, slot counter, indices
 CHECKSUM_CHUNK = 1 << 16  # words (256 KiB) each pair of checksum words covers (lab_checksum)
 MAX_WORDS = 1 << 30  # words one checksum launch covers at most (its indices stay 32-bit)
+WARM_UP_WORDS = (1 << 10, 1 << 24)  # the sizes warm_up launches each kernel at: one block, and all of them
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,28 @@ class DeviceOps:
         args = [buffer, np.int64(start), b.scalar("unsigned", words), b.scalar("unsigned", CHECKSUM_CHUNK), sums,
                 b.scalar("unsigned", first), b.scalar("unsigned", self._contiguous)]
         b.enqueue(self._kernel("lab_checksum"), (max(1, min(chunks(words), MAX_BLOCKS)),), (BLOCK,), args)
+
+    def warm_up(self) -> None:
+        """Launch each of the grader's kernels, on a few words and on many (a driver may make
+        machine code per grid shape): a driver that makes it at a kernel's first launch (PoCL)
+        keeps it in its cache, which a sandboxed worker then starts from (the warmup of PoCL's
+        grader.backends.registry.JitCache). Runs nothing but the grader's own kernels."""
+        b = self.backend
+        for words in WARM_UP_WORDS:
+            held = [b.alloc(words * 4), b.alloc(words * 4), b.alloc(8 * chunks(words))]
+            tally = self.tally(1)
+            try:
+                data, other, sums = held
+                self.fill_uniform(data, words, 1, 0.0, 1.0)
+                self.sample_into(other, data, words, 1, words)
+                self.compare_into(tally, 0, other, data, words, 0.0, 0.0)
+                self.checksum_into(data, words, sums, 0)
+                b.launch(self._kernel("lab_copy"), (max(1, -(-words // (BLOCK * COPY_PER_THREAD))),), (BLOCK,),
+                         [other, data, b.scalar("unsigned", words)])  # (waits for all of them)
+            finally:
+                tally.release()
+                for buffer in held:
+                    b.release(buffer)
 
     def compare(self, got: Buffer, want: Buffer, count: int, rtol: float, atol: float) -> Comparison:
         """Compare the first `count` floats: element i matches where

@@ -264,8 +264,9 @@ def _name(id_: int, group: bool = False) -> str:
 class Launch:
     """How to start one command: argv, env and the descriptors bwrap reads its data from.
     `argv` ends with the command itself: arguments appended to it are the command's.
-    `nv_cache_template`: the folder of NVIDIA's JIT-cache template (holding ComputeCache/) that a
-    sandboxed worker copies into its own HOME before its driver starts; "" where there is none."""
+    `cache_templates`: the folders of its drivers' cache templates (each holding its cache's
+    folder: ComputeCache/, kcache/) that a sandboxed worker copies into its own HOME before its
+    drivers start (grader.backends.registry.JitCache)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -273,7 +274,7 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     writable: tuple[str, ...] = ()
     _close: list[int] = field(default_factory=list)
-    nv_cache_template: str = ""
+    cache_templates: tuple[str, ...] = ()
 
     def close(self) -> None:
         """Close this side's copies of the data descriptors (after Popen)."""
@@ -683,8 +684,8 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
     unchanged, with a note once, where there is none. Raises SandboxUnavailable where one is
     required. `courses`: course folders to see read-only besides the project's; `writable`:
     folders to see read-write (compute-sanitizer's log); `backend`: the row of the backend the
-    command grades on, whose driver's JIT-cache template it may be given (its jit_cache;
-    Launch.nv_cache_template); None: none."""
+    command grades on, whose drivers' cache templates it may be given (its jit_caches;
+    Launch.cache_templates); None: none."""
     refusal = problem()
     if refusal is not None:
         raise SandboxUnavailable(refusal)
@@ -693,11 +694,10 @@ def wrap(command: list[str], env: dict[str, str], *, courses: tuple[str, ...] = 
         if plan != OFF:
             _say_once(plan)
         return Launch(list(command), dict(env), SandboxInfo(False, reason=plan))
-    jit = backend.jit_cache if backend is not None else None
-    template = _jit_template(plan, env, jit) if jit is not None else None
-    launch = _argv(plan, command, env, courses, writable, (template,) if template else ())
-    if template:
-        launch.nv_cache_template = template
+    caches = backend.jit_caches if backend is not None else ()
+    templates = tuple(t for t in (_jit_template(plan, env, cache) for cache in caches) if t)
+    launch = _argv(plan, command, env, courses, writable, templates)
+    launch.cache_templates = templates
     return launch
 
 

@@ -124,20 +124,22 @@ def send_cache_entries(channel: Channel) -> None:
     kernel_cache.sink = send
 
 
-def copy_driver_cache(template: str, kind: BackendKind | None) -> None:
-    """Sandboxed, on a backend whose driver keeps a JIT cache of its own kernels (its row's
-    jit_cache: NVIDIA's OpenCL): start from a copy of the template at `template` (its kernels,
-    compiled at every context otherwise: grader.sandbox), in this worker's own HOME; nothing
-    where `template` is "" or the backend has no such cache."""
-    cache = kind.jit_cache if kind is not None else None
-    if template and cache is not None:
-        import shutil
+def copy_driver_caches(templates: tuple[str, ...], kind: BackendKind | None) -> None:
+    """Sandboxed, on a backend whose drivers keep caches of machine code every grading needs (its
+    row's jit_caches: NVIDIA's OpenCL, PoCL): start each from a copy of its template among
+    `templates` (made otherwise at every context or first launch: grader.sandbox), in this
+    worker's own HOME. A template is known by the cache's folder it holds."""
+    import shutil
 
-        try:
-            shutil.copytree(os.path.join(template, Path(cache.home).name),
-                            os.path.join(os.path.expanduser("~"), cache.home), dirs_exist_ok=True)
-        except OSError:
-            pass
+    for cache in kind.jit_caches if kind is not None else ():
+        name = Path(cache.home).name
+        for template in templates:
+            if os.path.isdir(os.path.join(template, name)):
+                try:
+                    shutil.copytree(os.path.join(template, name),
+                                    os.path.join(os.path.expanduser("~"), cache.home), dirs_exist_ok=True)
+                except OSError:
+                    pass
 
 
 WORKER_FILE_BYTES = 256 << 20  # the largest file a worker may write: what a kernel prints lands in one
@@ -184,7 +186,7 @@ def main() -> int:
     channel = private_channel()
     if start.sandboxed:
         send_cache_entries(channel)
-        copy_driver_cache(start.nv_cache_template, kind)
+        copy_driver_caches(start.cache_templates, kind)
     preload(kind)
     if start.resident:
         resident_device.keep_devices()

@@ -29,14 +29,14 @@ class WorkerStart:
     """What a worker must know before its request comes, given on its command line (after
     `python -m grader.worker`): `backend`, whose library it preloads while the request is on its
     way; `sandboxed`, whether it runs in the sandbox (its trusted-cache entries then go to the
-    parent: the cache is read-only there); `nv_cache_template`, the folder of NVIDIA's JIT-cache
-    template it copies into its own HOME before its driver starts ("" for none); `resident`,
+    parent: the cache is read-only there); `cache_templates`, the folders of its drivers' cache
+    templates it copies into its own HOME before its drivers start (grader.sandbox); `resident`,
     whether it grades one request after another, keeping its GPU device between them
     (grader.resident_device: a lane's worker), or one and ends."""
 
     backend: str = ""
     sandboxed: bool = False
-    nv_cache_template: str = ""
+    cache_templates: tuple[str, ...] = ()
     resident: bool = False
 
     def argv(self) -> list[str]:
@@ -45,8 +45,8 @@ class WorkerStart:
             args.append("--sandboxed")
         if self.resident:
             args.append("--resident")
-        if self.nv_cache_template:
-            args += ["--nv-cache-template", self.nv_cache_template]
+        for template in self.cache_templates:
+            args += ["--cache-template", template]
         return args
 
     @classmethod
@@ -58,8 +58,10 @@ class WorkerStart:
             flag = rest.pop(0)
             if flag in ("--sandboxed", "--resident"):
                 values[flag[2:]] = True
-            elif flag in ("--backend", "--nv-cache-template") and rest:
-                values[flag[2:].replace("-", "_")] = rest.pop(0)
+            elif flag == "--backend" and rest:
+                values["backend"] = rest.pop(0)
+            elif flag == "--cache-template" and rest:
+                values["cache_templates"] = (*values.get("cache_templates", ()), rest.pop(0))
             else:
                 raise ValueError(f"grader.worker: unknown argument {flag!r}")
         return cls(**values)
@@ -117,7 +119,7 @@ class WorkerProcess:
         self.courses = (course_root,) if course_root else ()
         launch = sandbox.wrap([*(sanitize or []), sys.executable, "-m", "grader.worker"], env,
                               courses=self.courses, writable=writable, backend=kind)
-        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.nv_cache_template,
+        launch.argv += WorkerStart(self.backend, launch.info.sandboxed, launch.cache_templates,
                                    self.resident).argv()
         self.sandbox = launch.info
         # PoCL's temporaries go to a folder of this worker's, removed when it ends (grader.pocl_scratch);

@@ -401,6 +401,44 @@ NVIDIA_JIT_WARMUP = ("import pyopencl as cl\n"
 NVIDIA_JIT_CACHE = JitCache(NVIDIA_JIT_WARMUP, nvidia_driver.JIT_CACHE_ENV, nvidia_driver.JIT_CACHE_HOME,
                             nvidia_driver.JIT_TEMPLATES, nvidia_driver.driver_version)
 
+# PoCL makes the machine code of a kernel at its first launch (0.18 s for the grader's checksum
+# on a 2-core CPU) and keeps it in its kernel cache: the template holds the grader's own kernels,
+# launched once on each CPU device (grader.sandbox copies it into each sandboxed worker; PoCL's
+# cache is keyed by its build and the device, so a template from another PoCL is only missed).
+POCL_WARMUP = ("from grader.backends.discovery import discover\n"
+               "from grader.backends.opencl import KIND\n"
+               "from grader.device_ops import DeviceOps\n"
+               "for target in discover((KIND,)).of(KIND):\n"
+               "    if target.kind == 'cpu':\n"
+               "        DeviceOps(KIND.open(target.index)).warm_up()\n")
+
+
+def pocl_version() -> str | None:
+    """What names PoCL's kernel-cache template: PoCL's version here (the pocl-binary-distribution
+    package's, else the system's library) with a digest of the grader's kernels; None where no
+    PoCL is installed."""
+    import hashlib
+    import importlib.metadata
+    import platform
+
+    try:
+        version = importlib.metadata.version("pocl-binary-distribution")
+    except importlib.metadata.PackageNotFoundError:
+        import ctypes.util
+
+        version = ctypes.util.find_library("pocl") or ""
+    if not version:
+        return None
+    source = Path(__file__).resolve().parent.parent / "kernels" / "device_ops.cl"
+    try:
+        digest = hashlib.sha256(source.read_bytes() + platform.machine().encode()).hexdigest()[:12]
+    except OSError:
+        return None
+    return f"{version}-{digest}"
+
+
+POCL_KERNEL_CACHE = JitCache(POCL_WARMUP, "POCL_CACHE_DIR", ".cache/pocl/kcache", "pocl-kernel-cache", pocl_version)
+
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+)", re.M)
 
 
@@ -482,5 +520,5 @@ KIND = BackendKind(
     sandbox_env=("OCL_", "POCL_", "PYOPENCL_", *nvidia_driver.ENV_PREFIXES),
     cache_env=("POCL_CACHE_DIR", nvidia_driver.JIT_CACHE_ENV),
     counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
-    jit_cache=NVIDIA_JIT_CACHE, shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
+    jit_caches=(NVIDIA_JIT_CACHE, POCL_KERNEL_CACHE), shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
 )

@@ -88,11 +88,13 @@ class KernelSyntax:
 
 @dataclass(frozen=True)
 class JitCache:
-    """A driver's cache of the kernels it compiles for itself at every context (NVIDIA's OpenCL:
-    0.13 s of its own kernels on an H100, kept in the CUDA JIT cache). A sandboxed worker's cache
-    is its own (in its /tmp, where a worker could plant machine code for later gradings), so it
-    starts from a copy of a template that `warmup` fills, made once per driver version by a
-    sandboxed process that runs no student code (grader.sandbox; the copy: grader.worker)."""
+    """A driver's cache of the machine code it makes for kernels every grading runs: NVIDIA's
+    OpenCL compiles kernels of its own at every context (0.13 s on an H100, kept in the CUDA JIT
+    cache); PoCL makes the machine code of the grader's own kernels at their first launch (0.18 s
+    on a 2-core CPU, kept in its kernel cache). A sandboxed worker's cache is its own (in its
+    /tmp, where a worker could plant machine code for later gradings), so it starts from a copy
+    of a template that `warmup` fills, made once per driver version by a sandboxed process that
+    runs no student code (grader.sandbox; the copy: grader.worker)."""
 
     warmup: str  # a Python program that makes the driver fill its cache (it runs no student code)
     env: str  # the variable naming the cache's folder ("CUDA_CACHE_PATH"): the template is filled there
@@ -170,9 +172,10 @@ class BackendKind:
     # to (PoCL's POCL_CACHE_DIR): an unsandboxed worker gets a folder of its own there, emptied
     # when it ends (grader.pocl_scratch). None: the backend needs none.
     scratch_env: str | None = None
-    # Its driver's JIT cache of its own kernels (NVIDIA's OpenCL compiles some at every context):
-    # a sandboxed worker starts from a copy of a template of it (grader.sandbox). None: none.
-    jit_cache: JitCache | None = None
+    # Its drivers' caches of machine code every grading needs (NVIDIA's OpenCL compiles kernels
+    # of its own at every context; PoCL, the grader's kernels at their first launch): a sandboxed
+    # worker starts from a copy of a template of each (grader.sandbox).
+    jit_caches: tuple[JitCache, ...] = ()
     # How hardware counters reach its kernels (grader.counters): the route's name in the
     # counters' cache key, and whether they run its kernels' PTX through CUDA (OpenCL);
     # None: no counters for this backend.

@@ -244,6 +244,37 @@ def test_a_real_grading_passes_inside_the_sandbox(tmp_path):
 
 
 @needs_sandbox
+@needs_opencl
+def test_a_sandboxed_pocl_worker_starts_with_the_graders_kernels_made(tmp_path, monkeypatch):
+    """PoCL makes a kernel's machine code at its first launch and keeps it in its cache, which a
+    sandboxed worker has of its own (HOME is its /tmp): the template the sandbox makes once (the
+    grader's kernels launched on each CPU device, in the sandbox) holds each of them, for the
+    work-group size they run at, and a worker's copy of it is where PoCL looks."""
+    from grader import worker
+    from grader.backends import registry
+    from grader.backends.opencl import POCL_KERNEL_CACHE
+    from grader.device_ops import BLOCK, ENTRIES
+
+    if not any(t.backend == "opencl" and t.kind == "cpu" for t in targets()):
+        pytest.skip("no OpenCL CPU device (PoCL)")
+    monkeypatch.setenv("LAB_SANDBOX", "require")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kind = registry.by_name("opencl")
+    launch = sandbox.wrap(["true"], dict(os.environ), backend=kind)
+    launch.close()
+    version = POCL_KERNEL_CACHE.driver_version()
+    assert version is not None, "PoCL is installed here (a CPU device was found)"
+    template = tmp_path / "cache" / "gpu-teaching-lab" / POCL_KERNEL_CACHE.folder / version
+    assert str(template) in launch.cache_templates
+    made = {path.parent.name for path in template.glob(f"kcache/*/*/*/{BLOCK}-1-1-*")}
+    assert made == set(ENTRIES), made
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    worker.copy_driver_caches(launch.cache_templates, kind)
+    copied = {path.parent.name for path in (tmp_path / "home" / POCL_KERNEL_CACHE.home).glob(f"*/*/*/{BLOCK}-1-1-*")}
+    assert copied == set(ENTRIES)
+
+
+@needs_sandbox
 def test_a_trusted_entry_made_inside_reaches_the_cache_through_the_parent_and_is_read_back(world, monkeypatch,
                                                                                          run_probe):
     """In the worker, kernel_cache.store (as a trusted compile calls it) sends the entry; the

@@ -114,7 +114,7 @@ KIND = BackendKind(
     syntax=KernelSyntax(entry="fkernel", declaration=DECLARATION, barrier="fsync()", shared_memory="fake memory",
                         threads="fibres", block="bundle", label="FakeLang"),
     probe=probe, open=FakeLangBackend,
-    device_nodes=DEVICE_NODES, sandbox_env=(ENV_PREFIX,), cache_env=(CACHE_ENV,), jit_cache=JIT_CACHE,
+    device_nodes=DEVICE_NODES, sandbox_env=(ENV_PREFIX,), cache_env=(CACHE_ENV,), jit_caches=(JIT_CACHE,),
     shipping=Shipping(BINARY, FakeBinaries), auto_rank=-1, without_a_gpu=True,
 )
 

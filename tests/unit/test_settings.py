@@ -173,8 +173,9 @@ def test_the_device_queue_is_a_folder_or_off(monkeypatch, tmp_path):
 
 
 def test_a_worker_is_told_what_it_needs_before_its_request_on_its_command_line():
-    start = WorkerStart("opencl", sandboxed=True, nv_cache_template="/tmp/t")
-    assert start.argv() == ["--backend", "opencl", "--sandboxed", "--nv-cache-template", "/tmp/t"]
+    start = WorkerStart("opencl", sandboxed=True, cache_templates=("/tmp/t", "/tmp/u"))
+    assert start.argv() == ["--backend", "opencl", "--sandboxed", "--cache-template", "/tmp/t",
+                            "--cache-template", "/tmp/u"]
     assert WorkerStart.from_argv(start.argv()) == start
     resident = WorkerStart("cuda", resident=True)
     assert resident.argv() == ["--backend", "cuda", "--resident"]
@@ -197,7 +198,7 @@ def test_the_worker_gets_the_sandboxs_answers_after_its_command(monkeypatch):
     def wrap(command, env, **kwargs):
         launched["backend"] = kwargs.get("backend")
         return sandbox.Launch(["bwrap", "--", *command], dict(env), sandbox.SandboxInfo(True, "nobody"),
-                              nv_cache_template="/cache/nv/555.1")
+                              cache_templates=("/cache/nv/555.1",))
 
     class Started(Exception):
         pass
@@ -212,6 +213,6 @@ def test_the_worker_gets_the_sandboxs_answers_after_its_command(monkeypatch):
         worker_process.WorkerProcess(registry.by_name("opencl"))
     tail = launched["argv"][launched["argv"].index("grader.worker") + 1:]
     assert launched["backend"] is registry.by_name("opencl")
-    assert WorkerStart.from_argv(tail) == WorkerStart("opencl", sandboxed=True, nv_cache_template="/cache/nv/555.1")
+    assert WorkerStart.from_argv(tail) == WorkerStart("opencl", sandboxed=True, cache_templates=("/cache/nv/555.1",))
     assert launched["argv"][:2] == ["bwrap", "--"] and launched["argv"][2] == sys.executable
     assert not [name for name in launched["env"] if name in ("LAB_WORKER_PRELOAD", "LAB_SANDBOXED")]

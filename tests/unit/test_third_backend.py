@@ -171,10 +171,10 @@ def test_a_sandboxed_worker_starts_from_a_copy_of_its_drivers_jit_cache(course, 
         pytest.skip(f"no sandbox here: {error}")
     launch.close()
     template = tmp_path / "cache" / "gpu-teaching-lab" / fakelang.JIT_CACHE.folder / "7.1"
-    assert launch.nv_cache_template == str(template)
+    assert launch.cache_templates == (str(template),)
     assert (template / "jit" / "kernels").read_text(encoding="utf-8") == "the driver's own kernels"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    worker.copy_driver_cache(launch.nv_cache_template, kind)
+    worker.copy_driver_caches(launch.cache_templates, kind)
     assert (tmp_path / "home" / ".fakelang" / "jit" / "kernels").read_text(encoding="utf-8") == \
         "the driver's own kernels"
 
