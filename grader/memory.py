@@ -182,9 +182,12 @@ def guards_hit(backend: Backend, buf: GuardedBuffer) -> str | None:
 
 MOAT_BYTES = 128 << 20  # before, between and after an Arena's buffers (a GPU's)
 # A CPU device's: its benchmark buffers are a few MiB, and every byte of a moat there is filled
-# and read by its cores (128 MiB moats cost a PoCL grading about 0.3 s). Still past the 64 MiB
-# (16M floats) of issue 35's far write.
+# and read by its cores (128 MiB moats cost a PoCL grading about 0.3 s). Before the first buffer
+# and after the last, CPU_MOAT_BYTES: still past the 64 MiB (16M floats) of issue 35's far write
+# from any buffer. Between two, CPU_MOAT_BETWEEN_BYTES (mlp_train has 20 buffers): a write that
+# crosses it lands in the next buffer, where an input is checksummed and an output checked.
 CPU_MOAT_BYTES = 80 << 20
+CPU_MOAT_BETWEEN_BYTES = 16 << 20
 MOAT_BITS = np.uint32(0x7FA5C3C3)  # a NaN no kernel computes by chance, unlike the guard bands'
 ARENA_ALIGN = 64 << 10  # where each slot starts (any device's sub-buffer alignment divides it)
 
@@ -216,20 +219,24 @@ class Moat:
     before: Slot | None
 
 
-def arena_bytes(sizes: list[int], moat: int) -> int:
-    """What an Arena for buffers of `sizes` bytes with moats of `moat` bytes allocates."""
-    return moat + sum(_aligned(size) + moat for size in sizes)
+def arena_bytes(sizes: list[int], moat: int, end_moat: int | None = None) -> int:
+    """What an Arena for buffers of `sizes` bytes allocates: moats of `moat` bytes between two,
+    of `end_moat` (None: `moat`) before the first and after the last."""
+    end = moat if end_moat is None else end_moat
+    return 2 * end + sum(_aligned(size) for size in sizes) + moat * (len(sizes) - 1) if sizes else end
 
 
 class Arena:
-    """One device allocation for buffers of the given sizes (in the order they are carved), a
-    moat of `moat` bytes (None: MOAT_BYTES) before the first, between each two and after the
-    last, filled with MOAT_BITS. Raises LaunchError where the device cannot allocate it."""
+    """One device allocation for buffers of the given sizes (in the order they are carved), with
+    a moat of `moat` bytes (None: MOAT_BYTES) between each two and of `end_moat` (None: `moat`)
+    before the first and after the last, filled with MOAT_BITS. Raises LaunchError where the
+    device cannot allocate it."""
 
-    def __init__(self, backend: Backend, sizes: list[int], moat: int | None = None):
+    def __init__(self, backend: Backend, sizes: list[int], moat: int | None = None, end_moat: int | None = None):
         self.backend = backend
         self.moat = _aligned(MOAT_BYTES if moat is None else moat)
-        self.nbytes = arena_bytes(sizes, self.moat)
+        self.end_moat = self.moat if end_moat is None else _aligned(end_moat)
+        self.nbytes = arena_bytes(sizes, self.moat, self.end_moat)
         self.buffer: Buffer | None = backend.alloc(self.nbytes)
         try:
             backend.fill32(self.buffer, int(MOAT_BITS))
@@ -237,12 +244,12 @@ class Arena:
             self.release()
             raise
         self.slots: list[Slot] = []
-        self._next = self.moat
+        self._next = self.end_moat
 
     def carve(self, name: str, nbytes: int, guard_bytes: int = 0, inner_nbytes: int | None = None) -> int:
         """The offset of the next slot, `nbytes` long, with the kernel's part `guard_bytes` in;
         raises ValueError where the arena was not made for it."""
-        if self._next + _aligned(nbytes) + self.moat > self.nbytes:
+        if self._next + _aligned(nbytes) + self.end_moat > self.nbytes:
             raise ValueError(f"the arena has no room left for `{name}` ({nbytes} bytes)")
         offset = self._next
         inner = nbytes - 2 * guard_bytes if inner_nbytes is None else inner_nbytes

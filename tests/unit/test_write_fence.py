@@ -57,6 +57,22 @@ def test_an_arena_keeps_moats_before_between_and_after_its_buffers():
     buffers.release()  # a second release does nothing
 
 
+def test_an_arena_may_keep_wider_moats_at_its_ends_than_between_its_buffers():
+    """A CPU device's arena: CPU_MOAT_BYTES-like moats before the first buffer and after the
+    last, narrower ones between (where a write that crosses one lands in the next buffer)."""
+    backend = FakeBackend({})
+    sizes = [3 << 16, 1 << 16, 5 << 16]
+    arena = memory.Arena(backend, sizes, moat=MOAT, end_moat=4 * MOAT)
+    for n, size in enumerate(sizes):
+        arena.alloc(f"b{n}", size)
+    assert [m.nbytes for m in arena.moats()] == [4 * MOAT, MOAT, MOAT, 4 * MOAT]
+    assert arena.nbytes == memory.arena_bytes(sizes, MOAT, 4 * MOAT) == sum(sizes) + 10 * MOAT
+    with pytest.raises(ValueError, match="no room"):
+        arena.alloc("one more", 1 << 16)
+    arena.release()
+    assert memory.arena_bytes([], MOAT, 4 * MOAT) == 4 * MOAT
+
+
 def test_a_clean_launch_is_not_a_finding():
     backend = FakeBackend({})
     _, buffers, fence = fenced(backend)
