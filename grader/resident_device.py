@@ -10,9 +10,9 @@ does so serves again. A kernel that left its context broken (a sticky fault: an 
 address, a trap) or a device that answers wrongly ends the worker: its lane starts a fresh one,
 and only that student's grading paid. So does a grading that holds on to device memory past its
 end (note_grading): kernels needing more than LOCAL_BYTES_KEPT of local memory per thread (the
-driver keeps the stack it grew), or a source naming the device heap. A kernel's own buffers
-are never what another grading left: the grader fills its inputs and poisons its outputs and
-their guard bands before every launch. Device memory is not scrubbed between gradings: an
+driver keeps the stack it grew), or allocating on the device heap (the context's). A kernel's
+own buffers are never what another grading left: the grader fills its inputs and poisons its
+outputs and their guard bands before every launch. Device memory is not scrubbed between gradings: an
 allocation of the grader's that a kernel reads far out of bounds may hold an earlier grading's
 values until the grader writes it (docs/architecture.md).
 
@@ -27,7 +27,6 @@ so each grading gets a process of its own.
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,9 +37,6 @@ if TYPE_CHECKING:
 
 LOCAL_BYTES_KEPT = 1024  # a grading whose kernels need more per thread ends its worker: the
 # driver reserves a context's stack for every thread the GPU can run and never gives it back
-HEAP_NAMES = re.compile(r"alloc|\b(?:new|delete)\b")  # outside comments, a source naming the
-# device heap (malloc, __nv_aligned_device_malloc, C++'s new) ends its worker: what a kernel
-# allocates there and never frees stays in the context's heap, less for a later student's kernel
 PROBE_WORDS = 1024  # the buffer a held device fills and reads back after each grading (answers)
 PROBE_BITS = 0x5EED_1AB5
 
@@ -48,7 +44,7 @@ _held: dict[tuple[str, int], Backend] = {}  # (backend's name, device index) -> 
 _stack_at_open: dict[tuple[str, int], int | None] = {}  # each held device's per-thread stack when opened
 _used: tuple[str, int] | None = None  # the device this grading opened
 _largest_local = 0  # the most local (private, stack) memory per thread of this grading's kernels
-_heap_named = False  # this grading's source names the device heap (HEAP_NAMES)
+_heap_used = False  # this grading's kernels allocate on the device heap (Backend.uses_device_heap)
 _kept: dict[Any, Kept] = {}  # what else the worker keeps (the counters' context of an OpenCL grading)
 _keeping = False  # this worker is resident (grader.worker.main)
 
@@ -100,17 +96,16 @@ def open_device(kind: BackendKind, index: int) -> Backend:
     return backend
 
 
-def note_grading(source: str, kernels: Iterable[CompiledKernel]) -> None:
-    """The grading's submission, its source and its kernels as compiled: a source that names the
-    device heap (HEAP_NAMES), or a kernel that needs more than LOCAL_BYTES_KEPT of local memory
-    per thread, ends the worker after the grading (serves_again). Read only where the worker is
-    resident."""
-    global _largest_local, _heap_named
+def note_grading(backend: Backend | None, kernels: Iterable[CompiledKernel]) -> None:
+    """The grading's own kernels, as compiled on `backend` (None: no device was opened): kernels
+    that allocate on the device heap (what they take and never free stays in the context's
+    heap), or that need more than LOCAL_BYTES_KEPT of local memory per thread, end the worker
+    after the grading (serves_again). Read only where the worker is resident."""
+    global _largest_local, _heap_used
     if not _keeping:
         return
-    from grader.course.checks.source_checks import strip_comments
-
-    _heap_named = _heap_named or HEAP_NAMES.search(strip_comments(source)) is not None
+    kernels = list(kernels)
+    _heap_used = _heap_used or (backend is not None and backend.uses_device_heap(kernels))
     for kernel in kernels:
         _largest_local = max(_largest_local, kernel.resources.local_bytes or 0)
 
@@ -118,12 +113,12 @@ def note_grading(source: str, kernels: Iterable[CompiledKernel]) -> None:
 def serves_again() -> bool:
     """After a grading (its Context no longer referenced): free what it left and check that every
     held device is still sound. True where the worker may take another grading: the grading ran
-    on a GPU device it holds, its source named no device heap and its kernels needed at most
+    on a GPU device it holds, its kernels took nothing from the device heap and needed at most
     LOCAL_BYTES_KEPT of local memory per thread (note_grading), and each held device answered
     with its per-thread stack as it was when opened; a device that did not is dropped (the
     worker then ends)."""
-    global _used, _largest_local, _heap_named
-    used, largest, heap, _used, _largest_local, _heap_named = _used, _largest_local, _heap_named, None, 0, False
+    global _used, _largest_local, _heap_used
+    used, largest, heap, _used, _largest_local, _heap_used = _used, _largest_local, _heap_used, None, 0, False
     if not _keeping or used not in _held or largest > LOCAL_BYTES_KEPT or heap:
         return False  # (a device not held: a CPU device, where the kernel ran in this process)
     gc.collect()  # the grading's buffers and the programs its kernels held

@@ -77,7 +77,7 @@ def grade(request: Request, channel: Channel) -> None:
         else:
             run_steps(ctx, worker_steps(tuple(request.plugins)))
     finally:
-        resident_device.note_grading(request.source, ctx.kernels.values())
+        resident_device.note_grading(ctx.backend, ctx.kernels.values())
         if ctx.benchmark is not None:
             release_roles(ctx.benchmark.roles)
         for close in ctx.closers:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -232,6 +232,12 @@ class Backend(ABC, Generic[BufferT, KernelT]):
         """The per-thread stack this context reserves now (CUDA grows it for a kernel that needs
         more, and keeps it), or None where the backend cannot say."""
         return None
+
+    def uses_device_heap(self, kernels: Iterable[KernelT]) -> bool:
+        """Whether these compiled kernels allocate on the device heap (CUDA's malloc and new):
+        what they take and never free stays in the context, for its later kernels to miss. False
+        where the backend's kernels have no such heap."""
+        return False
 
     def keep_programs(self) -> None:
         """Mark every program this backend holds now as kept by forget_programs (the grader's own

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -349,6 +349,9 @@ class CudaBackend(Backend[CudaBuffer, CudaKernel]):
             return int(self._drv.Context.get_limit(self._drv.limit.STACK_SIZE))
         except Exception:  # noqa: BLE001 - no context, or a driver that does not say
             return None
+
+    def uses_device_heap(self, kernels: Iterable[CudaKernel]) -> bool:
+        return any(kernel.program is not None and kernel.program.calls_device_heap for kernel in kernels)
 
     def keep_programs(self) -> None:
         self._kept_modules = len(self._modules)

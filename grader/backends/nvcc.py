@@ -28,6 +28,15 @@ class Cubin:
     resources: dict[str, KernelResources]  # per entry point (extern "C" names)
     log: str
 
+    @property
+    def calls_device_heap(self) -> bool:
+        """Whether its kernels allocate on the device heap. The driver links device-side malloc
+        by name when it loads the image (`malloc`; `__nv_aligned_device_malloc`'s
+        `__cuda_syscall_aligned_malloc`), so every spelling of it in the source (C++'s new, a
+        macro, a mangled name, inline PTX) leaves "malloc" in the image; a name of the student's
+        own that holds it reads the same (the worker then ends: no harm)."""
+        return b"malloc" in self.image
+
 
 def cuda_tool(name: str) -> str | None:
     """A CUDA toolkit program: on PATH, or in the toolkit's usual folders."""

@@ -135,33 +135,27 @@ def test_a_kernel_that_needs_much_local_memory_or_grew_the_stack_ends_the_worker
     row = Row()
     resident_device.open_device(row, 0)  # type: ignore[arg-type]
     small = FakeKernel("k", lambda *a: None, KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT))
-    resident_device.note_grading("", [small])
+    resident_device.note_grading(None, [small])
     assert resident_device.serves_again()
     resident_device.open_device(row, 0)  # type: ignore[arg-type]
-    resident_device.note_grading("", [small, FakeKernel("big", lambda *a: None,
-                                                        KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT + 4))])
+    resident_device.note_grading(None, [small, FakeKernel("big", lambda *a: None,
+                                                          KernelResources(local_bytes=resident_device.LOCAL_BYTES_KEPT + 4))])
     assert not resident_device.serves_again()
 
 
-@pytest.mark.parametrize("source, serves", [
-    ("out[i] = in[i]; // a new value, allocated nowhere", True),
-    ("/* malloc would be refused */ out[i] = in[i];", True),
-    ("float *kept = new float[1024];", False),
-    ("void *(*take)(size_t) = malloc; take(64);", False),
-    ("float *p = (float *)__nv_aligned_device_malloc(64, 16);", False),
-    ("delete[] kept;", False),
-])
 @pytest.mark.usefixtures("resident")
-def test_a_source_that_names_the_device_heap_ends_the_worker(source: str, serves: bool) -> None:
-    """What a kernel allocates on the device heap and never frees stays in the context's heap:
-    a source that names it outside its comments (malloc itself is refused as host code, but not
-    `new` or malloc through a pointer) ends the worker; comments do not."""
+def test_kernels_that_allocate_on_the_device_heap_end_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a kernel takes from the device heap and never frees stays in the context's heap:
+    a grading whose kernels allocate there (Backend.uses_device_heap) ends the worker."""
+    heap = {"used": True}
+    monkeypatch.setattr(FakeBackend, "uses_device_heap", lambda self, kernels: heap["used"])
+    backend = resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
+    resident_device.note_grading(backend, [])
+    assert not resident_device.serves_again()
+    heap["used"] = False
     resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
-    resident_device.note_grading(source, [])
-    assert resident_device.serves_again() is serves
-    resident_device.open_device(Row(), 0)  # type: ignore[arg-type]
-    assert resident_device.serves_again(), "the next grading, whose source does not, serves again"
-
+    resident_device.note_grading(backend, [])
+    assert resident_device.serves_again(), "the next grading, whose kernels do not, serves again"
 
 
 @pytest.mark.usefixtures("resident")

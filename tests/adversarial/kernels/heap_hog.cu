@@ -1,11 +1,12 @@
 // verdict: correct failed elements of `out` are wrong
 // devices: gpu
 // A resource attack on the next student in a lane: each block takes 64 KiB of the device heap
-// with C++'s `new` (malloc itself is refused as host code, but `new` and malloc through a
-// pointer are not) and never gives it back. The heap is the context's, not the module's: what
-// is left allocated stays after the module is unloaded, so a resident worker that graded this
-// one must not grade the next (grader.resident_device ends it: its source names the heap). It
-// is also wrong (every element plus one), so its verdict does not rest on its speed.
+// with C++'s `new` (`malloc(` is refused as host code in the source, but `new`, a macro or a
+// mangled name reach the same allocator) and never gives it back. The heap is the context's,
+// not the module's: what is left allocated stays after the module is unloaded, so a resident
+// worker that graded this one must not grade the next (grader.resident_device ends it: its
+// cubin calls the device heap, Cubin.calls_device_heap). It is also wrong (every element plus
+// one), so its verdict does not rest on its speed.
 extern "C" __global__ void transpose(float *out, const float *in, int width, int height)
 {
     if (threadIdx.x == 0 && threadIdx.y == 0) {
