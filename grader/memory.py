@@ -181,15 +181,25 @@ def guards_hit(backend: Backend, buf: GuardedBuffer) -> str | None:
 # -- an arena: buffers with moats between them --------------------------------------------
 
 MOAT_BYTES = 128 << 20  # before, between and after an Arena's buffers (a GPU's)
-# A CPU device's: its benchmark buffers are a few MiB, and every byte of a moat there is filled
-# and read by its cores (128 MiB moats cost a PoCL grading about 0.3 s). Before the first buffer
-# and after the last, CPU_MOAT_BYTES: still past the 64 MiB (16M floats) of issue 35's far write
-# from any buffer. Between two, CPU_MOAT_BETWEEN_BYTES (mlp_train has 20 buffers): a write that
-# crosses it lands in the next buffer, where an input is checksummed and an output checked.
+# A CPU device's (cpu_moats): its benchmark buffers are a few MiB, and every byte of a moat there
+# is filled and read by its cores (128 MiB moats cost a PoCL grading about 0.3 s). CPU_MOAT_BYTES,
+# still past the 64 MiB (16M floats) of issue 35's far write, before the first buffer, after the
+# last and between two where the moats between take at most CPU_MOATS_BETWEEN_BYTES together;
+# more buffers (mlp_train has 20) share that, down to CPU_MOAT_MIN_BYTES each.
 CPU_MOAT_BYTES = 80 << 20
-CPU_MOAT_BETWEEN_BYTES = 16 << 20
+CPU_MOATS_BETWEEN_BYTES = 160 << 20
+CPU_MOAT_MIN_BYTES = 16 << 20
 MOAT_BITS = np.uint32(0x7FA5C3C3)  # a NaN no kernel computes by chance, unlike the guard bands'
 ARENA_ALIGN = 64 << 10  # where each slot starts (any device's sub-buffer alignment divides it)
+
+
+def cpu_moats(buffers: int) -> tuple[int, int]:
+    """A CPU device's arena's moats for `buffers` buffers: (between two, before the first and
+    after the last). A write that crosses a moat narrower than CPU_MOAT_BYTES lands in the next
+    buffer: an input is checksummed (named as written); in an output it is that output's value,
+    checked as such (one that writes there what belongs there goes unseen)."""
+    between = CPU_MOATS_BETWEEN_BYTES // max(1, buffers - 1)
+    return max(CPU_MOAT_MIN_BYTES, min(CPU_MOAT_BYTES, between)), CPU_MOAT_BYTES
 
 
 def _aligned(nbytes: int) -> int:

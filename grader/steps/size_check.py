@@ -11,14 +11,13 @@ on inputs (and, where the problem has `expect`, expected results) made ahead in 
 
 Every launch of the submission here is fenced (grader.write_fence): its buffers lie in an
 arena with a moat of memory.MOAT_BYTES before, between and after them (a CPU device's:
-CPU_MOAT_BYTES before and after, CPU_MOAT_BETWEEN_BYTES between), and every other buffer of
-the grader's (the other kernels' first placement, its own inputs, on a GPU the cache-flush
-buffer) is checksummed before and after the launch. A write
-outside its buffers that lands in a moat or in another buffer of the grader's fails the case as
-out of bounds, with the place named; one that lands in no memory faults (the kernel's failure).
-(The other placements are freed first: nothing uses them after the timed rounds, and their
-memory makes room for the moats.) The grader's own failure to make these buffers is a grader
-error, never the kernel's.
+memory.cpu_moats, narrower between many buffers), and every other buffer of the grader's (the
+other kernels' first placement, its own inputs, on a GPU the cache-flush buffer) is
+checksummed before and after the launch. A write outside its buffers that lands in a moat or
+in another buffer of the grader's fails the case as out of bounds, with the place named; one
+that lands in no memory faults (the kernel's failure). (The other placements are freed first:
+nothing uses them after the timed rounds, and their memory makes room for the moats.) The
+grader's own failure to make these buffers is a grader error, never the kernel's.
 """
 
 from __future__ import annotations
@@ -238,7 +237,7 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
     try:
         sizes = arena_sizes(ctx.problem, setup, inputs, uniform)
         arena: memory.Arena | None = (memory.Arena(backend, sizes) if backend.info.kind == "gpu" else
-                                      memory.Arena(backend, sizes, memory.CPU_MOAT_BETWEEN_BYTES, memory.CPU_MOAT_BYTES))
+                                      memory.Arena(backend, sizes, *memory.cpu_moats(len(sizes))))
     except LaunchError:  # out of device memory: the moats are a help, not a need
         arena = None
     try:

@@ -73,6 +73,16 @@ def test_an_arena_may_keep_wider_moats_at_its_ends_than_between_its_buffers():
     assert memory.arena_bytes([], MOAT, 4 * MOAT) == 4 * MOAT
 
 
+def test_a_cpu_arena_narrows_its_moats_between_buffers_only_where_there_are_many():
+    """Two or three buffers keep CPU_MOAT_BYTES between them; mlp_train's 20 share
+    CPU_MOATS_BETWEEN_BYTES, down to CPU_MOAT_MIN_BYTES each; the ends never narrow."""
+    full = memory.CPU_MOAT_BYTES
+    assert memory.cpu_moats(1) == memory.cpu_moats(2) == memory.cpu_moats(3) == (full, full)
+    between, end = memory.cpu_moats(20)
+    assert between == memory.CPU_MOAT_MIN_BYTES < full == end
+    assert memory.CPU_MOAT_MIN_BYTES <= memory.cpu_moats(5)[0] < full
+
+
 def test_a_clean_launch_is_not_a_finding():
     backend = FakeBackend({})
     _, buffers, fence = fenced(backend)

@@ -1,11 +1,9 @@
 // verdict: correct failed benchmark size ... wrote out of bounds ... past the end of `out`
 // devices: cpu
 // stage: reduce_first_add
-// far_write_past_input.cl's write, 40 MiB past the end of `in` instead of 6: on a CPU device the
-// moat between two buffers is narrower than those at the arena's ends (memory.
-// CPU_MOAT_BETWEEN_BYTES, 16 MiB), so the write crosses it, and `out` after it, into the moat
-// after the last buffer, where it is caught and named from `out`. A write that a narrower moat
-// lets through lands in the next buffer or in the end moat: never unseen in the arena.
+// far_write_past_input.cl's write, 96 MiB past the end of `in` instead of 6: on a CPU device it
+// crosses `in`'s 4 MiB guard band, the 80 MiB moat between `in` and `out` (memory.cpu_moats)
+// and `out`, into the moat after the last buffer, where it is caught and named from `out`.
 __kernel void reduce(__global float *out, __global const float *in, int n)
 {
     __local float partialSum[BLOCK_SIZE];
@@ -20,6 +18,6 @@ __kernel void reduce(__global float *out, __global const float *in, int n)
     if (t == 0) {
         out[get_group_id(0)] = partialSum[0];
         if (n >= (1 << 20) && get_group_id(0) == 0)
-            ((__global float *)in)[n + (10 << 20)] = partialSum[0];  // 40 MiB past the end of `in`
+            ((__global float *)in)[n + (24 << 20)] = partialSum[0];  // 96 MiB past the end of `in`
     }
 }
