@@ -12,9 +12,9 @@ and only that student's grading paid. So does a grading that holds on to device 
 end (note_grading): kernels needing more than LOCAL_BYTES_KEPT of local memory per thread (the
 driver keeps the stack it grew), or allocating on the device heap (the context's). A kernel's
 own buffers are never what another grading left: the grader fills its inputs and poisons its
-outputs and their guard bands before every launch. Device memory is not scrubbed between gradings: an
-allocation of the grader's that a kernel reads far out of bounds may hold an earlier grading's
-values until the grader writes it (docs/architecture.md).
+outputs and their guard bands before every launch. Device memory is not scrubbed between
+gradings: an allocation of the grader's that a kernel reads far out of bounds may hold an
+earlier grading's values until the grader writes it (docs/architecture.md).
 
 Besides its device, a resident worker keeps what a step hands it (`keep`, `take`): the CUDA
 context an OpenCL grading reads its counters in, with the grader's own kernels loaded

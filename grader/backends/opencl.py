@@ -520,5 +520,6 @@ KIND = BackendKind(
     sandbox_env=("OCL_", "POCL_", "PYOPENCL_", *nvidia_driver.ENV_PREFIXES),
     cache_env=("POCL_CACHE_DIR", nvidia_driver.JIT_CACHE_ENV),
     counters_route="opencl-ptx-through-cuda", counters_through_cuda=True, scratch_env="POCL_CACHE_DIR",
-    jit_caches=(NVIDIA_JIT_CACHE, POCL_KERNEL_CACHE), shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10, without_a_gpu=True,
+    jit_caches=(NVIDIA_JIT_CACHE, POCL_KERNEL_CACHE), shipping=Shipping("PTX", NvidiaOpenCLPtx), auto_rank=10,
+    without_a_gpu=True,
 )
