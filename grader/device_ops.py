@@ -49,6 +49,11 @@ def _grid(count: int) -> tuple[int]:
     return (max(1, min(-(-count // BLOCK), MAX_BLOCKS)),)
 
 
+def _copy_grid(count: int) -> tuple[int]:
+    """lab_copy's blocks for `count` words (COPY_PER_THREAD a thread)."""
+    return (max(1, -(-count // (BLOCK * COPY_PER_THREAD))),)
+
+
 def chunks(words: int, chunk: int = CHECKSUM_CHUNK) -> int:
     """How many checksum pairs `words` words take (lab_checksum)."""
     return -(-words // chunk)
@@ -253,7 +258,7 @@ class DeviceOps:
                 self.sample_into(other, data, words, 1, words)
                 self.compare_into(tally, 0, other, data, words, 0.0, 0.0)
                 self.checksum_into(data, words, sums, 0)
-                b.launch(self._kernel("lab_copy"), (max(1, -(-words // (BLOCK * COPY_PER_THREAD))),), (BLOCK,),
+                b.launch(self._kernel("lab_copy"), _copy_grid(words), (BLOCK,),
                          [other, data, b.scalar("unsigned", words)])  # (waits for all of them)
             finally:
                 tally.release()
@@ -283,8 +288,7 @@ class DeviceOps:
         _check_count(count, destination, source)
         b = self.backend
         args = [destination, source, b.scalar("unsigned", count)]
-        blocks = max(1, -(-count // (BLOCK * COPY_PER_THREAD)))
-        launch = KernelLaunch(self._kernel("lab_copy"), (blocks,), (BLOCK,), args)
+        launch = KernelLaunch(self._kernel("lab_copy"), _copy_grid(count), (BLOCK,), args)
         b.launch(launch.kernel, launch.grid, launch.block, launch.args)
         best = float("inf")
         for _ in range(repeats):

@@ -193,6 +193,13 @@ MOAT_BITS = np.uint32(0x7FA5C3C3)  # a NaN no kernel computes by chance, unlike 
 ARENA_ALIGN = 64 << 10  # where each slot starts (any device's sub-buffer alignment divides it)
 
 
+def moats(device_kind: str, buffers: int) -> tuple[int, int]:
+    """An arena's moats for `buffers` buffers on a device of `device_kind` ("gpu", "cpu"):
+    (between two, before the first and after the last). A GPU's are MOAT_BYTES; a CPU device's
+    are cpu_moats."""
+    return (MOAT_BYTES, MOAT_BYTES) if device_kind == "gpu" else cpu_moats(buffers)
+
+
 def cpu_moats(buffers: int) -> tuple[int, int]:
     """A CPU device's arena's moats for `buffers` buffers: (between two, before the first and
     after the last). A write that crosses a moat narrower than CPU_MOAT_BYTES lands in the next

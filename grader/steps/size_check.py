@@ -236,8 +236,7 @@ def fenced_buffers(ctx: Context, setup: Setup, inputs: dict[str, np.ndarray] | N
     assert backend is not None
     try:
         sizes = arena_sizes(ctx.problem, setup, inputs, uniform)
-        arena: memory.Arena | None = (memory.Arena(backend, sizes) if backend.info.kind == "gpu" else
-                                      memory.Arena(backend, sizes, *memory.cpu_moats(len(sizes))))
+        arena: memory.Arena | None = memory.Arena(backend, sizes, *memory.moats(backend.info.kind, len(sizes)))
     except LaunchError:  # out of device memory: the moats are a help, not a need
         arena = None
     try:
